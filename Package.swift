@@ -1,0 +1,85 @@
+// swift-tools-version:6.0
+// authctl: a command-line client for Amazon Cognito user pools on Linux.
+// Dependencies point one way: authctl -> {CognitoClient, SecureStore};
+// CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret.
+import PackageDescription
+
+let package = Package(
+    name: "authctl",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "authctl", targets: ["authctl"]),
+        .library(name: "CognitoClient", targets: ["CognitoClient"]),
+        .library(name: "SecureStore", targets: ["SecureStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
+    ],
+    targets: [
+        // C shim over libcurl: curl_easy_setopt/getinfo are variadic, Swift cannot call them.
+        .target(
+            name: "CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        // libsecret-1 through pkg-config, with a few static inline wrappers (see shim.h).
+        .systemLibrary(
+            name: "CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        // OpenSSL's libcrypto for constant-speed big-integer arithmetic (BN_mod_exp) in SRP.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "CognitoClient",
+            dependencies: [
+                "CCurl",
+                "COpenSSL",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "SecureStore",
+            dependencies: ["CLibSecret"]
+        ),
+        .executableTarget(
+            name: "authctl",
+            dependencies: [
+                "CognitoClient",
+                "SecureStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        // `make bench`: release-build timings written to docs/performance.md.
+        .executableTarget(
+            name: "authctl-bench",
+            dependencies: ["CognitoClient"]
+        ),
+        .testTarget(
+            name: "CognitoClientTests",
+            dependencies: [
+                "CognitoClient",
+                // An independent big-integer implementation for the test-side SRP verifier.
+                .product(name: "BigInt", package: "BigInt"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "SecureStoreTests",
+            dependencies: ["SecureStore"]
+        ),
+        .testTarget(
+            name: "authctlTests",
+            dependencies: ["authctl", "CognitoClient", "SecureStore"]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

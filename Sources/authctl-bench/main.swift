@@ -1,0 +1,2 @@
+import CognitoClient
+print("bench")

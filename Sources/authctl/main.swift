@@ -1,0 +1,5 @@
+import CognitoClient
+import SecureStore
+import ArgumentParser
+import TOMLKit
+print("hi")
