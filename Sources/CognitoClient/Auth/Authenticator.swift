@@ -1,0 +1,147 @@
+import Foundation
+
+/// The app client a command talks to.
+public struct AppClient: Sendable, Equatable {
+    public var userPoolId: String
+    public var clientId: String
+    /// Set when the app client has a secret: then every call carries SECRET_HASH.
+    public var clientSecret: String?
+
+    public init(userPoolId: String, clientId: String, clientSecret: String? = nil) {
+        self.userPoolId = userPoolId
+        self.clientId = clientId
+        self.clientSecret = clientSecret
+    }
+
+    /// SECRET_HASH for `username`, or nil when the client has no secret.
+    public func secretHash(for username: String) -> String? {
+        clientSecret.map { SecretHash.compute(username: username, clientId: clientId, clientSecret: $0) }
+    }
+}
+
+public enum PasswordFlow: String, Sendable, CaseIterable {
+    /// USER_SRP_AUTH: the password never leaves the machine.
+    case srp
+    /// USER_PASSWORD_AUTH: the password is sent (over TLS) to Cognito.
+    case password
+}
+
+/// A challenge the service put to the client that needs something from the person.
+public struct AuthChallenge: Sendable {
+    public var name: String
+    public var parameters: [String: String]
+    /// The username the challenge is for (the service's, not an alias typed at sign-in).
+    public var username: String
+}
+
+/// A completed sign-in.
+public struct SignInResult: Sendable {
+    public var tokens: AuthenticationResult
+    /// The username Cognito knows (USER_ID_FOR_SRP or the challenge's USERNAME).
+    public var username: String
+}
+
+/// Drives InitiateAuth and the challenges that follow until tokens come back.
+public final class Authenticator {
+    public let service: CognitoService
+    public let client: AppClient
+    let now: () -> Date
+
+    public init(service: CognitoService, client: AppClient, now: @escaping () -> Date = Date.init) {
+        self.service = service
+        self.client = client
+        self.now = now
+    }
+
+    /// Signs in with a password. PASSWORD_VERIFIER is answered here; every other challenge is
+    /// passed to `respond`, which returns the challenge responses (USERNAME and SECRET_HASH are
+    /// added here) or throws (for example `CognitoError.unsupportedChallenge`).
+    public func signIn(username: String, password: String, flow: PasswordFlow,
+                       respond: (AuthChallenge) throws -> [String: String]) throws -> SignInResult {
+        var parameters = ["USERNAME": username]
+        parameters["SECRET_HASH"] = client.secretHash(for: username)
+        let srp: SRPClient?
+        let authFlow: String
+        switch flow {
+        case .srp:
+            let srpClient = try SRPClient(userPoolId: client.userPoolId)
+            parameters["SRP_A"] = srpClient.srpAHex
+            srp = srpClient
+            authFlow = "USER_SRP_AUTH"
+        case .password:
+            parameters["PASSWORD"] = password
+            srp = nil
+            authFlow = "USER_PASSWORD_AUTH"
+        }
+        // Starting a sign-in changes nothing on the service, so it is safe to repeat.
+        var response = try service.initiateAuth(
+            InitiateAuthRequest(authFlow: authFlow, clientId: client.clientId, authParameters: parameters),
+            idempotent: true)
+        var knownUsername = username
+
+        // Each round answers one challenge; a well-behaved service needs only a few.
+        for _ in 0..<10 {
+            if let tokens = response.authenticationResult {
+                return SignInResult(tokens: tokens, username: knownUsername)
+            }
+            guard let name = response.challengeName else {
+                throw CognitoError.malformed("the service answered with neither tokens nor a challenge", status: 200)
+            }
+            let challengeParameters = response.challengeParameters ?? [:]
+            let challengeUser = challengeParameters["USER_ID_FOR_SRP"] ?? challengeParameters["USERNAME"] ?? knownUsername
+            knownUsername = challengeUser
+
+            var answers: [String: String]
+            if name == "PASSWORD_VERIFIER" {
+                guard let srp else {
+                    throw CognitoError.malformed("PASSWORD_VERIFIER challenge outside the SRP flow", status: 200)
+                }
+                answers = try passwordVerifier(srp: srp, parameters: challengeParameters, password: password)
+            } else {
+                answers = try respond(AuthChallenge(name: name, parameters: challengeParameters, username: challengeUser))
+            }
+            answers["USERNAME"] = challengeUser
+            answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
+            response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
+                clientId: client.clientId, challengeName: name, session: response.session,
+                challengeResponses: answers))
+        }
+        throw CognitoError.malformed("the service kept asking challenges; sign-in abandoned", status: 200)
+    }
+
+    private func passwordVerifier(srp: SRPClient, parameters: [String: String], password: String) throws -> [String: String] {
+        guard let salt = parameters["SALT"], let srpB = parameters["SRP_B"],
+              let secretBlock = parameters["SECRET_BLOCK"], let userId = parameters["USER_ID_FOR_SRP"] else {
+            throw CognitoError.malformed("PASSWORD_VERIFIER challenge without SALT, SRP_B, SECRET_BLOCK or USER_ID_FOR_SRP", status: 200)
+        }
+        let timestamp = SRPTimestamp.string(for: now())
+        let signature: String
+        do {
+            signature = try srp.passwordClaimSignature(
+                userIdForSRP: userId, password: password, saltHex: salt, srpBHex: srpB,
+                secretBlock: secretBlock, timestamp: timestamp)
+        } catch let error as SRPError {
+            throw CognitoError.invalidInput("the service's SRP parameters were refused: \(error.message)")
+        }
+        return [
+            "PASSWORD_CLAIM_SECRET_BLOCK": secretBlock,
+            "PASSWORD_CLAIM_SIGNATURE": signature,
+            "TIMESTAMP": timestamp,
+        ]
+    }
+
+    /// REFRESH_TOKEN_AUTH. `username` must be the name Cognito knows (the access token's
+    /// `username` claim), since SECRET_HASH is computed over it. The answer has no refresh token.
+    public func refresh(refreshToken: String, username: String) throws -> AuthenticationResult {
+        var parameters = ["REFRESH_TOKEN": refreshToken]
+        parameters["SECRET_HASH"] = client.secretHash(for: username)
+        let response = try service.initiateAuth(
+            InitiateAuthRequest(authFlow: "REFRESH_TOKEN_AUTH", clientId: client.clientId, authParameters: parameters),
+            idempotent: true)
+        guard let tokens = response.authenticationResult else {
+            if let name = response.challengeName { throw CognitoError.unsupportedChallenge(name) }
+            throw CognitoError.malformed("the service answered a refresh with no tokens", status: 200)
+        }
+        return tokens
+    }
+}

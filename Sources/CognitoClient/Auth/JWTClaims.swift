@@ -1,0 +1,99 @@
+import Foundation
+
+/// The claims of a Cognito JWT, decoded without checking the signature (that is `verify`'s job).
+public struct JWTClaims: Sendable {
+    /// Every claim as decoded JSON.
+    public let raw: [String: JSONValue]
+
+    public init(raw: [String: JSONValue]) {
+        self.raw = raw
+    }
+
+    /// Decodes the payload (second part) of a compact JWT.
+    public init(token: String) throws {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
+            throw JWTError.malformed("a JWT has three parts separated by dots; this token has \(parts.count)")
+        }
+        guard let payload = Base64URL.decode(String(parts[1])) else {
+            throw JWTError.malformed("the JWT payload is not base64url")
+        }
+        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: payload) else {
+            throw JWTError.malformed("the JWT payload is not a JSON object")
+        }
+        self.raw = object
+    }
+
+    public func string(_ name: String) -> String? {
+        if case .string(let value)? = raw[name] { return value }
+        return nil
+    }
+
+    public func date(_ name: String) -> Date? {
+        if case .number(let value)? = raw[name] { return Date(timeIntervalSince1970: value) }
+        return nil
+    }
+
+    public var subject: String? { string("sub") }
+    /// `username` in access tokens, `cognito:username` in id tokens.
+    public var username: String? { string("username") ?? string("cognito:username") }
+    public var expiresAt: Date? { date("exp") }
+    public var issuedAt: Date? { date("iat") }
+    public var issuer: String? { string("iss") }
+    public var tokenUse: String? { string("token_use") }
+    public var clientId: String? { string("client_id") }
+    public var audience: String? { string("aud") }
+    public var email: String? { string("email") }
+
+    public var groups: [String] {
+        guard case .array(let values)? = raw["cognito:groups"] else { return [] }
+        return values.compactMap { if case .string(let group) = $0 { return group } else { return nil } }
+    }
+}
+
+public struct JWTError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public static func malformed(_ message: String) -> JWTError { JWTError(message: message) }
+    public var description: String { message }
+}
+
+/// A JSON value, for claims and other free-form documents.
+public enum JSONValue: Codable, Sendable, Equatable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case array([JSONValue])
+    case object([String: JSONValue])
+    case null
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+}
+
+enum Base64URL {
+    static func decode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        guard !base64.contains("=") else { return nil }
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}

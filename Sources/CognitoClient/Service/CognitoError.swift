@@ -1,0 +1,127 @@
+import Foundation
+
+/// Every failure CognitoClient reports: the service's own error, a transport failure, or an
+/// answer that was not what the protocol promises. The message never contains a secret.
+public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The service answered with an error type (`errorType`).
+        case service
+        /// No HTTP answer: network, TLS or timeout (`transportKind`).
+        case transport
+        /// An answer whose body was not the JSON the protocol promises.
+        case malformedResponse
+        /// The service asked for a challenge this client cannot answer.
+        case unsupportedChallenge
+        /// Local input the protocol cannot use (bad pool id, SRP parameters out of range).
+        case invalidInput
+    }
+
+    public var kind: Kind
+    /// The service's error type with any `prefix#` and `:suffix` removed, e.g. `NotAuthorizedException`.
+    public var errorType: String?
+    public var message: String
+    public var httpStatus: Int?
+    public var transportKind: TransportError.Kind?
+    /// For `.unsupportedChallenge`: the challenge name.
+    public var challengeName: String?
+
+    public init(kind: Kind, message: String, errorType: String? = nil, httpStatus: Int? = nil,
+                transportKind: TransportError.Kind? = nil, challengeName: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.errorType = errorType
+        self.httpStatus = httpStatus
+        self.transportKind = transportKind
+        self.challengeName = challengeName
+    }
+
+    public var description: String {
+        if let errorType { return "\(errorType): \(message)" }
+        return message
+    }
+
+    public static func service(_ type: String, _ message: String, status: Int = 400) -> CognitoError {
+        CognitoError(kind: .service, message: message, errorType: type, httpStatus: status)
+    }
+
+    public static func transport(_ error: TransportError) -> CognitoError {
+        CognitoError(kind: .transport, message: error.message, transportKind: error.kind)
+    }
+
+    public static func malformed(_ message: String, status: Int?) -> CognitoError {
+        CognitoError(kind: .malformedResponse, message: message, httpStatus: status)
+    }
+
+    public static func unsupportedChallenge(_ name: String) -> CognitoError {
+        CognitoError(kind: .unsupportedChallenge, message: "challenge \(name) is not supported yet",
+                     challengeName: name)
+    }
+
+    public static func invalidInput(_ message: String) -> CognitoError {
+        CognitoError(kind: .invalidInput, message: message)
+    }
+
+    /// The service refused because of request rate or attempt limits.
+    public var isThrottling: Bool {
+        guard kind == .service, let errorType else { return false }
+        return ["TooManyRequestsException", "ThrottlingException", "LimitExceededException",
+                "TooManyFailedAttemptsException"].contains(errorType)
+    }
+
+    /// The service itself failed (HTTP 5xx), whatever the body said.
+    public var isServerError: Bool {
+        guard let httpStatus else { return false }
+        return httpStatus >= 500 && httpStatus <= 599
+    }
+
+    /// The credentials or tokens were refused: wrong password, revoked or expired token.
+    public var isNotAuthorized: Bool {
+        errorType == "NotAuthorizedException"
+    }
+
+    /// Whether the error type is one of `types`.
+    public func isType(_ types: String...) -> Bool {
+        guard let errorType else { return false }
+        return types.contains(errorType)
+    }
+}
+
+/// Turns a non-2xx HTTP answer into a `CognitoError`, following the AWS JSON 1.1 protocol:
+/// the error type comes from the `x-amzn-errortype` header, else `__type`, else `code`,
+/// with any `namespace#` prefix and `:suffix` stripped; the text from `message` or `Message`.
+public enum CognitoErrorParser {
+    public static func parse(_ response: HTTPResponse) -> CognitoError {
+        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        var type = response.headers["x-amzn-errortype"].flatMap(normalizeType)
+        if type == nil, let object {
+            type = ((object["__type"] as? String) ?? (object["code"] as? String)).flatMap(normalizeType)
+        }
+        let message = (object?["message"] as? String) ?? (object?["Message"] as? String)
+        if let type {
+            return .service(type, message ?? type, status: response.status)
+        }
+        return .malformed(describeUnexpected(response), status: response.status)
+    }
+
+    /// `aws.protocoltests#InvalidGreeting:http://internal.amazon.com/` -> `InvalidGreeting`.
+    public static func normalizeType(_ raw: String) -> String? {
+        var type = Substring(raw.trimmingCharacters(in: .whitespaces))
+        if let colon = type.firstIndex(of: ":") { type = type[..<colon] }
+        if let hash = type.lastIndex(of: "#") { type = type[type.index(after: hash)...] }
+        return type.isEmpty ? nil : String(type)
+    }
+
+    /// A short, safe description of an answer that is not the protocol's JSON.
+    static func describeUnexpected(_ response: HTTPResponse) -> String {
+        let contentType = response.headers["content-type"].map { " (\($0))" } ?? ""
+        let what: String
+        if response.body.isEmpty {
+            what = "an empty body"
+        } else if (try? JSONSerialization.jsonObject(with: response.body)) == nil {
+            what = "a body that is not JSON\(contentType)"
+        } else {
+            what = "JSON without an error type\(contentType)"
+        }
+        return "unexpected answer from the service: HTTP \(response.status) with \(what)"
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Cognito's JSON-over-HTTPS protocol: `POST <endpoint>/` with
+/// `X-Amz-Target: AWSCognitoIdentityProviderService.<Operation>`.
+/// Synchronous on purpose: a command makes a handful of calls in sequence.
+public final class CognitoService {
+    public let endpoint: String
+    public let transport: HTTPTransport
+    public var retryPolicy: RetryPolicy
+    /// Extra headers for every call (e.g. SigV4 signing is added by a signer, not here).
+    public var requestSigner: ((inout HTTPRequest) throws -> Void)?
+
+    public init(endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard) {
+        self.endpoint = endpoint.hasSuffix("/") ? endpoint : endpoint + "/"
+        self.transport = transport
+        self.retryPolicy = retryPolicy
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .custom { keys in
+            AnyCodingKey(pascalCase(keys.last?.stringValue ?? ""))
+        }
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .custom { keys in
+            AnyCodingKey(camelCase(keys.last?.stringValue ?? ""))
+        }
+        return decoder
+    }()
+
+    /// Calls one operation. `idempotent` says whether repeating it after an unknown outcome is safe.
+    public func call<Request: Encodable, Response: Decodable>(
+        _ operation: String, _ request: Request, idempotent: Bool, as: Response.Type = Response.self
+    ) throws -> Response {
+        let body: Data
+        do {
+            body = try Self.encoder.encode(request)
+        } catch {
+            throw CognitoError.invalidInput("could not encode \(operation) request: \(error)")
+        }
+        var httpRequest = HTTPRequest(
+            url: endpoint,
+            headers: [
+                ("Content-Type", "application/x-amz-json-1.1"),
+                ("X-Amz-Target", "AWSCognitoIdentityProviderService.\(operation)"),
+                ("Accept", "application/json"),
+            ],
+            body: body)
+        try requestSigner?(&httpRequest)
+
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try send(httpRequest, operation: operation, as: Response.self)
+            } catch let error as CognitoError {
+                guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent) else {
+                    throw error
+                }
+                retryPolicy.sleep(retryPolicy.delay(afterAttempt: attempt))
+            }
+        }
+    }
+
+    private func send<Response: Decodable>(_ request: HTTPRequest, operation: String, as: Response.Type) throws -> Response {
+        let response: HTTPResponse
+        do {
+            response = try transport.send(request)
+        } catch let error as TransportError {
+            throw CognitoError.transport(error)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw CognitoErrorParser.parse(response)
+        }
+        let body = response.body.isEmpty ? Data("{}".utf8) : response.body
+        do {
+            return try Self.decoder.decode(Response.self, from: body)
+        } catch {
+            let detail = (try? JSONSerialization.jsonObject(with: body)) == nil
+                ? "a body that is not JSON" + (response.headers["content-type"].map { " (\($0))" } ?? "")
+                : "JSON that does not match the \(operation) response"
+            throw CognitoError.malformed(
+                "unexpected answer from the service to \(operation): HTTP \(response.status) with \(detail)",
+                status: response.status)
+        }
+    }
+
+    static func pascalCase(_ key: String) -> String {
+        guard let first = key.first else { return key }
+        return first.uppercased() + key.dropFirst()
+    }
+
+    static func camelCase(_ key: String) -> String {
+        guard let first = key.first else { return key }
+        return first.lowercased() + key.dropFirst()
+    }
+}
+
+struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { return nil }
+}
+
+/// For operations whose answer carries nothing (`{}`).
+public struct EmptyResponse: Decodable, Sendable {
+    public init() {}
+}

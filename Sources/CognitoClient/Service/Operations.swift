@@ -1,0 +1,83 @@
+import Foundation
+
+// Request and response shapes from Cognito's service model (botocore cognito-idp 2016-04-18).
+// Swift names are the model's member names in lowerCamelCase; CognitoService converts the case.
+
+public struct AuthenticationResult: Codable, Sendable, Equatable {
+    public var accessToken: String
+    public var expiresIn: Int?
+    public var tokenType: String?
+    public var refreshToken: String?
+    public var idToken: String?
+
+    public init(accessToken: String, expiresIn: Int?, tokenType: String?, refreshToken: String?, idToken: String?) {
+        self.accessToken = accessToken
+        self.expiresIn = expiresIn
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.idToken = idToken
+    }
+}
+
+/// The answer of InitiateAuth and RespondToAuthChallenge: tokens, or the next challenge.
+public struct AuthResponse: Decodable, Sendable {
+    public var challengeName: String?
+    public var session: String?
+    public var challengeParameters: [String: String]?
+    public var authenticationResult: AuthenticationResult?
+}
+
+struct InitiateAuthRequest: Encodable {
+    var authFlow: String
+    var clientId: String
+    var authParameters: [String: String]
+}
+
+struct RespondToAuthChallengeRequest: Encodable {
+    var clientId: String
+    var challengeName: String
+    var session: String?
+    var challengeResponses: [String: String]
+}
+
+struct AccessTokenRequest: Encodable {
+    var accessToken: String
+}
+
+public struct AttributeType: Codable, Sendable, Equatable {
+    public var name: String
+    public var value: String?
+}
+
+public struct GetUserResponse: Decodable, Sendable {
+    public var username: String
+    public var userAttributes: [AttributeType]
+    public var preferredMfaSetting: String?
+    public var userMFASettingList: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case username, userAttributes, preferredMfaSetting
+        case userMFASettingList = "userMFASettingList"
+    }
+
+    /// The value of one attribute, e.g. `email`.
+    public func attribute(_ name: String) -> String? {
+        userAttributes.first { $0.name == name }?.value
+    }
+}
+
+extension CognitoService {
+    /// GetUser: the signed-in user's name and attributes. Read-only, so retried.
+    public func getUser(accessToken: String) throws -> GetUserResponse {
+        try call("GetUser", AccessTokenRequest(accessToken: accessToken), idempotent: true)
+    }
+
+    func initiateAuth(_ request: InitiateAuthRequest, idempotent: Bool) throws -> AuthResponse {
+        try call("InitiateAuth", request, idempotent: idempotent)
+    }
+
+    func respondToAuthChallenge(_ request: RespondToAuthChallengeRequest) throws -> AuthResponse {
+        // A challenge session answers once: repeating an answer whose outcome is unknown is not safe.
+        try call("RespondToAuthChallenge", request, idempotent: false)
+    }
+}

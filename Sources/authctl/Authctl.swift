@@ -1,0 +1,22 @@
+import ArgumentParser
+
+@main
+struct Authctl: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "authctl",
+        abstract: "Sign in to Amazon Cognito user pools from the command line.",
+        discussion: """
+            Sessions are kept in the Secret Service (GNOME Keyring, KeePassXC), never in files.
+            Exit codes: 0 ok, 1 unexpected error, 64 usage, 65 input rejected, 69 service unreachable, \
+            75 throttled, 77 not signed in or authentication failed, 78 configuration or secure store missing.
+            """,
+        version: version,
+        subcommands: [
+            SignIn.self,
+            WhoAmI.self,
+            Configure.self,
+        ]
+    )
+}

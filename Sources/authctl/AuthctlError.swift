@@ -1,0 +1,93 @@
+import CognitoClient
+import Foundation
+import SecureStore
+
+/// The one error type commands throw: a message for the person and the documented exit code.
+struct AuthctlError: Error, CustomStringConvertible {
+    enum Code: Int32 {
+        case unexpected = 1
+        case usage = 64
+        case inputRejected = 65
+        case unavailable = 69
+        case throttled = 75
+        case notAuthorized = 77
+        case configuration = 78
+    }
+
+    var code: Code
+    var message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    var description: String { message }
+
+    static func notSignedIn(profile: String) -> AuthctlError {
+        AuthctlError(.notAuthorized, "Not signed in (profile \(profile)). Run: authctl signin")
+    }
+
+    static func sessionEnded(profile: String, reason: String) -> AuthctlError {
+        AuthctlError(.notAuthorized, "The session for profile \(profile) has ended (\(reason)); it was removed from this device. Run: authctl signin")
+    }
+
+    /// The general translation of library errors; commands handle the cases that mean
+    /// something particular to them (a wrong password at sign-in) before falling back to this.
+    static func from(_ error: Error, endpoint: String? = nil) -> AuthctlError {
+        switch error {
+        case let error as AuthctlError:
+            return error
+        case let error as CognitoError:
+            return from(cognito: error, endpoint: endpoint)
+        case let error as SecureStoreError:
+            switch error.kind {
+            case .unavailable, .locked, .timeout:
+                return AuthctlError(.configuration, "Secret Service unavailable: \(error.message)")
+            case .failed:
+                return AuthctlError(.unexpected, "Secret Service error: \(error.message)")
+            }
+        case let error as JWTError:
+            return AuthctlError(.unexpected, "the service returned an unreadable token: \(error.message)")
+        default:
+            return AuthctlError(.unexpected, "unexpected error: \(error)")
+        }
+    }
+
+    private static func from(cognito error: CognitoError, endpoint: String?) -> AuthctlError {
+        let place = endpoint.map { " at \($0)" } ?? ""
+        switch error.kind {
+        case .transport:
+            return AuthctlError(.unavailable, "cannot reach Cognito\(place): \(error.message)")
+        case .malformedResponse:
+            return AuthctlError(.unavailable, "Cognito\(place) gave an unusable answer: \(error.message)")
+        case .unsupportedChallenge, .invalidInput:
+            return AuthctlError(.unexpected, error.message)
+        case .service:
+            break
+        }
+        if error.isThrottling {
+            return AuthctlError(.throttled, "Too many requests; wait a few minutes and try again (\(error.message))")
+        }
+        if error.isServerError {
+            return AuthctlError(.unavailable, "Cognito\(place) failed with HTTP \(error.httpStatus ?? 500): \(error.message)")
+        }
+        switch error.errorType ?? "" {
+        case "NotAuthorizedException", "UserNotFoundException":
+            return AuthctlError(.notAuthorized, error.message)
+        case "PasswordResetRequiredException":
+            return AuthctlError(.notAuthorized, "A password reset is required for this account: \(error.message)")
+        case "UserNotConfirmedException":
+            return AuthctlError(.notAuthorized, "This account is not confirmed yet: \(error.message)")
+        case "InvalidPasswordException", "CodeMismatchException", "ExpiredCodeException":
+            return AuthctlError(.inputRejected, error.message)
+        case "ResourceNotFoundException":
+            return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(error.message)")
+        case "InvalidParameterException", "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException",
+             "UnexpectedLambdaException", "UserLambdaValidationException":
+            return AuthctlError(.configuration, "Cognito refused the request: \(error.message)")
+        default:
+            return AuthctlError(.unexpected, "\(error.errorType ?? "error") from Cognito: \(error.message)")
+        }
+    }
+}

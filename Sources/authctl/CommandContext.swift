@@ -1,0 +1,85 @@
+import CognitoClient
+import Foundation
+import SecureStore
+
+/// What a command may touch: the console, the environment, the network and the keyring.
+/// `live` builds the real ones; tests build fakes.
+final class CommandContext {
+    let console: Console
+    let environment: [String: String]
+    let now: () -> Date
+    private let makeTransport: (TransportOptions) throws -> HTTPTransport
+    private let makeStore: () -> SecretStore
+    private var transportCache: HTTPTransport?
+    private var storeCache: SecretStore?
+
+    init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
+         makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
+         makeStore: @escaping () -> SecretStore) {
+        self.console = console
+        self.environment = environment
+        self.now = now
+        self.makeTransport = makeTransport
+        self.makeStore = makeStore
+    }
+
+    static func live() -> CommandContext {
+        CommandContext(
+            console: TerminalConsole(),
+            environment: ProcessInfo.processInfo.environment,
+            makeTransport: { try CurlTransport(options: $0) },
+            makeStore: { SecretServiceStore(timeout: 5) })
+    }
+
+    /// The Secret Service, opened on first use (commands that need no keyring never touch it).
+    var store: SecretStore {
+        if let storeCache { return storeCache }
+        let store = makeStore()
+        storeCache = store
+        return store
+    }
+
+    /// One transport per process, so consecutive calls share a connection.
+    func transport(_ settings: Settings) throws -> HTTPTransport {
+        if let transportCache { return transportCache }
+        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
+                                       requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)")
+        let transport: HTTPTransport
+        do {
+            transport = try makeTransport(options)
+        } catch let error as TransportError {
+            throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
+        }
+        transportCache = transport
+        return transport
+    }
+
+    func service(_ settings: Settings, client: ClientSettings) throws -> CognitoService {
+        CognitoService(endpoint: client.endpoint, transport: try transport(settings))
+    }
+}
+
+/// A subcommand whose work takes an injected context. `run()` builds the live context,
+/// runs, and turns any error into its message on stderr and its exit code.
+protocol AuthctlCommand: ParsableCommandWithGlobals {
+    func run(in context: CommandContext) throws
+}
+
+import ArgumentParser
+
+protocol ParsableCommandWithGlobals: ParsableCommand {
+    var global: GlobalOptions { get }
+}
+
+extension AuthctlCommand {
+    func run() throws {
+        let context = CommandContext.live()
+        do {
+            try run(in: context)
+        } catch {
+            let failure = AuthctlError.from(error)
+            context.console.message("authctl: \(failure.message)")
+            throw ExitCode(failure.code.rawValue)
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import TOMLKit
+
+/// Everything a command needs to reach one app client, resolved from flags, the environment,
+/// the config file and derived defaults, in that order.
+struct Settings: Equatable {
+    var profile: String
+    var userPoolId: String?
+    var clientId: String?
+    /// From AUTHCTL_CLIENT_SECRET only; otherwise the keyring is asked when needed.
+    var clientSecret: String?
+    var region: String?
+    var endpoint: String?
+    var username: String?
+    var caBundle: String?
+    var timeout: Double
+    var configFile: String
+
+    /// The pool's region taken from its id, `eu-west-1_AbC123` -> `eu-west-1`.
+    static func region(fromPoolId poolId: String) -> String? {
+        guard let underscore = poolId.firstIndex(of: "_") else { return nil }
+        return String(poolId[..<underscore])
+    }
+
+    static func isValidPoolId(_ poolId: String) -> Bool {
+        poolId.range(of: #"^[a-z]{2}(-[a-z]+)+-[0-9]+_[0-9A-Za-z]+$"#, options: .regularExpression) != nil
+    }
+
+    static func defaultEndpoint(region: String) -> String {
+        "https://cognito-idp.\(region).amazonaws.com/"
+    }
+}
+
+/// One `[profiles.NAME]` table of config.toml.
+struct ProfileConfig: Equatable {
+    var userPoolId: String?
+    var clientId: String?
+    var region: String?
+    var endpoint: String?
+    var username: String?
+
+    static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
+        ("user_pool_id", \.userPoolId),
+        ("client_id", \.clientId),
+        ("region", \.region),
+        ("endpoint", \.endpoint),
+        ("username", \.username),
+    ]
+}
+
+/// `$XDG_CONFIG_HOME/authctl/config.toml`: profiles only, never secrets.
+struct ConfigFile {
+    let path: String
+    var profiles: [String: ProfileConfig]
+
+    static func defaultPath(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/authctl/config.toml"
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.config/authctl/config.toml"
+    }
+
+    /// Reads the file; a missing file is an empty configuration, a malformed one an error.
+    static func load(path: String) throws -> ConfigFile {
+        guard FileManager.default.fileExists(atPath: path) else {
+            return ConfigFile(path: path, profiles: [:])
+        }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw AuthctlError(.configuration, "cannot read \(path): \(error.localizedDescription)")
+        }
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw AuthctlError(.configuration, "\(path) is not valid TOML: \(error.description) at line \(error.source.begin.line)")
+        }
+        var profiles: [String: ProfileConfig] = [:]
+        if let profilesTable = table["profiles"]?.table {
+            for name in profilesTable.keys {
+                guard let entry = profilesTable[name]?.table else {
+                    throw AuthctlError(.configuration, "\(path): [profiles.\(name)] must be a table")
+                }
+                var profile = ProfileConfig()
+                for (key, field) in ProfileConfig.keys {
+                    if let value = entry[key] {
+                        guard let string = value.string else {
+                            throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
+                        }
+                        profile[keyPath: field] = string
+                    }
+                }
+                profiles[name] = profile
+            }
+        }
+        return ConfigFile(path: path, profiles: profiles)
+    }
+
+    /// Writes the whole file atomically (temporary file and rename), readable by the owner only.
+    func save() throws {
+        let root = TOMLTable()
+        let profilesTable = TOMLTable()
+        for name in profiles.keys.sorted() {
+            let entry = TOMLTable()
+            for (key, field) in ProfileConfig.keys {
+                if let value = profiles[name]?[keyPath: field] { entry[key] = value }
+            }
+            profilesTable[name] = entry
+        }
+        root["profiles"] = profilesTable
+        let text = "# authctl profiles: written by `authctl configure`. Secrets are never kept here.\n"
+            + root.convert(to: .toml) + "\n"
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let temporary = directory + "/.config.toml.\(getpid()).tmp"
+            guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
+                                                 attributes: [.posixPermissions: 0o600]) else {
+                throw AuthctlError(.configuration, "cannot write \(temporary)")
+            }
+            if rename(temporary, path) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw AuthctlError(.configuration, "cannot replace \(path): \(reason)")
+            }
+        } catch let error as AuthctlError {
+            throw error
+        } catch {
+            throw AuthctlError(.configuration, "cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+enum SettingsResolver {
+    /// Applies the precedence: flags, then AUTHCTL_* and AWS_* environment variables, then the
+    /// profile in the config file, then defaults derived from the pool id.
+    static func resolve(_ options: GlobalOptions, environment env: [String: String]) throws -> Settings {
+        let nonEmpty: (String?) -> String? = { value in
+            guard let value, !value.isEmpty else { return nil }
+            return value
+        }
+        let profileName = nonEmpty(options.profile) ?? nonEmpty(env["AUTHCTL_PROFILE"]) ?? "default"
+        let configPath = ConfigFile.defaultPath(environment: env)
+        let file = try ConfigFile.load(path: configPath)
+        let profile = file.profiles[profileName] ?? ProfileConfig()
+
+        let poolId = nonEmpty(options.userPoolId) ?? nonEmpty(env["AUTHCTL_USER_POOL_ID"]) ?? nonEmpty(profile.userPoolId)
+        let region = nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(env["AWS_REGION"])
+            ?? nonEmpty(env["AWS_DEFAULT_REGION"]) ?? nonEmpty(profile.region) ?? poolId.flatMap(Settings.region(fromPoolId:))
+        let endpoint = nonEmpty(options.endpoint) ?? nonEmpty(env["AUTHCTL_ENDPOINT"])
+            ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
+            ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
+
+        return Settings(
+            profile: profileName,
+            userPoolId: poolId,
+            clientId: nonEmpty(options.clientId) ?? nonEmpty(env["AUTHCTL_CLIENT_ID"]) ?? nonEmpty(profile.clientId),
+            clientSecret: nonEmpty(env["AUTHCTL_CLIENT_SECRET"]),
+            region: region,
+            endpoint: endpoint,
+            username: nonEmpty(env["AUTHCTL_USERNAME"]) ?? nonEmpty(profile.username),
+            caBundle: nonEmpty(options.caBundle) ?? nonEmpty(env["AWS_CA_BUNDLE"]),
+            timeout: options.timeout ?? 30,
+            configFile: configPath)
+    }
+}
+
+/// The pool, client and endpoint of one command, checked.
+struct ClientSettings: Equatable {
+    var userPoolId: String
+    var clientId: String
+    var region: String
+    var endpoint: String
+
+    /// Checks what a call to Cognito needs; exit 78 naming the setting and the ways to set it.
+    init(_ settings: Settings) throws {
+        guard let poolId = settings.userPoolId else {
+            throw AuthctlError(.configuration, """
+                no user pool id for profile \(settings.profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
+                or set user_pool_id in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure)
+                """)
+        }
+        guard Settings.isValidPoolId(poolId) else {
+            throw AuthctlError(.configuration, """
+                user pool id "\(poolId)" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123 \
+                (from --user-pool-id, AUTHCTL_USER_POOL_ID or \(settings.configFile))
+                """)
+        }
+        guard let clientId = settings.clientId else {
+            throw AuthctlError(.configuration, """
+                no app client id for profile \(settings.profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
+                or set client_id in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure)
+                """)
+        }
+        guard clientId.range(of: #"^[\w+]+$"#, options: .regularExpression) != nil else {
+            throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
+        }
+        let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
+        let endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
+        guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://") else {
+            throw AuthctlError(.configuration, "endpoint \"\(endpoint)\" must be an http:// or https:// URL")
+        }
+        self.userPoolId = poolId
+        self.clientId = clientId
+        self.region = region
+        self.endpoint = endpoint
+    }
+}

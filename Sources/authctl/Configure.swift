@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+
+struct Configure: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "configure",
+        abstract: "Write a profile to the config file (and an app client secret to the Secret Service).",
+        discussion: """
+            Settings come from the global flags (--profile, --user-pool-id, --client-id, --region, --endpoint) \
+            and --username; on a terminal, what is missing is asked. The file is \
+            $XDG_CONFIG_HOME/authctl/config.toml (default ~/.config/authctl/config.toml) and never holds a secret.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("Default username for the profile.", valueName: "name"))
+    var username: String?
+
+    @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the Secret Service.")
+    var clientSecretStdin = false
+
+    func run(in context: CommandContext) throws {
+        let console = context.console
+        let environment = context.environment
+        let profileName = global.profile ?? environment["AUTHCTL_PROFILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
+        var profile = file.profiles[profileName] ?? ProfileConfig()
+
+        if let value = global.userPoolId { profile.userPoolId = value }
+        if let value = global.clientId { profile.clientId = value }
+        if let value = global.region { profile.region = value }
+        if let value = global.endpoint { profile.endpoint = value }
+        if let value = username { profile.username = value }
+
+        if console.isInteractive && !clientSecretStdin {
+            if profile.userPoolId == nil { profile.userPoolId = ask("User pool id (e.g. eu-west-1_AbC123): ", console) }
+            if profile.clientId == nil { profile.clientId = ask("App client id: ", console) }
+        }
+        guard let poolId = profile.userPoolId else {
+            throw AuthctlError(.usage, "configure needs --user-pool-id (or a terminal to ask on)")
+        }
+        guard Settings.isValidPoolId(poolId) else {
+            throw AuthctlError(.configuration, "user pool id \"\(poolId)\" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123")
+        }
+        guard let clientId = profile.clientId else {
+            throw AuthctlError(.usage, "configure needs --client-id (or a terminal to ask on)")
+        }
+
+        if clientSecretStdin {
+            guard let secret = console.readLine(), !secret.isEmpty else {
+                throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
+            }
+            try SessionRepository(store: context.store)
+                .saveClientSecret(secret, profile: profileName, userPoolId: poolId, clientId: clientId)
+        }
+        file.profiles[profileName] = profile
+        try file.save()
+
+        switch global.output {
+        case .json:
+            context.printJSON(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
+                                               clientId: clientId, region: profile.region, endpoint: profile.endpoint,
+                                               username: profile.username, clientSecretStored: clientSecretStdin))
+        case .text:
+            let secretNote = clientSecretStdin ? "; client secret kept in the Secret Service" : ""
+            console.message("Profile \(profileName) written to \(file.path)\(secretNote)")
+        }
+    }
+
+    private func ask(_ question: String, _ console: Console) -> String? {
+        guard let answer = console.prompt(question, secret: false)?.trimmingCharacters(in: .whitespaces),
+              !answer.isEmpty else { return nil }
+        return answer
+    }
+}
+
+struct ConfigureSummary: Encodable {
+    var profile: String
+    var configFile: String
+    var userPoolId: String
+    var clientId: String
+    var region: String?
+    var endpoint: String?
+    var username: String?
+    var clientSecretStored: Bool
+}

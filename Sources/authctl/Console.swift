@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything a command reads from or writes to the person or the calling script.
+/// Injected, so commands are tested without a terminal.
+protocol Console: AnyObject {
+    /// Standard input is a terminal (a person may be asked).
+    var isInteractive: Bool { get }
+    /// Data a command exists to print (JSON, token, whoami), on stdout.
+    func output(_ text: String)
+    /// Messages for the person, on stderr.
+    func message(_ text: String)
+    /// One line of standard input without its line ending, or nil at end of input.
+    func readLine() -> String?
+    /// Asks on the terminal; `secret` turns echo off. Nil when there is no terminal or at end of input.
+    func prompt(_ question: String, secret: Bool) -> String?
+}
+
+/// The real console: stdout/stderr, standard input, and /dev/tty for prompts.
+final class TerminalConsole: Console {
+    var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
+
+    func output(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    func message(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    func readLine() -> String? {
+        guard let line = Swift.readLine(strippingNewline: true) else { return nil }
+        return line.hasSuffix("\r") ? String(line.dropLast()) : line
+    }
+
+    func prompt(_ question: String, secret: Bool) -> String? {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        write(fd: fd, question)
+
+        var saved = termios()
+        let canHideEcho = secret && tcgetattr(fd, &saved) == 0
+        if canHideEcho {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            quiet.c_lflag |= tcflag_t(ECHONL)
+            TerminalEcho.remember(fd: fd, settings: saved)
+            tcsetattr(fd, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if canHideEcho {
+                tcsetattr(fd, TCSAFLUSH, &saved)
+                TerminalEcho.forget()
+            }
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = read(fd, &byte, 1)
+            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { break }
+            bytes.append(byte)
+        }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func write(fd: Int32, _ text: String) {
+        var data = Array(text.utf8)
+        _ = Glibc.write(fd, &data, data.count)
+    }
+}
+
+/// Restores terminal echo if the person presses Ctrl-C while a secret prompt has it off.
+enum TerminalEcho {
+    nonisolated(unsafe) private static var fd: Int32 = -1
+    nonisolated(unsafe) private static var settings = termios()
+
+    static func remember(fd: Int32, settings: termios) {
+        self.settings = settings
+        self.fd = fd
+        signal(SIGINT) { signo in
+            if TerminalEcho.fd >= 0 { tcsetattr(TerminalEcho.fd, TCSAFLUSH, &TerminalEcho.settings) }
+            signal(signo, SIG_DFL)
+            raise(signo)
+        }
+    }
+
+    static func forget() {
+        fd = -1
+        signal(SIGINT, SIG_DFL)
+    }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text
+    case json
+}
+
+/// Options every subcommand takes. Flags win over the environment, which wins over the profile.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Profile in the config file, and the name the session is stored under (env AUTHCTL_PROFILE; default: default).", valueName: "name"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp("User pool id, <region>_<id> (env AUTHCTL_USER_POOL_ID).", valueName: "id"))
+    var userPoolId: String?
+
+    @Option(help: ArgumentHelp("App client id (env AUTHCTL_CLIENT_ID).", valueName: "id"))
+    var clientId: String?
+
+    @Option(help: ArgumentHelp("AWS region (env AUTHCTL_REGION, AWS_REGION, AWS_DEFAULT_REGION; default: the pool id's prefix).", valueName: "region"))
+    var region: String?
+
+    @Option(help: ArgumentHelp("Cognito endpoint URL (env AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL; default: https://cognito-idp.<region>.amazonaws.com/).", valueName: "url"))
+    var endpoint: String?
+
+    @Option(help: ArgumentHelp("PEM file of extra certificate authorities to trust (env AWS_CA_BUNDLE).", valueName: "path"))
+    var caBundle: String?
+
+    @Option(help: ArgumentHelp("Seconds one request may take, connection included (default: 30).", valueName: "seconds"))
+    var timeout: Double?
+
+    @Option(help: "Output format: text (messages on stderr) or json (a document on stdout).")
+    var output: OutputFormat = .text
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout <= 3600) {
+            throw ValidationError("--timeout must be a number of seconds between 0 and 3600.")
+        }
+    }
+}

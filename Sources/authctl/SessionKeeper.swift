@@ -1,0 +1,118 @@
+import CognitoClient
+import Foundation
+import SecureStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The steps commands share: which app client to talk to, its secret, and a session whose
+/// access token is fresh (refreshed under a lock, so parallel processes refresh once).
+struct SessionKeeper {
+    let context: CommandContext
+    let settings: Settings
+
+    var repository: SessionRepository { SessionRepository(store: context.store) }
+
+    /// The configured client, or the stored session's when nothing is configured.
+    func clientSettings(for session: StoredSession) throws -> ClientSettings {
+        var effective = settings
+        if effective.userPoolId == nil { effective.userPoolId = session.userPoolId }
+        if effective.clientId == nil { effective.clientId = session.clientId }
+        if effective.userPoolId == session.userPoolId {
+            if effective.region == nil { effective.region = session.region }
+            if effective.endpoint == nil { effective.endpoint = session.endpoint }
+        }
+        return try ClientSettings(effective)
+    }
+
+    /// The app client with its secret: AUTHCTL_CLIENT_SECRET, else the keyring item that
+    /// `authctl configure` wrote. `storeRequired: false` tolerates a missing keyring.
+    func appClient(_ client: ClientSettings, storeRequired: Bool = true) throws -> AppClient {
+        if let secret = settings.clientSecret {
+            return AppClient(userPoolId: client.userPoolId, clientId: client.clientId, clientSecret: secret)
+        }
+        do {
+            let secret = try repository.clientSecret(profile: settings.profile)
+            return AppClient(userPoolId: client.userPoolId, clientId: client.clientId, clientSecret: secret)
+        } catch let error as SecureStoreError where !storeRequired {
+            _ = error
+            return AppClient(userPoolId: client.userPoolId, clientId: client.clientId)
+        }
+    }
+
+    /// The stored session, refreshed first when its access token expires within `minValidity`
+    /// seconds. Throws "not signed in" or "session ended" (after removing the dead session).
+    func freshSession(minValidity: Double = 60) throws -> (session: StoredSession, service: CognitoService) {
+        guard let stored = try repository.load(profile: settings.profile) else {
+            throw AuthctlError.notSignedIn(profile: settings.profile)
+        }
+        let client = try clientSettings(for: stored)
+        let service = try context.service(settings, client: client)
+        guard stored.expiresWithin(minValidity, now: context.now()) else {
+            return (stored, service)
+        }
+        return try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
+            // Another process may have refreshed while this one waited for the lock.
+            guard var current = try repository.load(profile: settings.profile) else {
+                throw AuthctlError.notSignedIn(profile: settings.profile)
+            }
+            guard current.expiresWithin(minValidity, now: context.now()) else {
+                return (current, service)
+            }
+            let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
+            let tokens: AuthenticationResult
+            do {
+                tokens = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username)
+            } catch let error as CognitoError where error.isNotAuthorized {
+                try repository.delete(profile: settings.profile)
+                throw AuthctlError.sessionEnded(profile: settings.profile, reason: "the refresh token was refused: \(error.message)")
+            } catch {
+                throw AuthctlError.from(error, endpoint: client.endpoint)
+            }
+            try current.apply(refreshed: tokens, now: context.now())
+            try repository.save(current)
+            return (current, service)
+        }
+    }
+
+    /// Removes a session the service no longer accepts and says so.
+    func endSession(reason: String) -> AuthctlError {
+        _ = try? repository.delete(profile: settings.profile)
+        return AuthctlError.sessionEnded(profile: settings.profile, reason: reason)
+    }
+}
+
+/// An exclusive `flock` per profile in `$XDG_RUNTIME_DIR/authctl/` (else the user's cache
+/// directory), held while a session is refreshed and stored.
+enum RefreshLock {
+    static func directory(environment: [String: String]) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"),
+           FileManager.default.isWritableFile(atPath: runtime) {
+            return runtime + "/authctl"
+        }
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
+            return cache + "/authctl"
+        }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl"
+    }
+
+    static func withLock<T>(profile: String, environment: [String: String], _ body: () throws -> T) throws -> T {
+        let directory = directory(environment: environment)
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let safeName = profile.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
+        let path = directory + "/" + String(safeName) + ".lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw AuthctlError(.unexpected, "cannot open the refresh lock \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno != EINTR {
+                throw AuthctlError(.unexpected, "cannot lock \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}

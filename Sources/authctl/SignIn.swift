@@ -1,0 +1,190 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+extension PasswordFlow: ExpressibleByArgument {}
+
+struct SignIn: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signin",
+        abstract: "Sign in with a username and password and keep the session in the Secret Service.",
+        discussion: """
+            The password is asked on the terminal without echo, or read from the first line of \
+            standard input with --password-stdin. It is never taken from the command line. \
+            When the account must choose a new password (NEW_PASSWORD_REQUIRED), it is asked twice \
+            on the terminal, or read from the second line of standard input.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("Username or alias (env AUTHCTL_USERNAME, or the profile's username; asked on a terminal otherwise).", valueName: "name"))
+    var username: String?
+
+    @Flag(help: "Read the password from the first line of standard input (and a required new password from the second).")
+    var passwordStdin = false
+
+    @Option(help: "srp: the password never leaves this machine (USER_SRP_AUTH). password: USER_PASSWORD_AUTH.")
+    var flow: PasswordFlow = .srp
+
+    @Flag(help: "Keep nothing: print the tokens as JSON on stdout instead (for runners without a keyring).")
+    var noStore = false
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let client = try ClientSettings(settings)
+        let console = context.console
+
+        let givenUsername = username ?? settings.username
+        if givenUsername == nil && !console.isInteractive {
+            throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
+        }
+        if !passwordStdin && !console.isInteractive {
+            throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
+        }
+        // Reach the keyring before asking for anything, so a missing one fails before the password is typed.
+        let keeper = SessionKeeper(context: context, settings: settings)
+        let appClient = try keeper.appClient(client, storeRequired: !noStore)
+
+        guard let name = givenUsername ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
+            throw AuthctlError(.usage, "no username given")
+        }
+        let password = try readPassword(console: console, username: name)
+
+        let authenticator = Authenticator(service: try context.service(settings, client: client),
+                                          client: appClient, now: context.now)
+        let result: SignInResult
+        do {
+            result = try authenticator.signIn(username: name, password: password, flow: flow) { challenge in
+                try answer(challenge, console: console, currentPassword: password)
+            }
+        } catch let error as CognitoError {
+            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
+        }
+
+        let now = context.now()
+        if noStore {
+            let tokens = result.tokens
+            let expiresAt = StoredSession.expiry(of: tokens, claims: try JWTClaims(token: tokens.accessToken), now: now)
+            context.printJSON(TokenSet(accessToken: tokens.accessToken, idToken: tokens.idToken,
+                                       refreshToken: tokens.refreshToken, expiresAt: expiresAt,
+                                       tokenType: tokens.tokenType ?? "Bearer"))
+            if global.output == .text {
+                console.message("Signed in as \(result.username); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))")
+            }
+            return
+        }
+
+        let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username,
+                                        profile: settings.profile, client: client, now: now)
+        try keeper.repository.save(session)
+        switch global.output {
+        case .json:
+            context.printJSON(SignInSummary(username: session.username, sub: session.sub, profile: session.profile,
+                                            userPoolId: session.userPoolId, accessTokenExpiresAt: session.accessTokenExpiresAt))
+        case .text:
+            console.message("Signed in as \(session.username) (profile \(session.profile)); access token valid until \(Format.localTime(session.accessTokenExpiresAt))")
+        }
+    }
+
+    private func readPassword(console: Console, username: String) throws -> String {
+        let password: String?
+        if passwordStdin {
+            password = console.readLine()
+        } else {
+            password = console.prompt("Password for \(username): ", secret: true)
+        }
+        guard let password, !password.isEmpty else {
+            throw AuthctlError(.usage, passwordStdin ? "--password-stdin: standard input held no password" : "no password given")
+        }
+        return password
+    }
+
+    /// Answers the challenges that need the person; the rest are not built yet.
+    private func answer(_ challenge: AuthChallenge, console: Console, currentPassword: String) throws -> [String: String] {
+        switch challenge.name {
+        case "NEW_PASSWORD_REQUIRED":
+            let newPassword = try readNewPassword(console: console, currentPassword: currentPassword)
+            return ["NEW_PASSWORD": newPassword]
+        default:
+            throw CognitoError.unsupportedChallenge(challenge.name)
+        }
+    }
+
+    private func readNewPassword(console: Console, currentPassword: String) throws -> String {
+        if passwordStdin {
+            guard let line = console.readLine(), !line.isEmpty else {
+                throw AuthctlError(.usage, "this account must set a new password: give it as the second line of standard input")
+            }
+            try NewPasswordRules.check(line, current: currentPassword)
+            return line
+        }
+        console.message("This account must choose a new password.")
+        for _ in 0..<3 {
+            guard let first = console.prompt("New password: ", secret: true),
+                  let second = console.prompt("Repeat new password: ", secret: true) else {
+                throw AuthctlError(.usage, "no new password given")
+            }
+            guard first == second else {
+                console.message("Passwords do not match; try again.")
+                continue
+            }
+            do {
+                try NewPasswordRules.check(first, current: currentPassword)
+                return first
+            } catch let error as AuthctlError {
+                console.message(error.message)
+            }
+        }
+        throw AuthctlError(.inputRejected, "no acceptable new password after 3 attempts")
+    }
+
+    /// Sign-in failures a person can act on; the same text for a wrong password and an unknown user.
+    static func signInFailure(_ error: CognitoError, client: ClientSettings, hasSecret: Bool) -> AuthctlError {
+        if error.kind == .service {
+            let message = error.message.lowercased()
+            if error.isNotAuthorized && message.contains("secret") {
+                return AuthctlError(.configuration, hasSecret
+                    ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
+                    : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))")
+            }
+            if error.isNotAuthorized && message.contains("attempts exceeded") {
+                return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+            }
+            if error.isType("NotAuthorizedException", "UserNotFoundException") {
+                return AuthctlError(.notAuthorized, "Incorrect username or password")
+            }
+        }
+        return AuthctlError.from(error, endpoint: client.endpoint)
+    }
+}
+
+/// Checks on a new password that need no server; the pool's own policy is the service's to enforce.
+enum NewPasswordRules {
+    static func check(_ password: String, current: String?) throws {
+        if password.isEmpty {
+            throw AuthctlError(.inputRejected, "The new password is empty")
+        }
+        if password.first?.isWhitespace == true || password.last?.isWhitespace == true {
+            throw AuthctlError(.inputRejected, "The new password must not begin or end with white space")
+        }
+        if let current, password == current {
+            throw AuthctlError(.inputRejected, "The new password must differ from the current one")
+        }
+    }
+}
+
+struct SignInSummary: Encodable {
+    var username: String
+    var sub: String
+    var profile: String
+    var userPoolId: String
+    var accessTokenExpiresAt: Date
+}
+
+struct TokenSet: Encodable {
+    var accessToken: String
+    var idToken: String?
+    var refreshToken: String?
+    var expiresAt: Date
+    var tokenType: String
+}

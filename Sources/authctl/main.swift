@@ -1,5 +1,0 @@
-import CognitoClient
-import SecureStore
-import ArgumentParser
-import TOMLKit
-print("hi")

@@ -1,0 +1,192 @@
+@testable import CognitoClient
+import Foundation
+import XCTest
+
+final class AuthenticatorTests: XCTestCase {
+    private let pool = "eu-west-1_myPool"
+    private var noWait: RetryPolicy { RetryPolicy(maxAttempts: 3, sleep: { _ in }, random: { 0.5 }) }
+
+    private func tokens(username: String = "alice") -> [String: Any] {
+        ["AccessToken": TestJWT.make(["username": username, "sub": "s-1", "exp": 1_900_000_000]),
+         "IdToken": TestJWT.make(["cognito:username": username]), "RefreshToken": "refresh-1",
+         "ExpiresIn": 3600, "TokenType": "Bearer"]
+    }
+
+    private func authenticator(_ transport: ScriptedTransport, secret: String? = nil) -> Authenticator {
+        let service = CognitoService(endpoint: "https://cognito-idp.eu-west-1.amazonaws.com", transport: transport, retryPolicy: noWait)
+        return Authenticator(service: service, client: AppClient(userPoolId: pool, clientId: "client1", clientSecret: secret))
+    }
+
+    func testWireFormatOfInitiateAuth() throws {
+        let transport = ScriptedTransport([ScriptedTransport.json(["AuthenticationResult": tokens()])])
+        let result = try authenticator(transport).signIn(username: "alice", password: "pw", flow: .password) { _ in [:] }
+        XCTAssertEqual(result.tokens.refreshToken, "refresh-1")
+        XCTAssertEqual(result.tokens.expiresIn, 3600)
+        let request = transport.requests[0]
+        XCTAssertEqual(request.url, "https://cognito-idp.eu-west-1.amazonaws.com/")
+        XCTAssertEqual(request.method, "POST")
+        XCTAssertTrue(request.headers.contains { $0.name == "Content-Type" && $0.value == "application/x-amz-json-1.1" })
+        XCTAssertTrue(request.headers.contains { $0.name == "X-Amz-Target" && $0.value == "AWSCognitoIdentityProviderService.InitiateAuth" })
+        let body = transport.body(0)
+        XCTAssertEqual(body["AuthFlow"] as? String, "USER_PASSWORD_AUTH")
+        XCTAssertEqual(body["ClientId"] as? String, "client1")
+        XCTAssertEqual(body["AuthParameters"] as? [String: String], ["USERNAME": "alice", "PASSWORD": "pw"])
+    }
+
+    func testSecretHashOnEveryCallUsesTheServiceUsername() throws {
+        let transport = ScriptedTransport([
+            ScriptedTransport.json(["ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": "sess-1",
+                                    "ChallengeParameters": ["USER_ID_FOR_SRP": "real-name", "requiredAttributes": "[]"]]),
+            ScriptedTransport.json(["AuthenticationResult": tokens(username: "real-name")]),
+        ])
+        var asked: [AuthChallenge] = []
+        let result = try authenticator(transport, secret: "s3cr3t").signIn(username: "alias@example.com", password: "old", flow: .password) { challenge in
+            asked.append(challenge)
+            return ["NEW_PASSWORD": "new-Password-1"]
+        }
+        XCTAssertEqual(result.username, "real-name")
+        XCTAssertEqual(asked.map(\.name), ["NEW_PASSWORD_REQUIRED"])
+        let first = transport.body(0)["AuthParameters"] as? [String: String]
+        XCTAssertEqual(first?["SECRET_HASH"], SecretHash.compute(username: "alias@example.com", clientId: "client1", clientSecret: "s3cr3t"))
+        let second = transport.body(1)
+        XCTAssertEqual(second["Session"] as? String, "sess-1")
+        XCTAssertEqual(second["ChallengeName"] as? String, "NEW_PASSWORD_REQUIRED")
+        let answers = second["ChallengeResponses"] as? [String: String]
+        XCTAssertEqual(answers?["NEW_PASSWORD"], "new-Password-1")
+        XCTAssertEqual(answers?["USERNAME"], "real-name")
+        XCTAssertEqual(answers?["SECRET_HASH"], SecretHash.compute(username: "real-name", clientId: "client1", clientSecret: "s3cr3t"))
+    }
+
+    func testSRPFlowAnswersPasswordVerifier() throws {
+        let transport = ScriptedTransport([
+            ScriptedTransport.json(["ChallengeName": "PASSWORD_VERIFIER", "ChallengeParameters": [
+                "SALT": "a1b2c3d4e5f6", "SRP_B": String(repeating: "7f3e", count: 96),
+                "SECRET_BLOCK": Data("secret block".utf8).base64EncodedString(), "USER_ID_FOR_SRP": "u-42", "USERNAME": "u-42"]]),
+            ScriptedTransport.json(["AuthenticationResult": tokens(username: "u-42")]),
+        ])
+        let result = try authenticator(transport).signIn(username: "alice", password: "pw", flow: .srp) { _ in
+            XCTFail("PASSWORD_VERIFIER must be answered by the authenticator")
+            return [:]
+        }
+        XCTAssertEqual(result.username, "u-42")
+        let first = transport.body(0)
+        XCTAssertEqual(first["AuthFlow"] as? String, "USER_SRP_AUTH")
+        let srpA = (first["AuthParameters"] as? [String: String])?["SRP_A"] ?? ""
+        XCTAssertGreaterThan(srpA.count, 500, "SRP_A is a 3072-bit number in hex")
+        XCTAssertNil((first["AuthParameters"] as? [String: String])?["PASSWORD"], "SRP never sends the password")
+        let answers = transport.body(1)["ChallengeResponses"] as? [String: String] ?? [:]
+        XCTAssertEqual(answers["USERNAME"], "u-42")
+        XCTAssertEqual(answers["PASSWORD_CLAIM_SECRET_BLOCK"], Data("secret block".utf8).base64EncodedString())
+        XCTAssertNotNil(answers["PASSWORD_CLAIM_SIGNATURE"].flatMap { Data(base64Encoded: $0) })
+        XCTAssertTrue(answers["TIMESTAMP"]?.hasSuffix("UTC \(Calendar(identifier: .gregorian).component(.year, from: Date()))") ?? false)
+        XCTAssertFalse(String(decoding: transport.requests[1].body, as: UTF8.self).contains("\"pw\""))
+    }
+
+    func testOtherChallengesGoToTheCaller() {
+        let transport = ScriptedTransport([
+            ScriptedTransport.json(["ChallengeName": "SOFTWARE_TOKEN_MFA", "Session": "s", "ChallengeParameters": [:]]),
+        ])
+        XCTAssertThrowsError(try authenticator(transport).signIn(username: "a", password: "p", flow: .password) { challenge in
+            throw CognitoError.unsupportedChallenge(challenge.name)
+        }) { error in
+            XCTAssertEqual((error as? CognitoError)?.message, "challenge SOFTWARE_TOKEN_MFA is not supported yet")
+        }
+    }
+
+    func testWrongPasswordSurfacesServiceError() {
+        let transport = ScriptedTransport([ScriptedTransport.error("NotAuthorizedException", "Incorrect username or password.")])
+        XCTAssertThrowsError(try authenticator(transport).signIn(username: "a", password: "p", flow: .password) { _ in [:] }) { error in
+            XCTAssertEqual((error as? CognitoError)?.errorType, "NotAuthorizedException")
+        }
+        XCTAssertEqual(transport.requests.count, 1, "an authentication failure is not retried")
+    }
+
+    func testRefreshUsesRefreshTokenAndSecretHashOfKnownUsername() throws {
+        let transport = ScriptedTransport([ScriptedTransport.json(["AuthenticationResult": tokens().filter { $0.key != "RefreshToken" }])])
+        let result = try authenticator(transport, secret: "k").refresh(refreshToken: "rt", username: "real-name")
+        XCTAssertNil(result.refreshToken)
+        let body = transport.body(0)
+        XCTAssertEqual(body["AuthFlow"] as? String, "REFRESH_TOKEN_AUTH")
+        let parameters = body["AuthParameters"] as? [String: String]
+        XCTAssertEqual(parameters?["REFRESH_TOKEN"], "rt")
+        XCTAssertEqual(parameters?["SECRET_HASH"], SecretHash.compute(username: "real-name", clientId: "client1", clientSecret: "k"))
+    }
+}
+
+final class CognitoServiceRetryTests: XCTestCase {
+    private func service(_ transport: ScriptedTransport, delays: SleepLog) -> CognitoService {
+        CognitoService(endpoint: "http://127.0.0.1:1", transport: transport,
+                       retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: 0.2, maxDelay: 2, sleep: { delays.append($0) }, random: { 0.5 }))
+    }
+
+    private let okUser: ScriptedTransport.Step = ScriptedTransport.json(["Username": "alice", "UserAttributes": [["Name": "email", "Value": "a@x.org"]]])
+
+    func testIdempotentCallRetriesConnectionErrorsAnd5xx() throws {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([
+            .fail(TransportError(kind: .connection, message: "refused")),
+            ScriptedTransport.error("InternalErrorException", "boom", status: 500),
+            okUser,
+        ])
+        let user = try service(transport, delays: delays).getUser(accessToken: "t")
+        XCTAssertEqual(user.username, "alice")
+        XCTAssertEqual(user.attribute("email"), "a@x.org")
+        XCTAssertEqual(transport.requests.count, 3)
+        XCTAssertEqual(delays.values, [0.1, 0.2], "exponential backoff with jitter (random fixed at 0.5)")
+    }
+
+    func testGivesUpAfterThreeAttempts() {
+        let delays = SleepLog()
+        let transport = ScriptedTransport(Array(repeating: ScriptedTransport.error("TooManyRequestsException", "slow down"), count: 5))
+        XCTAssertThrowsError(try service(transport, delays: delays).getUser(accessToken: "t")) { error in
+            XCTAssertTrue((error as? CognitoError)?.isThrottling ?? false)
+        }
+        XCTAssertEqual(transport.requests.count, 3)
+    }
+
+    func testNonIdempotentCallIsNotRepeatedAfterUnknownOutcome() {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([ScriptedTransport.error("InternalErrorException", "boom", status: 500), okUser])
+        let service = service(transport, delays: delays)
+        XCTAssertThrowsError(try service.call("ChangePassword", ["AccessToken": "t"], idempotent: false, as: EmptyResponse.self))
+        XCTAssertEqual(transport.requests.count, 1)
+    }
+
+    func testThrottlingIsRetriedEvenWhenNotIdempotent() throws {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([ScriptedTransport.error("TooManyRequestsException", "slow"), ScriptedTransport.json([:])])
+        _ = try service(transport, delays: delays).call("ChangePassword", ["AccessToken": "t"], idempotent: false, as: EmptyResponse.self)
+        XCTAssertEqual(transport.requests.count, 2)
+    }
+
+    func testClientErrorsAreNotRetried() {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([ScriptedTransport.error("NotAuthorizedException", "Access Token has been revoked"), okUser])
+        XCTAssertThrowsError(try service(transport, delays: delays).getUser(accessToken: "t"))
+        XCTAssertEqual(transport.requests.count, 1)
+    }
+
+    func testSuccessWithHTMLBodyIsAClearError() {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([.respond(HTTPResponse(status: 200, headers: ["content-type": "text/html"], body: Data("<html>".utf8)))])
+        XCTAssertThrowsError(try service(transport, delays: delays).getUser(accessToken: "t")) { error in
+            let error = error as? CognitoError
+            XCTAssertEqual(error?.kind, .malformedResponse)
+            XCTAssertTrue(error?.message.contains("HTTP 200") ?? false)
+            XCTAssertTrue(error?.message.contains("not JSON") ?? false)
+        }
+    }
+
+    func testBackoffIsCapped() {
+        let policy = RetryPolicy(maxAttempts: 10, baseDelay: 0.2, maxDelay: 2, sleep: { _ in }, random: { 0.999 })
+        XCTAssertLessThanOrEqual(policy.delay(afterAttempt: 9), 2)
+        XCTAssertGreaterThan(policy.delay(afterAttempt: 2), policy.delay(afterAttempt: 1))
+    }
+}
+
+final class SleepLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Double] = []
+    var values: [Double] { lock.lock(); defer { lock.unlock() }; return stored }
+    func append(_ value: Double) { lock.lock(); stored.append(value); lock.unlock() }
+}

@@ -1,0 +1,145 @@
+@testable import authctl
+import Foundation
+import XCTest
+
+final class SettingsTests: XCTestCase {
+    private var home = ""
+
+    override func setUp() {
+        home = NSTemporaryDirectory() + "authctl-settings-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: home + "/.config/authctl", withIntermediateDirectories: true)
+    }
+
+    private func writeConfig(_ text: String) {
+        FileManager.default.createFile(atPath: home + "/.config/authctl/config.toml", contents: Data(text.utf8))
+    }
+
+    private func options(_ arguments: [String]) throws -> GlobalOptions {
+        try GlobalOptions.parse(arguments)
+    }
+
+    private let profileText = """
+        [profiles.default]
+        user_pool_id = "eu-west-1_FromFile"
+        client_id = "fileclient"
+        region = "eu-west-1"
+        endpoint = "https://file.example/"
+        username = "fileuser"
+
+        [profiles.work]
+        user_pool_id = "us-east-2_Work"
+        client_id = "workclient"
+        """
+
+    func testFileAloneAndDerivedDefaults() throws {
+        writeConfig(profileText)
+        let settings = try SettingsResolver.resolve(try options([]), environment: ["HOME": home])
+        XCTAssertEqual(settings.profile, "default")
+        XCTAssertEqual(settings.userPoolId, "eu-west-1_FromFile")
+        XCTAssertEqual(settings.clientId, "fileclient")
+        XCTAssertEqual(settings.endpoint, "https://file.example/")
+        XCTAssertEqual(settings.username, "fileuser")
+
+        let work = try SettingsResolver.resolve(try options(["--profile", "work"]), environment: ["HOME": home])
+        XCTAssertEqual(work.userPoolId, "us-east-2_Work")
+        XCTAssertEqual(work.region, "us-east-2", "region derived from the pool id")
+        XCTAssertEqual(work.endpoint, "https://cognito-idp.us-east-2.amazonaws.com/")
+    }
+
+    func testEnvironmentBeatsFileAndFlagsBeatEnvironment() throws {
+        writeConfig(profileText)
+        let env = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-central-1_Env", "AUTHCTL_CLIENT_ID": "envclient",
+                   "AUTHCTL_ENDPOINT": "http://env.example/", "AUTHCTL_USERNAME": "envuser", "AUTHCTL_REGION": "eu-central-1"]
+        let fromEnv = try SettingsResolver.resolve(try options([]), environment: env)
+        XCTAssertEqual(fromEnv.userPoolId, "eu-central-1_Env")
+        XCTAssertEqual(fromEnv.clientId, "envclient")
+        XCTAssertEqual(fromEnv.endpoint, "http://env.example/")
+        XCTAssertEqual(fromEnv.username, "envuser")
+        XCTAssertEqual(fromEnv.region, "eu-central-1")
+
+        let fromFlags = try SettingsResolver.resolve(
+            try options(["--user-pool-id", "ap-south-1_Flag", "--client-id", "flagclient", "--endpoint", "http://flag/", "--region", "ap-south-1"]),
+            environment: env)
+        XCTAssertEqual(fromFlags.userPoolId, "ap-south-1_Flag")
+        XCTAssertEqual(fromFlags.clientId, "flagclient")
+        XCTAssertEqual(fromFlags.endpoint, "http://flag/")
+        XCTAssertEqual(fromFlags.region, "ap-south-1")
+    }
+
+    func testAWSConventionsRankBelowAuthctlVariables() throws {
+        let base = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-west-1_P"]
+        var env = base
+        env["AWS_ENDPOINT_URL"] = "http://generic/"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://generic/")
+        env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"] = "http://cognito-specific/"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://cognito-specific/")
+        env["AUTHCTL_ENDPOINT"] = "http://authctl/"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://authctl/")
+
+        var regions = base
+        regions["AWS_DEFAULT_REGION"] = "us-west-1"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "us-west-1")
+        regions["AWS_REGION"] = "us-west-2"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "us-west-2")
+        regions["AUTHCTL_REGION"] = "eu-north-1"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "eu-north-1")
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).endpoint, "https://cognito-idp.eu-north-1.amazonaws.com/")
+    }
+
+    func testProfileFromEnvironmentAndXDGConfigHome() throws {
+        let xdg = home + "/xdg"
+        try FileManager.default.createDirectory(atPath: xdg + "/authctl", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: xdg + "/authctl/config.toml", contents: Data("[profiles.ci]\nclient_id = \"ciclient\"\n".utf8))
+        let settings = try SettingsResolver.resolve(try options([]), environment: ["HOME": home, "XDG_CONFIG_HOME": xdg, "AUTHCTL_PROFILE": "ci"])
+        XCTAssertEqual(settings.profile, "ci")
+        XCTAssertEqual(settings.clientId, "ciclient")
+        XCTAssertEqual(settings.configFile, xdg + "/authctl/config.toml")
+    }
+
+    func testMalformedPoolIdAndMissingClientAreConfigurationErrors() throws {
+        let bad = try SettingsResolver.resolve(try options(["--user-pool-id", "not-a-pool", "--client-id", "c"]), environment: ["HOME": home])
+        XCTAssertThrowsError(try ClientSettings(bad)) { error in
+            let error = error as? AuthctlError
+            XCTAssertEqual(error?.code, .configuration)
+            XCTAssertTrue(error?.message.contains("not-a-pool") ?? false)
+        }
+        let noClient = try SettingsResolver.resolve(try options(["--user-pool-id", "eu-west-1_Ok"]), environment: ["HOME": home])
+        XCTAssertThrowsError(try ClientSettings(noClient)) { error in
+            let error = error as? AuthctlError
+            XCTAssertEqual(error?.code, .configuration)
+            XCTAssertTrue(error?.message.contains("--client-id") ?? false)
+            XCTAssertTrue(error?.message.contains("AUTHCTL_CLIENT_ID") ?? false)
+        }
+        let noPool = try SettingsResolver.resolve(try options([]), environment: ["HOME": home])
+        XCTAssertThrowsError(try ClientSettings(noPool)) { error in
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("AUTHCTL_USER_POOL_ID") ?? false)
+        }
+    }
+
+    func testMalformedConfigFileIsAClearError() throws {
+        writeConfig("[profiles.default\nuser_pool_id = ")
+        XCTAssertThrowsError(try SettingsResolver.resolve(try options([]), environment: ["HOME": home])) { error in
+            let error = error as? AuthctlError
+            XCTAssertEqual(error?.code, .configuration)
+            XCTAssertTrue(error?.message.contains("not valid TOML") ?? false)
+        }
+        writeConfig("[profiles.default]\nuser_pool_id = 5\n")
+        XCTAssertThrowsError(try SettingsResolver.resolve(try options([]), environment: ["HOME": home])) { error in
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("must be a string") ?? false)
+        }
+    }
+
+    func testConfigFileRoundTripKeepsOtherProfiles() throws {
+        writeConfig(profileText)
+        let path = home + "/.config/authctl/config.toml"
+        var file = try ConfigFile.load(path: path)
+        file.profiles["new"] = ProfileConfig(userPoolId: "eu-west-1_New", clientId: "n")
+        try file.save()
+        let again = try ConfigFile.load(path: path)
+        XCTAssertEqual(again.profiles["new"]?.userPoolId, "eu-west-1_New")
+        XCTAssertEqual(again.profiles["default"]?.username, "fileuser")
+        XCTAssertEqual(again.profiles["work"]?.clientId, "workclient")
+        let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
+        XCTAssertEqual(mode & 0o077, 0, "config file readable by its owner only")
+    }
+}

@@ -1,0 +1,107 @@
+@testable import authctl
+import CognitoClient
+import Foundation
+import SecureStore
+
+/// A console fed from strings, recording what the command printed.
+final class FakeConsole: Console {
+    var isInteractive: Bool
+    var stdinLines: [String]
+    var promptAnswers: [String]
+    private(set) var stdout: [String] = []
+    private(set) var stderr: [String] = []
+    private(set) var prompts: [(question: String, secret: Bool)] = []
+
+    init(interactive: Bool = false, stdin: [String] = [], promptAnswers: [String] = []) {
+        self.isInteractive = interactive
+        self.stdinLines = stdin
+        self.promptAnswers = promptAnswers
+    }
+
+    func output(_ text: String) { stdout.append(text) }
+    func message(_ text: String) { stderr.append(text) }
+
+    func readLine() -> String? {
+        stdinLines.isEmpty ? nil : stdinLines.removeFirst()
+    }
+
+    func prompt(_ question: String, secret: Bool) -> String? {
+        prompts.append((question, secret))
+        guard isInteractive, !promptAnswers.isEmpty else { return nil }
+        return promptAnswers.removeFirst()
+    }
+}
+
+/// Answers Cognito operations from handlers keyed by operation name, recording each call.
+final class FakeCognito: HTTPTransport {
+    typealias Handler = ([String: Any]) -> (status: Int, body: [String: Any])
+    var handlers: [String: Handler] = [:]
+    private(set) var calls: [(operation: String, body: [String: Any])] = []
+
+    func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        let target = request.headers.first { $0.name == "X-Amz-Target" }?.value ?? ""
+        let operation = String(target.split(separator: ".").last ?? "")
+        let body = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any] ?? [:]
+        calls.append((operation, body))
+        guard let handler = handlers[operation] else {
+            return HTTPResponse(status: 400, body: Data(#"{"__type":"UnknownOperationException"}"#.utf8))
+        }
+        let (status, object) = handler(body)
+        return HTTPResponse(status: status, headers: ["content-type": "application/x-amz-json-1.1"],
+                            body: (try? JSONSerialization.data(withJSONObject: object)) ?? Data())
+    }
+
+    func count(_ operation: String) -> Int { calls.filter { $0.operation == operation }.count }
+
+    static func tokens(username: String = "alice", sub: String = "sub-1", expiresIn: Int = 3600, refresh: String? = "refresh-1", now: Date = Date()) -> [String: Any] {
+        var result: [String: Any] = [
+            "AccessToken": jwt(["username": username, "sub": sub, "exp": now.timeIntervalSince1970 + Double(expiresIn), "token_use": "access", "cognito:groups": ["devs"]]),
+            "IdToken": jwt(["cognito:username": username, "sub": sub, "token_use": "id"]),
+            "ExpiresIn": expiresIn, "TokenType": "Bearer",
+        ]
+        result["RefreshToken"] = refresh
+        return ["AuthenticationResult": result]
+    }
+
+    static func jwt(_ claims: [String: Any]) -> String {
+        func encode(_ object: [String: Any]) -> String {
+            ((try? JSONSerialization.data(withJSONObject: object)) ?? Data()).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        return "\(encode(["alg": "RS256"])).\(encode(claims)).c2ln"
+    }
+
+    static func error(_ type: String, _ message: String) -> (status: Int, body: [String: Any]) {
+        (400, ["__type": type, "message": message])
+    }
+}
+
+/// A store that is always unreachable, like a machine without a session bus.
+final class UnavailableStore: SecretStore {
+    func read(_ key: SecretKey) throws -> String? { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
+    func write(_ key: SecretKey, label: String, secret: String) throws { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
+    func delete(_ key: SecretKey) throws -> Bool { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
+}
+
+struct Harness {
+    let console: FakeConsole
+    let cognito = FakeCognito()
+    let store: SecretStore
+    let context: CommandContext
+    let home: String
+
+    init(console: FakeConsole = FakeConsole(), store: SecretStore = InMemorySecretStore(), environment: [String: String] = [:], now: Date = Date()) {
+        self.console = console
+        self.store = store
+        let home = NSTemporaryDirectory() + "authctl-tests-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        self.home = home
+        var env = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-west-1_TestPool", "AUTHCTL_CLIENT_ID": "client1",
+                   "AUTHCTL_ENDPOINT": "http://127.0.0.1:9/"]
+        env.merge(environment) { $1 }
+        let cognito = self.cognito
+        self.context = CommandContext(console: console, environment: env, now: { now },
+                                      makeTransport: { _ in cognito }, makeStore: { store })
+    }
+}
