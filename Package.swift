@@ -20,9 +20,14 @@ let package = Package(
     ],
     targets: [
         // C shim over libcurl: curl_easy_setopt/getinfo are variadic, Swift cannot call them.
+        .systemLibrary(
+            name: "CLibcurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(
             name: "CCurl",
-            linkerSettings: [.linkedLibrary("curl")]
+            dependencies: ["CLibcurl"]
         ),
         // libsecret-1 through pkg-config, with a few static inline wrappers (see shim.h).
         .systemLibrary(

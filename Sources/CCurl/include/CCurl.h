@@ -1,1 +1,84 @@
+// CCurl: the libcurl shim for authctl.
+//
+// Why this exists: curl_easy_setopt() and curl_easy_getinfo() are C variadic functions, and Swift
+// cannot call variadic C functions. This header exposes one typed, non-variadic wrapper per
+// argument kind libcurl expects (long, curl_off_t, char *, void *, curl_slist *, struct curl_blob,
+// callback function pointers), in the manner of swift-corelibs-foundation's
+// CFURLSessionInterface.h and swift-nio's CNIOLinux. Passing the wrong kind for an option is
+// undefined behaviour in libcurl, so each wrapper documents which CURLOPTTYPE_* it is for.
+//
+// Everything else in libcurl (curl_easy_init, curl_easy_perform, curl_easy_reset,
+// curl_easy_cleanup, curl_easy_strerror, curl_slist_append, curl_slist_free_all) is not variadic
+// and is used from Swift directly through this module, which re-exports <curl/curl.h>. The
+// CURLOPT_* / CURLINFO_* / CURLE_* enum constants import into Swift as they are. Only
+// CognitoClient's transport imports this module.
+//
+// Names are prefixed `authctl_curl_` so they cannot collide with libcurl's own symbols.
+
+#ifndef AUTHCTL_CCURL_H
+#define AUTHCTL_CCURL_H
+
+#include <stddef.h>
 #include <curl/curl.h>
+
+#pragma clang assume_nonnull begin
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION callbacks. A Swift
+/// `@convention(c)` closure that captures nothing can be passed where this is expected. Return
+/// `size * nmemb` to accept the data; any other value aborts the transfer (CURLE_WRITE_ERROR).
+typedef size_t (*authctl_curl_data_callback)(char *_Nullable data, size_t size, size_t nmemb,
+                                             void *_Nullable userdata);
+
+/// curl_global_init(CURL_GLOBAL_DEFAULT). Call it once per process, before any other libcurl call.
+CURLcode authctl_curl_global_init(void);
+
+/// The CA bundle path libcurl was built with (`curl_version_info()->cainfo`), or NULL.
+const char *_Nullable authctl_curl_default_cainfo(void);
+
+/// The size CURLOPT_ERRORBUFFER's buffer must have (CURL_ERROR_SIZE).
+size_t authctl_curl_error_size(void);
+
+/// For CURLOPTTYPE_LONG / CURLOPTTYPE_VALUES options.
+CURLcode authctl_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+
+/// For CURLOPTTYPE_OFF_T options (the *_LARGE ones).
+CURLcode authctl_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+
+/// For CURLOPTTYPE_STRINGPOINT options. libcurl copies the string, except for
+/// CURLOPT_POSTFIELDS (use CURLOPT_COPYPOSTFIELDS instead), which it borrows.
+CURLcode authctl_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *_Nullable value);
+
+/// For CURLOPTTYPE_OBJECTPOINT / CURLOPTTYPE_CBPOINT options (CURLOPT_WRITEDATA,
+/// CURLOPT_HEADERDATA, CURLOPT_ERRORBUFFER, CURLOPT_COPYPOSTFIELDS...). libcurl borrows the
+/// pointer (except for CURLOPT_COPYPOSTFIELDS, which it copies), so it must stay valid for as long
+/// as the handle may use it.
+CURLcode authctl_curl_easy_setopt_ptr(CURL *handle, CURLoption option, void *_Nullable value);
+
+/// For CURLOPTTYPE_SLISTPOINT options (CURLOPT_HTTPHEADER...). libcurl borrows the list: free it
+/// only after the transfer and after the option has been reset or replaced.
+CURLcode authctl_curl_easy_setopt_slist(CURL *handle, CURLoption option,
+                                        struct curl_slist *_Nullable value);
+
+/// For CURLOPTTYPE_BLOB options (CURLOPT_CAINFO_BLOB...). Builds the `struct curl_blob` here;
+/// with `flags` = CURL_BLOB_COPY libcurl copies the bytes before returning.
+CURLcode authctl_curl_easy_setopt_blob(CURL *handle, CURLoption option, const void *_Nullable data,
+                                       size_t length, unsigned int flags);
+
+/// For CURLOPTTYPE_FUNCTIONPOINT data callbacks (CURLOPT_WRITEFUNCTION, CURLOPT_HEADERFUNCTION).
+CURLcode authctl_curl_easy_setopt_data_callback(CURL *handle, CURLoption option,
+                                                authctl_curl_data_callback _Nullable callback);
+
+/// For CURLINFO_LONG infos (CURLINFO_RESPONSE_CODE...).
+CURLcode authctl_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#pragma clang assume_nonnull end
+
+#endif /* AUTHCTL_CCURL_H */

@@ -81,3 +81,48 @@ extension CognitoService {
         try call("RespondToAuthChallenge", request, idempotent: false)
     }
 }
+
+struct RevokeTokenRequest: Encodable {
+    var token: String
+    var clientId: String
+    var clientSecret: String?
+}
+
+struct ChangePasswordRequest: Encodable {
+    var previousPassword: String
+    var proposedPassword: String
+    var accessToken: String
+}
+
+struct AdminUserRequest: Encodable {
+    var userPoolId: String
+    var username: String
+}
+
+extension CognitoService {
+    /// GlobalSignOut: ends every refresh token of the user. Repeating it is harmless.
+    public func globalSignOut(accessToken: String) throws {
+        _ = try call("GlobalSignOut", AccessTokenRequest(accessToken: accessToken), idempotent: true, as: EmptyResponse.self)
+    }
+
+    /// RevokeToken: ends one refresh token and the access tokens it produced. Repeating it is harmless.
+    public func revokeToken(refreshToken: String, client: AppClient) throws {
+        _ = try call("RevokeToken", RevokeTokenRequest(token: refreshToken, clientId: client.clientId,
+                                                        clientSecret: client.clientSecret),
+                     idempotent: true, as: EmptyResponse.self)
+    }
+
+    /// ChangePassword. Not repeated after an unknown outcome: a second try would present a
+    /// "previous" password that may already have been replaced.
+    public func changePassword(accessToken: String, previous: String, proposed: String) throws {
+        _ = try call("ChangePassword", ChangePasswordRequest(previousPassword: previous, proposedPassword: proposed,
+                                                              accessToken: accessToken),
+                     idempotent: false, as: EmptyResponse.self)
+    }
+
+    /// AdminUserGlobalSignOut (IAM-signed): ends every session of any user of the pool.
+    public func adminUserGlobalSignOut(userPoolId: String, username: String) throws {
+        _ = try call("AdminUserGlobalSignOut", AdminUserRequest(userPoolId: userPoolId, username: username),
+                     idempotent: true, as: EmptyResponse.self)
+    }
+}
