@@ -15,6 +15,8 @@ struct Authctl: ParsableCommand {
         version: version,
         subcommands: [
             SignIn.self,
+            SignOut.self,
+            ChangePassword.self,
             WhoAmI.self,
             Configure.self,
         ]

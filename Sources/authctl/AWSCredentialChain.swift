@@ -1,0 +1,53 @@
+import CognitoClient
+import Foundation
+
+/// The standard AWS credential chain, the part that needs no network: the environment, then
+/// the shared credentials file. Used only by the ops commands that call IAM-signed operations.
+enum AWSCredentialChain {
+    static func resolve(environment env: [String: String]) throws -> (credentials: AWSCredentials, source: String) {
+        let value: (String) -> String? = { name in
+            guard let value = env[name], !value.isEmpty else { return nil }
+            return value
+        }
+        if let key = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") {
+            return (AWSCredentials(accessKeyId: key, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN")),
+                    "environment")
+        }
+        let path = value("AWS_SHARED_CREDENTIALS_FILE") ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.aws/credentials")
+        let profile = value("AWS_PROFILE") ?? "default"
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            let sections = parseINI(text)
+            if let section = sections[profile], let key = section["aws_access_key_id"], let secret = section["aws_secret_access_key"],
+               !key.isEmpty, !secret.isEmpty {
+                return (AWSCredentials(accessKeyId: key, secretAccessKey: secret, sessionToken: section["aws_session_token"]),
+                        "\(path) [\(profile)]")
+            }
+        }
+        throw AuthctlError(.configuration, """
+            no AWS credentials for this admin operation: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY \
+            (and AWS_SESSION_TOKEN for temporary credentials), or add aws_access_key_id and aws_secret_access_key \
+            to section [\(profile)] of \(path) (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE)
+            """)
+    }
+
+    /// `[section]` headers and `key = value` lines; `#` and `;` start comments.
+    static func parseINI(_ text: String) -> [String: [String: String]] {
+        var sections: [String: [String: String]] = [:]
+        var current: String?
+        for rawLine in text.split(whereSeparator: \.isNewline) {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                var name = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+                if name.hasPrefix("profile ") { name = String(name.dropFirst("profile ".count)).trimmingCharacters(in: .whitespaces) }
+                current = name
+                continue
+            }
+            guard let current, let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            sections[current, default: [:]][key] = value
+        }
+        return sections
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+struct ChangePassword: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change-password",
+        abstract: "Change the signed-in user's password; this device stays signed in.",
+        discussion: """
+            On a terminal, asks for the current password, the new one and a confirmation, none echoed. \
+            With --stdin, the current and the new password are the first two lines of standard input. \
+            Other devices are not signed out: after a compromise, follow with `authctl signout --global`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Read the current and the new password from the first two lines of standard input.")
+    var stdin = false
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let console = context.console
+        if !stdin && !console.isInteractive {
+            throw AuthctlError(.usage, "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin")
+        }
+        let keeper = SessionKeeper(context: context, settings: settings)
+        // Fail on "not signed in" before asking for any password.
+        guard try keeper.repository.load(profile: settings.profile) != nil else {
+            throw AuthctlError.notSignedIn(profile: settings.profile)
+        }
+
+        let (current, proposed) = try readPasswords(console)
+        try NewPasswordRules.check(proposed, current: current)
+
+        let (session, service) = try keeper.freshSession(minValidity: 60)
+        do {
+            try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
+        } catch let error as CognitoError {
+            throw Self.failure(error, keeper: keeper, endpoint: service.endpoint)
+        }
+        switch global.output {
+        case .json:
+            context.printJSON(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
+        case .text:
+            console.message("Password changed. You are still signed in.")
+            console.message("Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global")
+        }
+    }
+
+    private func readPasswords(_ console: Console) throws -> (current: String, proposed: String) {
+        if stdin {
+            guard let current = console.readLine(), !current.isEmpty else {
+                throw AuthctlError(.usage, "--stdin: the first line (the current password) is missing")
+            }
+            guard let proposed = console.readLine() else {
+                throw AuthctlError(.usage, "--stdin: the second line (the new password) is missing")
+            }
+            return (current, proposed)
+        }
+        guard let current = console.prompt("Current password: ", secret: true), !current.isEmpty else {
+            throw AuthctlError(.usage, "no current password given")
+        }
+        guard let proposed = console.prompt("New password: ", secret: true),
+              let confirmation = console.prompt("Repeat new password: ", secret: true) else {
+            throw AuthctlError(.usage, "no new password given")
+        }
+        guard proposed == confirmation else {
+            throw AuthctlError(.inputRejected, "Passwords do not match")
+        }
+        return (current, proposed)
+    }
+
+    static func failure(_ error: CognitoError, keeper: SessionKeeper, endpoint: String) -> AuthctlError {
+        if error.kind == .service {
+            if error.isNotAuthorized {
+                // The same exception type covers a revoked session and a wrong current password.
+                if error.message.lowercased().contains("access token") {
+                    return keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
+                }
+                return AuthctlError(.notAuthorized, "Current password is incorrect")
+            }
+            if error.isType("LimitExceededException", "TooManyRequestsException", "TooManyFailedAttemptsException") {
+                return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+            }
+            if error.isType("InvalidPasswordException", "InvalidParameterException", "PasswordHistoryPolicyViolationException") {
+                return AuthctlError(.inputRejected, error.message)
+            }
+        }
+        return AuthctlError.from(error, endpoint: endpoint)
+    }
+}
+
+struct ChangePasswordReport: Encodable {
+    var changed: Bool
+    var signedIn: Bool
+    var otherDevicesSignedOut: Bool
+}

@@ -1,0 +1,274 @@
+@testable import authctl
+import CognitoClient
+import Foundation
+import SecureStore
+import XCTest
+
+/// signout and change-password against an injected Cognito fake (the integration suite runs the
+/// same paths with the built binary against moto and a real keyring).
+final class SignOutCommandTests: XCTestCase {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func seeded(console: FakeConsole = FakeConsole(), expiresIn: Int = 3600, environment: [String: String] = [:]) throws -> Harness {
+        let harness = Harness(console: console, environment: environment, now: now)
+        let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
+        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
+                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        try SessionRepository(store: harness.store).save(
+            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        return harness
+    }
+
+    private func stored(_ harness: Harness) throws -> StoredSession? {
+        try SessionRepository(store: harness.store).load(profile: "default")
+    }
+
+    private func report(_ harness: Harness) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data((harness.console.stdout.last ?? "").utf8)) as? [String: Any] ?? [:]
+    }
+
+    func testLocalSignOutRevokesThenDeletes() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["RevokeToken"] = { body in
+            XCTAssertEqual(body["Token"] as? String, "refresh-1")
+            XCTAssertEqual(body["ClientId"] as? String, "client1")
+            return (200, [:])
+        }
+        try SignOut.parse(["--output", "json"]).run(in: harness.context)
+        XCTAssertNil(try stored(harness))
+        let json = try report(harness)
+        XCTAssertEqual(json["signedOutLocally"] as? Bool, true)
+        XCTAssertEqual(json["revokeToken"] as? String, "ok")
+        XCTAssertEqual(json["globalSignOut"] as? String, "skipped")
+    }
+
+    func testLocalSignOutWhenRevocationFailsStillDeletesAndWarns() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["RevokeToken"] = { _ in FakeCognito.error("UnsupportedOperationException", "no") }
+        try SignOut.parse([]).run(in: harness.context)
+        XCTAssertNil(try stored(harness))
+        XCTAssertTrue(harness.console.stderr.contains { $0.contains("could not be revoked") && $0.contains("stays usable until it expires") })
+    }
+
+    func testLocalSignOutWithClientSecretSendsIt() throws {
+        let harness = try seeded(environment: ["AUTHCTL_CLIENT_SECRET": "shh"])
+        harness.cognito.handlers["RevokeToken"] = { body in
+            XCTAssertEqual(body["ClientSecret"] as? String, "shh")
+            return (200, [:])
+        }
+        try SignOut.parse([]).run(in: harness.context)
+        XCTAssertEqual(harness.cognito.count("RevokeToken"), 1)
+    }
+
+    func testNotSignedInIsHarmless() throws {
+        let harness = Harness(now: now)
+        try SignOut.parse([]).run(in: harness.context)
+        try SignOut.parse([]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stderr, ["Not signed in (profile default)", "Not signed in (profile default)"])
+        XCTAssertTrue(harness.cognito.calls.isEmpty)
+    }
+
+    func testGlobalWithoutTerminalNeedsYes() throws {
+        let harness = try seeded()
+        XCTAssertThrowsError(try SignOut.parse(["--global"]).run(in: harness.context)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .usage)
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("--yes") ?? false)
+        }
+        XCTAssertNotNil(try stored(harness))
+        XCTAssertTrue(harness.cognito.calls.isEmpty)
+    }
+
+    func testGlobalOnTerminalAsksAndNoKeepsEverything() throws {
+        let harness = try seeded(console: FakeConsole(interactive: true, promptAnswers: ["n"]))
+        XCTAssertThrowsError(try SignOut.parse(["--global"]).run(in: harness.context))
+        XCTAssertEqual(harness.console.prompts.first?.question, "Sign out alice on ALL devices? [y/N] ")
+        XCTAssertNotNil(try stored(harness))
+    }
+
+    func testGlobalSignOutSuccess() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        XCTAssertNil(try stored(harness))
+        let json = try report(harness)
+        XCTAssertEqual(json["globalSignOut"] as? String, "ok")
+        XCTAssertEqual(json["signedOutLocally"] as? Bool, true)
+        XCTAssertEqual(json["exposureUntil"] as? String, Format.iso8601(now.addingTimeInterval(3600)))
+    }
+
+    func testGlobalSignOutRefreshesAnExpiredTokenFirst() throws {
+        let harness = try seeded(expiresIn: 0)
+        harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: nil, now: self.now)) }
+        harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
+        try SignOut.parse(["--global", "--yes"]).run(in: harness.context)
+        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["InitiateAuth", "GlobalSignOut"])
+        XCTAssertNil(try stored(harness))
+    }
+
+    func testGlobalSignOutUnreachableKeepsSession() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["GlobalSignOut"] = { _ in (503, ["message": "down"]) }
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .unavailable)
+            XCTAssertTrue(error.message.contains("Nothing was revoked"))
+            XCTAssertTrue(error.message.contains("authctl signout"))
+        }
+        XCTAssertNotNil(try stored(harness))
+    }
+
+    func testGlobalSignOutThrottledExits75() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("TooManyRequestsException", "Rate exceeded") }
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .throttled)
+        }
+        XCTAssertNotNil(try stored(harness))
+    }
+
+    func testGlobalSignOutAlreadyRevokedDeletesAndSucceeds() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        XCTAssertNil(try stored(harness))
+        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "already-ended")
+    }
+
+    func testGlobalSignOutWithDeadRefreshTokenDeletesAndSucceeds() throws {
+        let harness = try seeded(expiresIn: 0)
+        harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        XCTAssertNil(try stored(harness))
+        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "already-ended")
+    }
+
+    func testUserRequiresGlobal() {
+        XCTAssertThrowsError(try SignOut.parse(["--user", "bob"]))
+    }
+}
+
+final class AdminSignOutTests: XCTestCase {
+    private let credentials = ["AWS_ACCESS_KEY_ID": "AKIDOPS", "AWS_SECRET_ACCESS_KEY": "opssecret", "USER": "operator"]
+
+    func testNoCredentialsIsConfigurationError() {
+        let harness = Harness(environment: ["AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials"])
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)) { error in
+            let error = error as? AuthctlError
+            XCTAssertEqual(error?.code, .configuration)
+            XCTAssertTrue(error?.message.contains("AWS_ACCESS_KEY_ID") ?? false)
+            XCTAssertTrue(error?.message.contains("/nonexistent/credentials") ?? false)
+        }
+    }
+
+    func testSignedCallAndAuditRecord() throws {
+        let harness = Harness(environment: credentials)
+        harness.cognito.handlers["AdminUserGlobalSignOut"] = { body in
+            XCTAssertEqual(body["Username"] as? String, "mallory")
+            XCTAssertEqual(body["UserPoolId"] as? String, "eu-west-1_TestPool")
+            return (200, [:])
+        }
+        try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)
+        XCTAssertEqual(harness.cognito.count("AdminUserGlobalSignOut"), 1)
+        let audit = harness.console.stderr.first { $0.hasPrefix("audit:") } ?? ""
+        XCTAssertTrue(audit.contains("user=mallory") && audit.contains("pool=eu-west-1_TestPool") && audit.contains("by=AKIDOPS"), audit)
+        XCTAssertFalse(harness.console.stderr.joined().contains("opssecret"))
+    }
+
+    func testCredentialsFileSectionAndSessionToken() throws {
+        let path = NSTemporaryDirectory() + "creds-\(UUID().uuidString)"
+        try "[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = d\n\n[ops]\naws_access_key_id=AKIDOPSFILE\naws_secret_access_key=s\naws_session_token = tok\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let resolved = try AWSCredentialChain.resolve(environment: ["AWS_SHARED_CREDENTIALS_FILE": path, "AWS_PROFILE": "ops"])
+        XCTAssertEqual(resolved.credentials, AWSCredentials(accessKeyId: "AKIDOPSFILE", secretAccessKey: "s", sessionToken: "tok"))
+        let fallback = try AWSCredentialChain.resolve(environment: ["AWS_SHARED_CREDENTIALS_FILE": path])
+        XCTAssertEqual(fallback.credentials.accessKeyId, "AKIDDEFAULT")
+        let env = try AWSCredentialChain.resolve(environment: ["AWS_SHARED_CREDENTIALS_FILE": path, "AWS_ACCESS_KEY_ID": "E", "AWS_SECRET_ACCESS_KEY": "F"])
+        XCTAssertEqual(env.credentials.accessKeyId, "E", "the environment comes before the file")
+    }
+
+    func testUnknownUserAndAccessDenied() {
+        for (type, code) in [("UserNotFoundException", AuthctlError.Code.inputRejected), ("AccessDeniedException", .notAuthorized)] {
+            let harness = Harness(environment: credentials)
+            harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in FakeCognito.error(type, "words of the service") }
+            XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)) { error in
+                XCTAssertEqual((error as? AuthctlError)?.code, code)
+                XCTAssertTrue((error as? AuthctlError)?.message.contains("words of the service") ?? false)
+            }
+        }
+    }
+
+    func testLeavesLocalStoreAlone() throws {
+        let harness = Harness(store: UnavailableStore(), environment: credentials)
+        harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in (200, [:]) }
+        try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)
+    }
+}
+
+final class ChangePasswordCommandTests: XCTestCase {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func seeded(_ console: FakeConsole) throws -> Harness {
+        let harness = Harness(console: console, now: now)
+        let tokens = FakeCognito.tokens(now: now)["AuthenticationResult"] as! [String: Any]
+        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: 3600,
+                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        try SessionRepository(store: harness.store).save(
+            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        return harness
+    }
+
+    private func expectFailure(_ console: FakeConsole, _ arguments: [String] = [], code: AuthctlError.Code, message: String,
+                               handler: FakeCognito.Handler? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        let harness = try seeded(console)
+        if let handler { harness.cognito.handlers["ChangePassword"] = handler }
+        XCTAssertThrowsError(try ChangePassword.parse(arguments).run(in: harness.context), file: file, line: line) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, code, file: file, line: line)
+            XCTAssertEqual(error.message, message, file: file, line: line)
+        }
+        if handler == nil { XCTAssertTrue(harness.cognito.calls.isEmpty, "no request for a local check", file: file, line: line) }
+        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"), file: file, line: line)
+    }
+
+    func testLocalChecksComeBeforeAnyRequest() throws {
+        try expectFailure(FakeConsole(interactive: true, promptAnswers: ["Old-1", "New-1", "New-2"]), code: .inputRejected, message: "Passwords do not match")
+        try expectFailure(FakeConsole(stdin: ["Same-1", "Same-1"]), ["--stdin"], code: .inputRejected, message: "The new password must differ from the current one")
+        try expectFailure(FakeConsole(stdin: ["Old-1", ""]), ["--stdin"], code: .inputRejected, message: "The new password is empty")
+        try expectFailure(FakeConsole(stdin: ["Old-1", " New-1"]), ["--stdin"], code: .inputRejected, message: "The new password must not begin or end with white space")
+        try expectFailure(FakeConsole(), code: .usage, message: "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin")
+    }
+
+    func testServiceAnswers() throws {
+        try expectFailure(FakeConsole(stdin: ["Wrong-1", "New-1"]), ["--stdin"], code: .notAuthorized, message: "Current password is incorrect",
+                          handler: { _ in FakeCognito.error("NotAuthorizedException", "Incorrect username or password.") })
+        try expectFailure(FakeConsole(stdin: ["Old-1", "New-1"]), ["--stdin"], code: .throttled, message: "Too many attempts; wait a few minutes and try again",
+                          handler: { _ in FakeCognito.error("LimitExceededException", "Attempt limit exceeded, please try after some time.") })
+        try expectFailure(FakeConsole(stdin: ["Old-1", "short"]), ["--stdin"], code: .inputRejected, message: "Password does not conform to policy: Password not long enough",
+                          handler: { _ in FakeCognito.error("InvalidPasswordException", "Password does not conform to policy: Password not long enough") })
+    }
+
+    func testSuccessKeepsSession() throws {
+        let harness = try seeded(FakeConsole(interactive: true, promptAnswers: ["Old-1", "New-Pass-1", "New-Pass-1"]))
+        harness.cognito.handlers["ChangePassword"] = { body in
+            XCTAssertEqual(body["PreviousPassword"] as? String, "Old-1")
+            XCTAssertEqual(body["ProposedPassword"] as? String, "New-Pass-1")
+            return (200, [:])
+        }
+        try ChangePassword.parse([]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stderr.first, "Password changed. You are still signed in.")
+        XCTAssertTrue(harness.console.stderr.last?.contains("signout --global") ?? false)
+        XCTAssertTrue(harness.console.prompts.allSatisfy { $0.secret })
+        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+    }
+
+    func testNotSignedInAsksNothing() {
+        let console = FakeConsole(interactive: true, promptAnswers: ["a", "b", "b"])
+        let harness = Harness(console: console, now: now)
+        XCTAssertThrowsError(try ChangePassword.parse([]).run(in: harness.context)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .notAuthorized)
+        }
+        XCTAssertTrue(console.prompts.isEmpty)
+    }
+}
