@@ -101,15 +101,68 @@ final class AuthenticatorTests: XCTestCase {
         XCTAssertEqual(transport.requests.count, 1, "an authentication failure is not retried")
     }
 
-    func testRefreshUsesRefreshTokenAndSecretHashOfKnownUsername() throws {
-        let transport = ScriptedTransport([ScriptedTransport.json(["AuthenticationResult": tokens().filter { $0.key != "RefreshToken" }])])
-        let result = try authenticator(transport, secret: "k").refresh(refreshToken: "rt", username: "real-name")
-        XCTAssertNil(result.refreshToken)
+    func testRefreshPrefersGetTokensFromRefreshTokenAndTakesRotatedToken() throws {
+        var result = tokens()
+        result["RefreshToken"] = "rotated-2"
+        let transport = ScriptedTransport([ScriptedTransport.json(["AuthenticationResult": result])])
+        let tokens = try authenticator(transport, secret: "k").refresh(refreshToken: "rt", username: "real-name")
+        XCTAssertEqual(tokens.refreshToken, "rotated-2")
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken"])
         let body = transport.body(0)
-        XCTAssertEqual(body["AuthFlow"] as? String, "REFRESH_TOKEN_AUTH")
-        let parameters = body["AuthParameters"] as? [String: String]
+        XCTAssertEqual(body["RefreshToken"] as? String, "rt")
+        XCTAssertEqual(body["ClientId"] as? String, "client1")
+        XCTAssertEqual(body["ClientSecret"] as? String, "k", "GetTokensFromRefreshToken takes the secret itself")
+    }
+
+    func testRefreshFallsBackWhereTheOperationIsMissing() throws {
+        let withoutRefresh = tokens().filter { $0.key != "RefreshToken" }
+        // An emulator's HTML error page, then the same client refreshing again in this process.
+        let transport = ScriptedTransport([
+            .respond(HTTPResponse(status: 500, headers: ["content-type": "text/html"], body: Data("<html>500</html>".utf8))),
+            ScriptedTransport.json(["AuthenticationResult": withoutRefresh]),
+            ScriptedTransport.json(["AuthenticationResult": withoutRefresh]),
+        ])
+        let auth = authenticator(transport, secret: "k")
+        XCTAssertNil(try auth.refresh(refreshToken: "rt", username: "real-name").refreshToken)
+        _ = try auth.refresh(refreshToken: "rt", username: "real-name")
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken", "InitiateAuth", "InitiateAuth"])
+        let parameters = transport.body(1)["AuthParameters"] as? [String: String]
+        XCTAssertEqual(transport.body(1)["AuthFlow"] as? String, "REFRESH_TOKEN_AUTH")
         XCTAssertEqual(parameters?["REFRESH_TOKEN"], "rt")
         XCTAssertEqual(parameters?["SECRET_HASH"], SecretHash.compute(username: "real-name", clientId: "client1", clientSecret: "k"))
+    }
+
+    func testUnknownOperationFallsBack() throws {
+        let transport = ScriptedTransport([
+            ScriptedTransport.error("UnknownOperationException", "", status: 400),
+            ScriptedTransport.json(["AuthenticationResult": tokens()]),
+        ])
+        _ = try authenticator(transport).refresh(refreshToken: "rt", username: "u")
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken", "InitiateAuth"])
+    }
+
+    func testPassingServerErrorDoesNotTrustTheFallbacksRefusal() {
+        // A real service's 5xx, then REFRESH_TOKEN_AUTH refused (as it is when rotation is on):
+        // the session must not be declared dead on the fallback's word.
+        let transport = ScriptedTransport([
+            ScriptedTransport.error("InternalErrorException", "try later", status: 500),
+            ScriptedTransport.error("NotAuthorizedException", "Refresh Token rotation is enabled"),
+            ScriptedTransport.json(["AuthenticationResult": tokens()]),
+        ])
+        let auth = authenticator(transport)
+        XCTAssertThrowsError(try auth.refresh(refreshToken: "rt", username: "u")) { error in
+            XCTAssertEqual((error as? CognitoError)?.errorType, "InternalErrorException")
+        }
+        XCTAssertNoThrow(try auth.refresh(refreshToken: "rt", username: "u"), "the 5xx did not switch the client to the fallback")
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken", "InitiateAuth", "GetTokensFromRefreshToken"])
+    }
+
+    func testRefusedRefreshIsNotAuthorized() {
+        let transport = ScriptedTransport([ScriptedTransport.error("NotAuthorizedException", "Invalid Refresh Token")])
+        XCTAssertThrowsError(try authenticator(transport).refresh(refreshToken: "rt", username: "u")) { error in
+            XCTAssertTrue((error as? CognitoError)?.isNotAuthorized ?? false)
+        }
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken"])
     }
 }
 

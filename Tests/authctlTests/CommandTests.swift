@@ -188,7 +188,8 @@ final class WhoAmICommandTests: XCTestCase {
             return (200, FakeCognito.tokens(expiresIn: 3600, refresh: nil, now: self.now))
         }
         try WhoAmI.parse([]).run(in: harness.context)
-        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["InitiateAuth", "GetUser"])
+        // The fake does not offer GetTokensFromRefreshToken, so the refresh falls back.
+        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GetUser"])
         let stored = try SessionRepository(store: harness.store).load(profile: "default")
         XCTAssertEqual(stored?.accessTokenExpiresAt, now.addingTimeInterval(3600))
         XCTAssertEqual(stored?.refreshToken, "refresh-1", "kept when the service did not rotate it")

@@ -102,7 +102,7 @@ final class SignOutCommandTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: nil, now: self.now)) }
         harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
         try SignOut.parse(["--global", "--yes"]).run(in: harness.context)
-        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["InitiateAuth", "GlobalSignOut"])
+        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GlobalSignOut"])
         XCTAssertNil(try stored(harness))
     }
 

@@ -130,9 +130,52 @@ public final class Authenticator {
         ]
     }
 
-    /// REFRESH_TOKEN_AUTH. `username` must be the name Cognito knows (the access token's
-    /// `username` claim), since SECRET_HASH is computed over it. The answer has no refresh token.
+    /// Set once this process has seen the service answer that it does not offer
+    /// GetTokensFromRefreshToken (emulators); a later refresh goes straight to the fallback.
+    private var refreshOperationMissing = false
+
+    /// New tokens from a refresh token. GetTokensFromRefreshToken first: it works whether or not
+    /// the app client rotates refresh tokens (then the answer carries a new one, which the caller
+    /// must store in place of the old). Where the service does not offer it (UnknownOperationException,
+    /// or an emulator's non-JSON 5xx page), InitiateAuth REFRESH_TOKEN_AUTH instead; after a real
+    /// service's passing 5xx the fallback is tried once, but only its tokens are trusted, never its
+    /// refusal. `username` is the name Cognito knows (the access token's `username`), since
+    /// SECRET_HASH is computed over it.
     public func refresh(refreshToken: String, username: String) throws -> AuthenticationResult {
+        if !refreshOperationMissing {
+            do {
+                return try getTokensFromRefreshToken(refreshToken)
+            } catch let error as CognitoError where Self.operationMissing(error) {
+                refreshOperationMissing = true
+            } catch let error as CognitoError where error.isServerError {
+                if let tokens = try? refreshTokenAuth(refreshToken: refreshToken, username: username) {
+                    return tokens
+                }
+                throw error
+            }
+        }
+        return try refreshTokenAuth(refreshToken: refreshToken, username: username)
+    }
+
+    static func operationMissing(_ error: CognitoError) -> Bool {
+        if error.isType("UnknownOperationException", "UnsupportedOperationException", "InvalidAction") { return true }
+        return error.kind == .malformedResponse && error.isServerError
+    }
+
+    private func getTokensFromRefreshToken(_ refreshToken: String) throws -> AuthenticationResult {
+        // Not repeated after an unknown outcome: with rotation the first call may have used the token up.
+        let response: AuthResponse = try service.call(
+            "GetTokensFromRefreshToken",
+            GetTokensFromRefreshTokenRequest(refreshToken: refreshToken, clientId: client.clientId, clientSecret: client.clientSecret),
+            idempotent: false)
+        guard let tokens = response.authenticationResult else {
+            throw CognitoError.malformed("the service answered a refresh with no tokens", status: 200)
+        }
+        return tokens
+    }
+
+    /// InitiateAuth REFRESH_TOKEN_AUTH. The answer has no refresh token.
+    public func refreshTokenAuth(refreshToken: String, username: String) throws -> AuthenticationResult {
         var parameters = ["REFRESH_TOKEN": refreshToken]
         parameters["SECRET_HASH"] = client.secretHash(for: username)
         let response = try service.initiateAuth(

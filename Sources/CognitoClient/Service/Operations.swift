@@ -33,6 +33,12 @@ struct InitiateAuthRequest: Encodable {
     var authParameters: [String: String]
 }
 
+struct GetTokensFromRefreshTokenRequest: Encodable {
+    var refreshToken: String
+    var clientId: String
+    var clientSecret: String?
+}
+
 struct RespondToAuthChallengeRequest: Encodable {
     var clientId: String
     var challengeName: String

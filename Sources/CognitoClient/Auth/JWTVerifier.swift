@@ -1,0 +1,134 @@
+import _CryptoExtras
+import Crypto
+import Foundation
+
+/// What a Cognito token must say to be used: the pool's issuer, the right `token_use`,
+/// the configured client, and an `exp` in the future.
+public struct TokenExpectations: Sendable {
+    public enum Use: String, Sendable { case access, id }
+
+    public var issuer: String
+    public var use: Use
+    public var clientId: String
+
+    public init(region: String, userPoolId: String, use: Use, clientId: String) {
+        self.issuer = "https://cognito-idp.\(region).amazonaws.com/\(userPoolId)"
+        self.use = use
+        self.clientId = clientId
+    }
+}
+
+/// A JSON Web Key Set as Cognito publishes it at `<pool issuer>/.well-known/jwks.json`.
+public struct JWKS: Codable, Sendable {
+    public struct Key: Codable, Sendable {
+        public var kid: String
+        public var kty: String
+        public var alg: String?
+        public var n: String?
+        public var e: String?
+        public var use: String?
+    }
+
+    public var keys: [Key]
+
+    public init(keys: [Key]) { self.keys = keys }
+
+    public init(json: Data) throws {
+        do {
+            self = try JSONDecoder().decode(JWKS.self, from: json)
+        } catch {
+            throw JWTError.malformed("the JWKS document is not a JSON key set")
+        }
+    }
+}
+
+/// Offline checks of Cognito JWTs: claims always, the RS256 signature when a key set is given.
+public enum JWTVerifier {
+    /// Checks `iss`, `token_use`, `client_id` (access) or `aud` (id), and `exp` (with `leeway` seconds).
+    public static func checkClaims(_ token: String, _ expected: TokenExpectations, now: Date, leeway: Double = 0) throws -> JWTClaims {
+        let claims = try JWTClaims(token: token)
+        guard claims.issuer == expected.issuer else {
+            throw JWTError(message: "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.issuer)")
+        }
+        guard claims.tokenUse == expected.use.rawValue else {
+            throw JWTError(message: "the token is an \(claims.tokenUse ?? "unknown") token, expected \(expected.use.rawValue)")
+        }
+        let client = expected.use == .access ? claims.clientId : claims.audience
+        guard client == expected.clientId else {
+            throw JWTError(message: "the token was issued to client \(client ?? "missing"), expected \(expected.clientId)")
+        }
+        guard let expiry = claims.expiresAt else {
+            throw JWTError(message: "the token has no expiry (exp)")
+        }
+        guard expiry.timeIntervalSince(now) > -leeway else {
+            throw JWTError(message: "the token expired at \(ISO8601DateFormatter().string(from: expiry))")
+        }
+        return claims
+    }
+
+    /// Checks the RS256 signature against the key named by the header's `kid`.
+    public static func checkSignature(_ token: String, keys: JWKS) throws {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw JWTError.malformed("a JWT has three parts") }
+        guard let headerData = Base64URL.decode(String(parts[0])),
+              let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData) else {
+            throw JWTError.malformed("the JWT header is not base64url JSON")
+        }
+        guard case .string("RS256")? = header["alg"] else {
+            throw JWTError(message: "the token's algorithm is not RS256 (Cognito signs with RS256 only)")
+        }
+        guard case .string(let kid)? = header["kid"] else {
+            throw JWTError(message: "the token names no signing key (kid)")
+        }
+        guard let key = keys.keys.first(where: { $0.kid == kid }) else {
+            throw JWTError(message: "the pool's key set has no key \(kid)")
+        }
+        guard key.kty == "RSA", let n = key.n.flatMap(Base64URL.decode), let e = key.e.flatMap(Base64URL.decode) else {
+            throw JWTError(message: "key \(kid) is not an RSA public key")
+        }
+        guard let signature = Base64URL.decode(String(parts[2])) else {
+            throw JWTError.malformed("the JWT signature is not base64url")
+        }
+        let publicKey: _RSA.Signing.PublicKey
+        do {
+            publicKey = try _RSA.Signing.PublicKey(n: n, e: e)
+        } catch {
+            throw JWTError(message: "key \(kid) cannot be used: \(error)")
+        }
+        let signedPart = Data("\(parts[0]).\(parts[1])".utf8)
+        let valid = publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature),
+                                               for: SHA256.hash(data: signedPart), padding: .insecurePKCS1v1_5)
+        guard valid else {
+            throw JWTError(message: "the token's signature does not verify with key \(kid)")
+        }
+    }
+}
+
+extension CognitoService {
+    /// Fetches the pool's public signing keys (`GET <endpoint>/<pool id>/.well-known/jwks.json`).
+    /// Returns the document and its `Cache-Control: max-age`, if any.
+    public func fetchJWKS(userPoolId: String) throws -> (data: Data, maxAge: Double?) {
+        let request = HTTPRequest(url: endpoint + userPoolId + "/.well-known/jwks.json", method: "GET",
+                                  headers: [("Accept", "application/json")])
+        let response: HTTPResponse
+        do {
+            response = try transport.send(request)
+        } catch let error as TransportError {
+            throw CognitoError.transport(error)
+        }
+        guard response.status == 200 else {
+            throw CognitoError.malformed("the pool's key set answered HTTP \(response.status)", status: response.status)
+        }
+        _ = try JWKS(json: response.body)
+        var maxAge: Double?
+        if let cacheControl = response.headers["cache-control"] {
+            for directive in cacheControl.split(separator: ",") {
+                let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=")
+                if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Double(parts[1]) {
+                    maxAge = seconds
+                }
+            }
+        }
+        return (response.body, maxAge)
+    }
+}
