@@ -75,6 +75,7 @@ let package = Package(
                 // An independent big-integer implementation for the test-side SRP verifier.
                 .product(name: "BigInt", package: "BigInt"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -18,6 +18,9 @@ struct Authctl: ParsableCommand {
             SignOut.self,
             ChangePassword.self,
             WhoAmI.self,
+            Token.self,
+            Exec.self,
+            Status.self,
             Configure.self,
         ]
     )

@@ -12,6 +12,10 @@ struct AuthctlError: Error, CustomStringConvertible {
         case throttled = 75
         case notAuthorized = 77
         case configuration = 78
+        /// `exec`: the command exists but cannot be run (as shells report it).
+        case cannotExecute = 126
+        /// `exec`: no such command (as shells report it).
+        case commandNotFound = 127
     }
 
     var code: Code

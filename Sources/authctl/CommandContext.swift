@@ -76,6 +76,8 @@ extension AuthctlCommand {
         let context = CommandContext.live()
         do {
             try run(in: context)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             let failure = AuthctlError.from(error)
             context.console.message("authctl: \(failure.message)")

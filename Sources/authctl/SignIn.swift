@@ -50,16 +50,9 @@ struct SignIn: AuthctlCommand {
         }
         let password = try readPassword(console: console, username: name)
 
-        let authenticator = Authenticator(service: try context.service(settings, client: client),
-                                          client: appClient, now: context.now)
-        let result: SignInResult
-        do {
-            result = try authenticator.signIn(username: name, password: password, flow: flow) { challenge in
-                try answer(challenge, console: console, currentPassword: password)
-            }
-        } catch let error as CognitoError {
-            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
-        }
+        let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                        passwordFromStdin: passwordStdin)
+            .signIn(username: name, password: password, flow: flow)
 
         let now = context.now()
         if noStore {
@@ -87,16 +80,41 @@ struct SignIn: AuthctlCommand {
     }
 
     private func readPassword(console: Console, username: String) throws -> String {
+        try PasswordSignIn.readPassword(console: console, fromStdin: passwordStdin, username: username)
+    }
+}
+
+/// Signing in with a password, shared by `signin` and `token --password-stdin`.
+struct PasswordSignIn {
+    let context: CommandContext
+    let settings: Settings
+    let client: ClientSettings
+    let appClient: AppClient
+    let passwordFromStdin: Bool
+
+    static func readPassword(console: Console, fromStdin: Bool, username: String) throws -> String {
         let password: String?
-        if passwordStdin {
+        if fromStdin {
             password = console.readLine()
         } else {
             password = console.prompt("Password for \(username): ", secret: true)
         }
         guard let password, !password.isEmpty else {
-            throw AuthctlError(.usage, passwordStdin ? "--password-stdin: standard input held no password" : "no password given")
+            throw AuthctlError(.usage, fromStdin ? "--password-stdin: standard input held no password" : "no password given")
         }
         return password
+    }
+
+    func signIn(username: String, password: String, flow: PasswordFlow) throws -> SignInResult {
+        let authenticator = Authenticator(service: try context.service(settings, client: client),
+                                          client: appClient, now: context.now)
+        do {
+            return try authenticator.signIn(username: username, password: password, flow: flow) { challenge in
+                try answer(challenge, console: context.console, currentPassword: password)
+            }
+        } catch let error as CognitoError {
+            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
+        }
     }
 
     /// Answers the challenges that need the person; the rest are not built yet.
@@ -111,7 +129,7 @@ struct SignIn: AuthctlCommand {
     }
 
     private func readNewPassword(console: Console, currentPassword: String) throws -> String {
-        if passwordStdin {
+        if passwordFromStdin {
             guard let line = console.readLine(), !line.isEmpty else {
                 throw AuthctlError(.usage, "this account must set a new password: give it as the second line of standard input")
             }

@@ -10,10 +10,20 @@ struct WhoAmI: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Flag(help: "Also check the tokens' RS256 signatures against the pool's published keys (JWKS).")
+    var verify = false
+
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let keeper = SessionKeeper(context: context, settings: settings)
         let (session, service) = try keeper.freshSession(minValidity: 60)
+        let checks = TokenChecks(context: context, settings: settings)
+        try checks.checkClaims(session, .access)
+        if verify {
+            try checks.checkClaims(session, .id)
+            try checks.verifySignature(session, .access, service: service)
+            try checks.verifySignature(session, .id, service: service)
+        }
 
         let user: GetUserResponse
         do {

@@ -55,13 +55,17 @@ final class FakeCognito: HTTPTransport {
 
     static func tokens(username: String = "alice", sub: String = "sub-1", expiresIn: Int = 3600, refresh: String? = "refresh-1", now: Date = Date()) -> [String: Any] {
         var result: [String: Any] = [
-            "AccessToken": jwt(["username": username, "sub": sub, "exp": now.timeIntervalSince1970 + Double(expiresIn), "token_use": "access", "cognito:groups": ["devs"]]),
-            "IdToken": jwt(["cognito:username": username, "sub": sub, "token_use": "id"]),
+            "AccessToken": jwt(["username": username, "sub": sub, "exp": now.timeIntervalSince1970 + Double(expiresIn), "token_use": "access",
+                                "cognito:groups": ["devs"], "iss": issuer, "client_id": "client1"]),
+            "IdToken": jwt(["cognito:username": username, "sub": sub, "token_use": "id", "iss": issuer, "aud": "client1",
+                            "exp": now.timeIntervalSince1970 + Double(expiresIn)]),
             "ExpiresIn": expiresIn, "TokenType": "Bearer",
         ]
         result["RefreshToken"] = refresh
         return ["AuthenticationResult": result]
     }
+
+    static let issuer = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_TestPool"
 
     static func jwt(_ claims: [String: Any]) -> String {
         func encode(_ object: [String: Any]) -> String {

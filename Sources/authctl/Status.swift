@@ -1,0 +1,147 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+import SecureStore
+
+struct Status: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show every profile's session: signed in or not, user, expiry, refresh state.",
+        discussion: """
+            One line per profile in the config file, plus the selected one. No network call unless \
+            --check, which asks Cognito (GetUser, after a refresh when needed) whether the selected \
+            profile's session is still alive. Exit 0 when the selected profile is signed in, 77 otherwise.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Ask Cognito whether the selected profile's session is still alive.")
+    var check = false
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let file = try ConfigFile.load(path: settings.configFile)
+        let names = Set(file.profiles.keys).union([settings.profile]).sorted()
+        let repository = SessionRepository(store: context.store)
+        let now = context.now()
+
+        var entries: [ProfileStatus] = []
+        for name in names {
+            var entry = ProfileStatus(profile: name, selected: name == settings.profile)
+            do {
+                if let session = try repository.load(profile: name) {
+                    entry.signedIn = true
+                    entry.username = session.username
+                    entry.userPoolId = session.userPoolId
+                    entry.accessTokenExpiresAt = session.accessTokenExpiresAt
+                    entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
+                    entry.store = "secret-service"
+                }
+            } catch let error as AuthctlError {
+                entry.state = .unreadable
+                entry.problem = error.message
+            }
+            entries.append(entry)
+        }
+
+        if check, let index = entries.firstIndex(where: { $0.selected }), entries[index].signedIn {
+            entries[index].checked = true
+            let keeper = SessionKeeper(context: context, settings: settings)
+            do {
+                let (session, service) = try keeper.freshSession(minValidity: 60)
+                _ = try service.getUser(accessToken: session.accessToken)
+                entries[index].state = .valid
+                entries[index].accessTokenExpiresAt = session.accessTokenExpiresAt
+            } catch let error as CognitoError where error.isNotAuthorized {
+                _ = keeper.endSession(reason: error.message)
+                entries[index].signedIn = false
+                entries[index].state = .ended
+            } catch let error as AuthctlError where error.code == .notAuthorized {
+                entries[index].signedIn = false
+                entries[index].state = .ended
+            } catch {
+                entries[index].problem = AuthctlError.from(error).message
+            }
+        }
+
+        let selected = entries.first { $0.selected }
+        switch global.output {
+        case .json:
+            context.printJSON(StatusReport(selectedProfile: settings.profile, profiles: entries))
+        case .text:
+            for entry in entries {
+                context.console.output(entry.line(now: now))
+            }
+        }
+        if let problem = selected?.problem, selected?.checked == true {
+            throw AuthctlError(.unavailable, "could not check the session: \(problem)")
+        }
+        if selected?.signedIn != true {
+            throw ExitCode(AuthctlError.Code.notAuthorized.rawValue)
+        }
+    }
+}
+
+struct ProfileStatus: Encodable {
+    enum State: String, Encodable {
+        case signedOut = "signed-out"
+        case valid
+        case expiredRefreshable = "access-expired-refreshable"
+        case ended
+        case unreadable
+    }
+
+    var profile: String
+    var selected: Bool
+    var signedIn = false
+    var username: String?
+    var userPoolId: String?
+    var accessTokenExpiresAt: Date?
+    var state: State = .signedOut
+    var store: String?
+    var checked = false
+    var problem: String?
+
+    enum CodingKeys: String, CodingKey {
+        case profile, selected, signedIn, username, userPoolId, accessTokenExpiresAt, state, store, checked, problem
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(profile, forKey: .profile)
+        try container.encode(selected, forKey: .selected)
+        try container.encode(signedIn, forKey: .signedIn)
+        try container.encode(username, forKey: .username)
+        try container.encode(userPoolId, forKey: .userPoolId)
+        try container.encode(accessTokenExpiresAt, forKey: .accessTokenExpiresAt)
+        try container.encode(state, forKey: .state)
+        try container.encode(store, forKey: .store)
+        try container.encode(checked, forKey: .checked)
+        try container.encode(problem, forKey: .problem)
+    }
+
+    func line(now: Date) -> String {
+        let marker = selected ? "*" : " "
+        var text = "\(marker) \(profile): "
+        switch state {
+        case .signedOut: text += "not signed in"
+        case .ended: text += "session ended (removed)"
+        case .unreadable: text += "unreadable session: \(problem ?? "")"
+        case .valid, .expiredRefreshable:
+            text += "signed in as \(username ?? "?") in \(userPoolId ?? "?")"
+            if let expiry = accessTokenExpiresAt {
+                text += state == .valid
+                    ? "; access token valid until \(Format.localTime(expiry))"
+                    : "; access token expired at \(Format.localTime(expiry)), refreshable"
+            }
+            text += "; kept in the Secret Service"
+            if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }
+        }
+        return text
+    }
+}
+
+struct StatusReport: Encodable {
+    var selectedProfile: String
+    var profiles: [ProfileStatus]
+}

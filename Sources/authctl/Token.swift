@@ -1,0 +1,107 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+import SecureStore
+
+extension TokenType: ExpressibleByArgument {}
+
+struct Token: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a fresh access (or id) token and nothing else, for scripts: $(authctl token).",
+        discussion: """
+            Refreshes first when the token expires within --min-valid seconds. Parallel processes \
+            refresh once: the refresh runs under a per-profile lock and re-reads the store. With \
+            --username and --password-stdin, signs in when there is no valid session; where no \
+            Secret Service can be reached it keeps nothing (one line on stderr) and still prints the token.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("type"), help: "Which token: access or id.")
+    var type: TokenType = .access
+
+    @Option(help: ArgumentHelp("Refresh first when the token expires within this many seconds.", valueName: "seconds"))
+    var minValid: Double = 60
+
+    @Flag(help: "Also check the token's RS256 signature against the pool's published keys (JWKS).")
+    var verify = false
+
+    @Option(help: ArgumentHelp("Sign in as this user when there is no valid session (with --password-stdin).", valueName: "name"))
+    var username: String?
+
+    @Flag(help: "Read the password from standard input to sign in when there is no valid session.")
+    var passwordStdin = false
+
+    @Option(help: "Sign-in flow when signing in: srp or password.")
+    var flow: PasswordFlow = .srp
+
+    func validate() throws {
+        if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
+    }
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let keeper = SessionKeeper(context: context, settings: settings)
+        let checks = TokenChecks(context: context, settings: settings)
+
+        var storeError: SecureStoreError?
+        do {
+            let (session, service) = try keeper.freshSession(minValidity: minValid)
+            try emit(session, checks: checks, service: service, context: context)
+            return
+        } catch let error as SecureStoreError {
+            guard passwordStdin else { throw error }
+            storeError = error
+        } catch let error as AuthctlError where error.code == .notAuthorized && passwordStdin {
+            // Not signed in, or the session ended: sign in below.
+        }
+
+        let client = try ClientSettings(settings)
+        let appClient = try keeper.appClient(client, storeRequired: false)
+        guard let name = username ?? settings.username else {
+            throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
+        }
+        let password = try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
+        let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                        passwordFromStdin: true).signIn(username: name, password: password, flow: flow)
+        let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
+                                        client: client, now: context.now())
+        if storeError == nil {
+            do {
+                try keeper.repository.save(session)
+            } catch let error as SecureStoreError {
+                storeError = error
+            }
+        }
+        if let storeError {
+            context.console.message("authctl: no Secret Service (\(storeError.message)); the session was not kept.")
+        }
+        try emit(session, checks: checks, service: try context.service(settings, client: client), context: context)
+    }
+
+    private func emit(_ session: StoredSession, checks: TokenChecks, service: CognitoService, context: CommandContext) throws {
+        try checks.checkClaims(session, type)
+        if verify { try checks.verifySignature(session, type, service: service) }
+        let token = checks.token(session, type)
+        guard !token.isEmpty else {
+            throw AuthctlError(.notAuthorized, "the session holds no \(type.rawValue) token. Run: authctl signin")
+        }
+        switch global.output {
+        case .text:
+            context.console.output(token)
+        case .json:
+            let expiresAt = type == .access ? session.accessTokenExpiresAt
+                : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
+            context.printJSON(TokenOutput(token: token, type: type.rawValue, expiresAt: expiresAt, profile: session.profile))
+        }
+    }
+}
+
+/// `token --output json`.
+struct TokenOutput: Encodable {
+    var token: String
+    var type: String
+    var expiresAt: Date
+    var profile: String
+}

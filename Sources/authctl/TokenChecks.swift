@@ -1,0 +1,102 @@
+import CognitoClient
+import Foundation
+
+enum TokenType: String, CaseIterable {
+    case access
+    case id
+}
+
+
+/// Offline checks of the tokens authctl hands out, and the optional signature check.
+struct TokenChecks {
+    let context: CommandContext
+    let settings: Settings
+
+    func token(_ session: StoredSession, _ type: TokenType) -> String {
+        type == .access ? session.accessToken : session.idToken
+    }
+
+    /// `iss`, `token_use`, client and `exp`; the issuer's region is the pool's own.
+    func checkClaims(_ session: StoredSession, _ type: TokenType) throws {
+        let region = Settings.region(fromPoolId: session.userPoolId) ?? session.region
+        let expected = TokenExpectations(region: region, userPoolId: session.userPoolId,
+                                         use: type == .access ? .access : .id, clientId: session.clientId)
+        do {
+            _ = try JWTVerifier.checkClaims(token(session, type), expected, now: context.now())
+        } catch let error as JWTError {
+            throw AuthctlError(.notAuthorized, "the stored \(type.rawValue) token failed an offline check: \(error.message). Run: authctl signin")
+        }
+    }
+
+    /// The RS256 signature against the pool's published keys (cached on disk with their max-age).
+    func verifySignature(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws {
+        let cache = JWKSCache(directory: JWKSCache.directory(environment: context.environment), poolId: session.userPoolId)
+        var keys = try cache.load(now: context.now()) ?? fetch(cache, service: service, poolId: session.userPoolId)
+        do {
+            try JWTVerifier.checkSignature(token(session, type), keys: keys)
+        } catch let error as JWTError where error.message.contains("has no key") {
+            // The pool may have rotated its keys since they were cached: fetch once more.
+            keys = try fetch(cache, service: service, poolId: session.userPoolId)
+            try signatureCheck(session, type, keys)
+        } catch let error as JWTError {
+            throw AuthctlError(.notAuthorized, "the \(type.rawValue) token's signature is not valid: \(error.message)")
+        }
+    }
+
+    private func signatureCheck(_ session: StoredSession, _ type: TokenType, _ keys: JWKS) throws {
+        do {
+            try JWTVerifier.checkSignature(token(session, type), keys: keys)
+        } catch let error as JWTError {
+            throw AuthctlError(.notAuthorized, "the \(type.rawValue) token's signature is not valid: \(error.message)")
+        }
+    }
+
+    private func fetch(_ cache: JWKSCache, service: CognitoService, poolId: String) throws -> JWKS {
+        do {
+            let (data, maxAge) = try service.fetchJWKS(userPoolId: poolId)
+            cache.save(data, maxAge: maxAge ?? 3600, now: context.now())
+            return try JWKS(json: data)
+        } catch let error as JWTError {
+            throw AuthctlError(.unavailable, "the pool's key set is unusable: \(error.message)")
+        } catch {
+            throw AuthctlError.from(error, endpoint: service.endpoint)
+        }
+    }
+}
+
+/// The pool's public signing keys on disk (they are not secret), with the max-age they came with.
+struct JWKSCache {
+    let directory: String
+    let poolId: String
+
+    static func directory(environment: [String: String]) -> String {
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/authctl/jwks" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl/jwks"
+    }
+
+    private var path: String { directory + "/" + poolId + ".json" }
+
+    private struct Entry: Codable {
+        var fetchedAt: Date
+        var maxAge: Double
+        var jwks: JWKS
+    }
+
+    func load(now: Date) throws -> JWKS? {
+        guard let data = FileManager.default.contents(atPath: path),
+              let entry = try? JSONDecoder().decode(Entry.self, from: data),
+              now.timeIntervalSince(entry.fetchedAt) < entry.maxAge else { return nil }
+        return entry.jwks
+    }
+
+    func save(_ jwksData: Data, maxAge: Double, now: Date) {
+        guard let jwks = try? JWKS(json: jwksData),
+              let data = try? JSONEncoder().encode(Entry(fetchedAt: now, maxAge: maxAge, jwks: jwks)) else { return }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let temporary = path + ".\(getpid()).tmp"
+        if FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) {
+            rename(temporary, path)
+        }
+    }
+}
