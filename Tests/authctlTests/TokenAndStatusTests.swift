@@ -1,0 +1,115 @@
+@testable import authctl
+import ArgumentParser
+import CognitoClient
+import Foundation
+import SecureStore
+import XCTest
+
+final class TokenCommandTests: XCTestCase {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func seed(_ harness: Harness, expiresIn: Int) throws {
+        let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
+        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
+                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        try SessionRepository(store: harness.store).save(
+            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+    }
+
+    func testPrintsOnlyTheToken() throws {
+        let harness = Harness(now: now)
+        try seed(harness, expiresIn: 3600)
+        try Token.parse([]).run(in: harness.context)
+        let session = try SessionRepository(store: harness.store).load(profile: "default")
+        XCTAssertEqual(harness.console.stdout, [session!.accessToken])
+        XCTAssertEqual(harness.console.stderr, [])
+        XCTAssertTrue(harness.cognito.calls.isEmpty)
+        try Token.parse(["--type", "id"]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stdout.last, session!.idToken)
+    }
+
+    func testMinValidForcesRefresh() throws {
+        let harness = Harness(now: now)
+        try seed(harness, expiresIn: 300)
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
+        try Token.parse(["--min-valid", "60"]).run(in: harness.context)
+        XCTAssertTrue(harness.cognito.calls.isEmpty, "300 s left is enough for --min-valid 60")
+        try Token.parse(["--min-valid", "600"]).run(in: harness.context)
+        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
+        let stored = try SessionRepository(store: harness.store).load(profile: "default")
+        XCTAssertEqual(stored?.refreshToken, "rotated", "a rotated refresh token replaces the old one")
+        XCTAssertEqual(harness.console.stdout.last, stored?.accessToken)
+    }
+
+    func testNotSignedIn() {
+        let harness = Harness(now: now)
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .notAuthorized)
+        }
+        XCTAssertEqual(harness.console.stdout, [])
+    }
+
+    func testSignsInWithoutKeyringAndSaysSoOnce() throws {
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]), store: UnavailableStore(), now: now)
+        harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
+        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stdout.count, 1)
+        XCTAssertEqual(harness.console.stdout[0].split(separator: ".").count, 3)
+        XCTAssertEqual(harness.console.stderr.count, 1)
+        XCTAssertTrue(harness.console.stderr[0].contains("not kept"))
+    }
+
+    func testSignsInWhenNotSignedInAndStores() throws {
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
+        harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
+        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertEqual(harness.console.stderr, [])
+    }
+
+    func testTokenForAnotherClientIsRefused() throws {
+        let harness = Harness(now: now)
+        try seed(harness, expiresIn: 3600)
+        var session = try SessionRepository(store: harness.store).load(profile: "default")!
+        session.clientId = "client2"
+        try SessionRepository(store: harness.store).save(session)
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .notAuthorized)
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("client") ?? false)
+        }
+        XCTAssertEqual(harness.console.stdout, [])
+    }
+}
+
+final class StatusCommandTests: XCTestCase {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func testNotSignedInExits77WithJSON() throws {
+        let harness = Harness(now: now)
+        XCTAssertThrowsError(try Status.parse(["--output", "json"]).run(in: harness.context)) { error in
+            XCTAssertEqual((error as? ExitCode)?.rawValue, 77)
+        }
+        let object = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as? [String: Any]
+        let profiles = object?["profiles"] as? [[String: Any]]
+        XCTAssertEqual(profiles?.first?["state"] as? String, "signed-out")
+        XCTAssertEqual(profiles?.first?["selected"] as? Bool, true)
+    }
+
+    func testListsConfiguredProfilesWithoutNetwork() throws {
+        let harness = Harness(now: now)
+        try FileManager.default.createDirectory(atPath: harness.home + "/.config/authctl", withIntermediateDirectories: true)
+        try "[profiles.work]\nuser_pool_id = \"eu-west-1_W\"\nclient_id = \"w\"\n".write(toFile: harness.home + "/.config/authctl/config.toml", atomically: true, encoding: .utf8)
+        let tokens = FakeCognito.tokens(expiresIn: -10, now: now)["AuthenticationResult"] as! [String: Any]
+        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: -10, tokenType: "Bearer",
+                                          refreshToken: "r", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        try SessionRepository(store: harness.store).save(try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        try Status.parse([]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stdout.count, 2)
+        XCTAssertTrue(harness.console.stdout[0].hasPrefix("* default: signed in as alice"))
+        XCTAssertTrue(harness.console.stdout[0].contains("expired"))
+        XCTAssertEqual(harness.console.stdout[1], "  work: not signed in")
+        XCTAssertTrue(harness.cognito.calls.isEmpty)
+    }
+}
