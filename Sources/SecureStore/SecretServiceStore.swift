@@ -1,0 +1,172 @@
+import CLibSecret
+import Foundation
+
+/// `SecretStore` over the freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet)
+/// through libsecret.
+///
+/// - One item per `kind` + `profile`, in the default collection, with the schema
+///   `io.github.authctl.Secret` and the attributes `kind`, `profile`, `user_pool_id`,
+///   `client_id`. The secret is stored as `text/plain`.
+/// - Talks to the D-Bus Secret Service only; libsecret's file backend
+///   (`SECRET_BACKEND=file`, Flatpak, Snap) is never used, so nothing is written to a file.
+/// - Every call is bounded by `timeout`: libsecret runs on a worker thread, and when it
+///   does not answer in time its `GCancellable` is cancelled and `.timeout` is thrown.
+///   The caller never waits longer than `timeout` (plus thread start-up) per operation.
+/// - Never prints, never exits, never puts the secret in an error message.
+public final class SecretServiceStore: SecretStore, @unchecked Sendable {
+    /// Seconds one operation (read, write or delete) may take.
+    public let timeout: Double
+    private let environment: [String: String]
+
+    /// - Parameters:
+    ///   - timeout: seconds one operation may take before `.timeout` is thrown.
+    ///   - environment: used only to decide whether a session bus can exist
+    ///     (`DBUS_SESSION_BUS_ADDRESS`, or a socket at `$XDG_RUNTIME_DIR/bus`); when none
+    ///     can, every call throws `.unavailable` without touching libsecret (which could
+    ///     otherwise try to autolaunch a bus). libsecret itself always connects with the
+    ///     process environment.
+    public init(timeout: Double = 5,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.timeout = timeout
+        self.environment = environment
+    }
+
+    public func read(_ key: SecretKey) throws -> String? {
+        try requireSessionBus()
+        let kind = key.kind, profile = key.profile
+        return try bounded { cancellable -> Result<String?, LibsecretFailure> in
+            var error = AuthctlSecretError()
+            defer { authctl_secret_error_clear(&error) }
+            var length = 0
+            guard let password = authctl_secret_lookup(kind, profile, &length, cancellable, &error) else {
+                if let failure = LibsecretFailure(error) { return .failure(failure) }
+                return .success(nil)
+            }
+            defer { authctl_secret_password_free(password) }
+            let bytes = UnsafeRawBufferPointer(start: password, count: length)
+            return .success(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    public func write(_ key: SecretKey, label: String, secret: String) throws {
+        try requireSessionBus()
+        try bounded { cancellable -> Result<Void, LibsecretFailure> in
+            var error = AuthctlSecretError()
+            defer { authctl_secret_error_clear(&error) }
+            // NUL-terminated UTF-8; the terminator is not part of the stored secret.
+            var bytes = secret.utf8CString
+            defer { bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            let stored = bytes.withUnsafeBufferPointer { buffer in
+                authctl_secret_store(key.kind, key.profile, key.userPoolId, key.clientId, label,
+                                     buffer.baseAddress, gssize(buffer.count - 1), cancellable, &error)
+            }
+            if stored == 0 {
+                return .failure(LibsecretFailure(error) ?? .unknown)
+            }
+            // The Secret Service replaced any item with identical attributes; remove the
+            // items of the same kind+profile for another pool or client, now that the new
+            // one is safely stored.
+            if authctl_secret_clear_others(key.kind, key.profile, key.userPoolId, key.clientId,
+                                           cancellable, &error) < 0 {
+                return .failure(LibsecretFailure(error) ?? .unknown)
+            }
+            return .success(())
+        }
+    }
+
+    @discardableResult
+    public func delete(_ key: SecretKey) throws -> Bool {
+        try requireSessionBus()
+        let kind = key.kind, profile = key.profile
+        return try bounded { cancellable -> Result<Bool, LibsecretFailure> in
+            var error = AuthctlSecretError()
+            defer { authctl_secret_error_clear(&error) }
+            let removed = authctl_secret_clear(kind, profile, nil, nil, cancellable, &error)
+            if removed < 0 { return .failure(LibsecretFailure(error) ?? .unknown) }
+            return .success(removed > 0)
+        }
+    }
+
+    // MARK: - Session bus
+
+    /// Whether a D-Bus session bus can exist for `environment`: `DBUS_SESSION_BUS_ADDRESS`
+    /// is set, or `$XDG_RUNTIME_DIR/bus` is a socket.
+    public static func sessionBusMayExist(environment: [String: String]) -> Bool {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return true }
+        guard let runtimeDir = environment["XDG_RUNTIME_DIR"], !runtimeDir.isEmpty else { return false }
+        var info = stat()
+        guard stat(runtimeDir + "/bus", &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFSOCK
+    }
+
+    private func requireSessionBus() throws {
+        guard Self.sessionBusMayExist(environment: environment) else {
+            throw SecureStoreError(kind: .unavailable, message: SecretServiceMessages.noSessionBus)
+        }
+    }
+
+    // MARK: - Bounded calls
+
+    /// Runs `body` on a worker thread with a fresh GCancellable and waits at most `timeout`.
+    /// On expiry the cancellable is cancelled and `.timeout` is thrown at once; the worker
+    /// finishes on its own and releases what it holds.
+    private func bounded<T>(_ body: @escaping (UnsafeMutablePointer<GCancellable>?) -> Result<T, LibsecretFailure>) throws -> T {
+        let cancellable = Cancellable()
+        let outcome = Outcome<T>()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let result = body(cancellable.pointer)
+            outcome.set(result)
+            done.signal()
+        }
+        thread.name = "authctl-secret-service"
+        thread.start()
+
+        let seconds = timeout.isFinite ? max(0, timeout) : 86_400
+        if done.wait(timeout: .now() + seconds) == .timedOut {
+            cancellable.cancel()
+            throw SecureStoreError(kind: .timeout, message: SecretServiceMessages.timeout(timeout))
+        }
+        switch outcome.get() {
+        case .success(let value)?:
+            return value
+        case .failure(let failure)?:
+            throw failure.storeError(timeout: timeout)
+        case nil:
+            throw SecureStoreError(kind: .failed, message: "the Secret Service call ended without a result")
+        }
+    }
+}
+
+/// Owns one GCancellable; shared by the caller (to cancel) and the worker (to use).
+private final class Cancellable: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<GCancellable>?
+    init() { pointer = authctl_secret_cancellable_new() }
+    func cancel() { authctl_secret_cancellable_cancel(pointer) }
+    deinit { authctl_secret_cancellable_free(pointer) }
+}
+
+/// The worker's result, handed to the caller under a lock.
+private final class Outcome<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, LibsecretFailure>?
+    func set(_ value: Result<T, LibsecretFailure>) { lock.lock(); result = value; lock.unlock() }
+    func get() -> Result<T, LibsecretFailure>? { lock.lock(); defer { lock.unlock() }; return result }
+}
+
+extension LibsecretFailure {
+    /// Copies a filled AuthctlSecretError; nil when it holds no error.
+    init?(_ error: AuthctlSecretError) {
+        guard let domain = error.domain else { return nil }
+        self.init(
+            domain: String(cString: domain),
+            code: Int(error.code),
+            remoteName: error.remote_name.map { String(cString: $0) },
+            message: error.message.map { String(cString: $0) } ?? "",
+            stage: error.stage == Int32(AUTHCTL_SECRET_STAGE_CONNECT.rawValue) ? .connect : .call
+        )
+    }
+
+    static let unknown = LibsecretFailure(domain: "", code: 0, remoteName: nil,
+                                          message: "unknown error", stage: .call)
+}
