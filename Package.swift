@@ -41,6 +41,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libqrencode: QR codes for authenticator-app setup, drawn in the terminal.
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         .target(
             name: "CognitoClient",
             dependencies: [
@@ -59,6 +65,7 @@ let package = Package(
             dependencies: [
                 "CognitoClient",
                 "SecureStore",
+                "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]

@@ -21,6 +21,7 @@ struct Authctl: ParsableCommand {
             Token.self,
             Exec.self,
             Status.self,
+            MFA.self,
             Configure.self,
         ]
     )

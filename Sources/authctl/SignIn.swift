@@ -29,10 +29,25 @@ struct SignIn: AuthctlCommand {
     @Flag(help: "Keep nothing: print the tokens as JSON on stdout instead (for runners without a keyring).")
     var noStore = false
 
+    @OptionGroup(title: "Multi-factor authentication")
+    var mfa: MFAOptions
+
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let client = try ClientSettings(settings)
         let console = context.console
+
+        let keeper = SessionKeeper(context: context, settings: settings)
+        if let code = mfa.mfaCode, !passwordStdin, !noStore,
+           let pending = try PendingMFASetup.load(context.store, profile: settings.profile, now: context.now()) {
+            _ = try? context.store.delete(PendingMFASetup.key(profile: settings.profile))
+            let appClient = try keeper.appClient(client)
+            let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                            passwordFromStdin: false, mfa: mfa)
+                .finishPendingSetup(pending, code: try ChallengeResponder.normalized(code))
+            console.message("Authenticator app set up; it will be asked for at every sign-in.")
+            return try store(result, keeper: keeper, settings: settings, client: client, context: context)
+        }
 
         let givenUsername = username ?? settings.username
         if givenUsername == nil && !console.isInteractive {
@@ -42,7 +57,6 @@ struct SignIn: AuthctlCommand {
             throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
         }
         // Reach the keyring before asking for anything, so a missing one fails before the password is typed.
-        let keeper = SessionKeeper(context: context, settings: settings)
         let appClient = try keeper.appClient(client, storeRequired: !noStore)
 
         guard let name = givenUsername ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
@@ -50,9 +64,15 @@ struct SignIn: AuthctlCommand {
         }
         let password = try readPassword(console: console, username: name)
 
-        let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                        passwordFromStdin: passwordStdin)
-            .signIn(username: name, password: password, flow: flow)
+        let result: SignInResult
+        do {
+            result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                        passwordFromStdin: passwordStdin, mfa: mfa)
+                .signIn(username: name, password: password, flow: flow)
+        } catch is MFASetupHandedOver {
+            console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: authctl signin --mfa-code CODE")
+            return
+        }
 
         let now = context.now()
         if noStore {
@@ -67,8 +87,14 @@ struct SignIn: AuthctlCommand {
             return
         }
 
+        try store(result, keeper: keeper, settings: settings, client: client, context: context)
+    }
+
+    private func store(_ result: SignInResult, keeper: SessionKeeper, settings: Settings, client: ClientSettings,
+                       context: CommandContext) throws {
+        let console = context.console
         let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username,
-                                        profile: settings.profile, client: client, now: now)
+                                        profile: settings.profile, client: client, now: context.now())
         try keeper.repository.save(session)
         switch global.output {
         case .json:
@@ -91,6 +117,7 @@ struct PasswordSignIn {
     let client: ClientSettings
     let appClient: AppClient
     let passwordFromStdin: Bool
+    var mfa = MFAOptions()
 
     static func readPassword(console: Console, fromStdin: Bool, username: String) throws -> String {
         let password: String?
@@ -106,25 +133,30 @@ struct PasswordSignIn {
     }
 
     func signIn(username: String, password: String, flow: PasswordFlow) throws -> SignInResult {
-        let authenticator = Authenticator(service: try context.service(settings, client: client),
-                                          client: appClient, now: context.now)
+        let service = try context.service(settings, client: client)
+        let authenticator = Authenticator(service: service, client: appClient, now: context.now)
+        let responder = ChallengeResponder(context: context, settings: settings, client: client, service: service,
+                                           mfa: mfa, newPassword: { try readNewPassword(console: context.console, currentPassword: password) })
         do {
-            return try authenticator.signIn(username: username, password: password, flow: flow) { challenge in
-                try answer(challenge, console: context.console, currentPassword: password)
-            }
+            return try authenticator.signIn(username: username, password: password, flow: flow, respond: responder.answer)
         } catch let error as CognitoError {
             throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
         }
     }
 
-    /// Answers the challenges that need the person; the rest are not built yet.
-    private func answer(_ challenge: AuthChallenge, console: Console, currentPassword: String) throws -> [String: String] {
-        switch challenge.name {
-        case "NEW_PASSWORD_REQUIRED":
-            let newPassword = try readNewPassword(console: console, currentPassword: currentPassword)
-            return ["NEW_PASSWORD": newPassword]
-        default:
-            throw CognitoError.unsupportedChallenge(challenge.name)
+    /// Finishes an authenticator set-up started by `--mfa-setup-output json` in an earlier process.
+    func finishPendingSetup(_ pending: PendingMFASetup, code: String) throws -> SignInResult {
+        let service = try context.service(settings, client: client)
+        let responder = ChallengeResponder(context: context, settings: settings, client: client, service: service,
+                                           mfa: mfa, newPassword: { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") })
+        do {
+            let verified = try service.verifySoftwareToken(session: pending.session, code: code, friendlyName: ChallengeResponder.friendlyName)
+            let challenge = AuthChallenge(name: "MFA_SETUP", parameters: [:], username: pending.username, session: pending.session)
+            return try Authenticator(service: service, client: appClient, now: context.now)
+                .resume(challenge, with: ChallengeAnswer(responses: [:], session: verified.session ?? pending.session),
+                        respond: responder.answer)
+        } catch let error as CognitoError {
+            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
         }
     }
 
@@ -167,6 +199,12 @@ struct PasswordSignIn {
             }
             if error.isNotAuthorized && message.contains("attempts exceeded") {
                 return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+            }
+            if error.isType("CodeMismatchException", "EnableSoftwareTokenMFAException") {
+                return AuthctlError(.notAuthorized, "The code did not match")
+            }
+            if error.isType("ExpiredCodeException") || (error.isNotAuthorized && message.contains("session")) {
+                return AuthctlError(.notAuthorized, "The sign-in took too long and its challenge expired; start again: authctl signin")
             }
             if error.isType("NotAuthorizedException", "UserNotFoundException") {
                 return AuthctlError(.notAuthorized, "Incorrect username or password")

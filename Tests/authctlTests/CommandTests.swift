@@ -99,11 +99,11 @@ final class SignInCommandTests: XCTestCase {
 
     func testUnsupportedChallengeExitsOne() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
-        harness.cognito.handlers["InitiateAuth"] = { _ in (200, ["ChallengeName": "SMS_MFA", "Session": "s", "ChallengeParameters": [:]]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in (200, ["ChallengeName": "CUSTOM_CHALLENGE", "Session": "s", "ChallengeParameters": [:]]) }
         XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .unexpected)
-            XCTAssertEqual(error.message, "challenge SMS_MFA is not supported yet")
+            XCTAssertEqual(error.message, "challenge CUSTOM_CHALLENGE is not supported yet")
         }
     }
 

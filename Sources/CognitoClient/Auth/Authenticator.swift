@@ -32,6 +32,40 @@ public struct AuthChallenge: Sendable {
     public var parameters: [String: String]
     /// The username the challenge is for (the service's, not an alias typed at sign-in).
     public var username: String
+    /// The challenge session (for calls made while answering, such as AssociateSoftwareToken).
+    public var session: String?
+    /// 1 for the first answer; more when the previous code did not match and the session lives on.
+    public var attempt: Int = 1
+    /// Why the previous answer to this same challenge was refused.
+    public var previousError: CognitoError?
+
+    public init(name: String, parameters: [String: String], username: String, session: String? = nil) {
+        self.name = name
+        self.parameters = parameters
+        self.username = username
+        self.session = session
+    }
+
+    /// Challenges answered with a one-time code, which a person may retype.
+    public var isCodeChallenge: Bool {
+        ["SOFTWARE_TOKEN_MFA", "SMS_MFA", "EMAIL_OTP", "SMS_OTP"].contains(name)
+    }
+}
+
+/// The answer to one challenge: the responses (USERNAME and SECRET_HASH are added by the
+/// authenticator) and, when answering produced one (MFA_SETUP), a session to answer with.
+public struct ChallengeAnswer: ExpressibleByDictionaryLiteral, Sendable {
+    public var responses: [String: String]
+    public var session: String?
+
+    public init(responses: [String: String], session: String? = nil) {
+        self.responses = responses
+        self.session = session
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(responses: Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
 }
 
 /// A completed sign-in.
@@ -57,7 +91,7 @@ public final class Authenticator {
     /// passed to `respond`, which returns the challenge responses (USERNAME and SECRET_HASH are
     /// added here) or throws (for example `CognitoError.unsupportedChallenge`).
     public func signIn(username: String, password: String, flow: PasswordFlow,
-                       respond: (AuthChallenge) throws -> [String: String]) throws -> SignInResult {
+                       respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
         var parameters = ["USERNAME": username]
         parameters["SECRET_HASH"] = client.secretHash(for: username)
         let srp: SRPClient?
@@ -77,6 +111,27 @@ public final class Authenticator {
         var response = try service.initiateAuth(
             InitiateAuthRequest(authFlow: authFlow, clientId: client.clientId, authParameters: parameters),
             idempotent: true)
+        return try runChallenges(response, username: username, srp: srp, password: password, respond: respond)
+    }
+
+    /// Continues a sign-in whose challenge was answered in an earlier process (an authenticator
+    /// set up with `--mfa-setup-output json`): sends `answer` to `challenge`, then carries on.
+    public func resume(_ challenge: AuthChallenge, with answer: ChallengeAnswer,
+                       respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+        var first = true
+        let response = try answerChallenge(challenge) { next in
+            if first {
+                first = false
+                return answer
+            }
+            return try respond(next)
+        }
+        return try runChallenges(response, username: challenge.username, srp: nil, password: "", respond: respond)
+    }
+
+    private func runChallenges(_ start: AuthResponse, username: String, srp: SRPClient?, password: String,
+                               respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+        var response = start
         var knownUsername = username
 
         // Each round answers one challenge; a well-behaved service needs only a few.
@@ -91,22 +146,42 @@ public final class Authenticator {
             let challengeUser = challengeParameters["USER_ID_FOR_SRP"] ?? challengeParameters["USERNAME"] ?? knownUsername
             knownUsername = challengeUser
 
-            var answers: [String: String]
             if name == "PASSWORD_VERIFIER" {
                 guard let srp else {
                     throw CognitoError.malformed("PASSWORD_VERIFIER challenge outside the SRP flow", status: 200)
                 }
-                answers = try passwordVerifier(srp: srp, parameters: challengeParameters, password: password)
+                var answers = try passwordVerifier(srp: srp, parameters: challengeParameters, password: password)
+                answers["USERNAME"] = challengeUser
+                answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
+                response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
+                    clientId: client.clientId, challengeName: name, session: response.session, challengeResponses: answers))
             } else {
-                answers = try respond(AuthChallenge(name: name, parameters: challengeParameters, username: challengeUser))
+                response = try answerChallenge(
+                    AuthChallenge(name: name, parameters: challengeParameters, username: challengeUser, session: response.session),
+                    respond: respond)
             }
-            answers["USERNAME"] = challengeUser
-            answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
-            response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                clientId: client.clientId, challengeName: name, session: response.session,
-                challengeResponses: answers))
         }
         throw CognitoError.malformed("the service kept asking challenges; sign-in abandoned", status: 200)
+    }
+
+    /// Answers one challenge through the caller; a one-time code that did not match may be
+    /// retyped while the challenge session lives (the caller decides, by answering or throwing).
+    private func answerChallenge(_ first: AuthChallenge, respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> AuthResponse {
+        var challenge = first
+        while true {
+            let answer = try respond(challenge)
+            var responses = answer.responses
+            responses["USERNAME"] = challenge.username
+            responses["SECRET_HASH"] = client.secretHash(for: challenge.username)
+            do {
+                return try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
+                    clientId: client.clientId, challengeName: challenge.name, session: answer.session ?? challenge.session,
+                    challengeResponses: responses))
+            } catch let error as CognitoError where error.isType("CodeMismatchException") && challenge.isCodeChallenge && challenge.attempt < 5 {
+                challenge.attempt += 1
+                challenge.previousError = error
+            }
+        }
     }
 
     private func passwordVerifier(srp: SRPClient, parameters: [String: String], password: String) throws -> [String: String] {

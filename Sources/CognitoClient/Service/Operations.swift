@@ -55,15 +55,25 @@ public struct AttributeType: Codable, Sendable, Equatable {
     public var value: String?
 }
 
+public struct MFAOptionType: Decodable, Sendable, Equatable {
+    public var deliveryMedium: String?
+    public var attributeName: String?
+}
+
 public struct GetUserResponse: Decodable, Sendable {
     public var username: String
     public var userAttributes: [AttributeType]
+    /// `SOFTWARE_TOKEN_MFA`, `SMS_MFA` or `EMAIL_OTP`.
     public var preferredMfaSetting: String?
     public var userMFASettingList: [String]?
+    /// Legacy SMS MFA settings.
+    public var mfaOptions: [MFAOptionType]?
 
+    // The key strategy lower-cases only the first letter of the wire name.
     enum CodingKeys: String, CodingKey {
         case username, userAttributes, preferredMfaSetting
         case userMFASettingList = "userMFASettingList"
+        case mfaOptions = "mFAOptions"
     }
 
     /// The value of one attribute, e.g. `email`.
@@ -129,6 +139,78 @@ extension CognitoService {
     /// AdminUserGlobalSignOut (IAM-signed): ends every session of any user of the pool.
     public func adminUserGlobalSignOut(userPoolId: String, username: String) throws {
         _ = try call("AdminUserGlobalSignOut", AdminUserRequest(userPoolId: userPoolId, username: username),
+                     idempotent: true, as: EmptyResponse.self)
+    }
+}
+
+// MARK: authenticator apps (TOTP)
+
+struct AssociateSoftwareTokenRequest: Encodable {
+    var accessToken: String?
+    var session: String?
+}
+
+public struct AssociateSoftwareTokenResponse: Decodable, Sendable {
+    /// The Base32 TOTP secret to put in an authenticator app.
+    public var secretCode: String
+    /// A new challenge session (when associating during sign-in).
+    public var session: String?
+}
+
+struct VerifySoftwareTokenRequest: Encodable {
+    var accessToken: String?
+    var session: String?
+    var userCode: String
+    var friendlyDeviceName: String?
+}
+
+public struct VerifySoftwareTokenResponse: Decodable, Sendable {
+    public var status: String?
+    public var session: String?
+}
+
+public struct MFASetting: Encodable, Sendable {
+    public var enabled: Bool
+    public var preferredMfa: Bool
+
+    public init(enabled: Bool, preferred: Bool) {
+        self.enabled = enabled
+        self.preferredMfa = preferred
+    }
+}
+
+struct SetUserMFAPreferenceRequest: Encodable {
+    var accessToken: String
+    var softwareTokenMfaSettings: MFASetting?
+    var smsMfaSettings: MFASetting?
+    var emailMfaSettings: MFASetting?
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "AccessToken"
+        case softwareTokenMfaSettings = "SoftwareTokenMfaSettings"
+        case smsMfaSettings = "SMSMfaSettings"
+        case emailMfaSettings = "EmailMfaSettings"
+    }
+}
+
+extension CognitoService {
+    /// AssociateSoftwareToken for a signed-in user (access token) or during sign-in (challenge session).
+    /// Each call makes a new secret, so it is not repeated after an unknown outcome.
+    public func associateSoftwareToken(accessToken: String? = nil, session: String? = nil) throws -> AssociateSoftwareTokenResponse {
+        try call("AssociateSoftwareToken", AssociateSoftwareTokenRequest(accessToken: accessToken, session: session), idempotent: false)
+    }
+
+    public func verifySoftwareToken(accessToken: String? = nil, session: String? = nil, code: String,
+                                    friendlyName: String?) throws -> VerifySoftwareTokenResponse {
+        try call("VerifySoftwareToken", VerifySoftwareTokenRequest(accessToken: accessToken, session: session, userCode: code,
+                                                                   friendlyDeviceName: friendlyName), idempotent: false)
+    }
+
+    /// SetUserMFAPreference: nil leaves a factor as it is. Setting a preference twice is harmless.
+    public func setUserMFAPreference(accessToken: String, softwareToken: MFASetting? = nil, sms: MFASetting? = nil,
+                                     email: MFASetting? = nil) throws {
+        _ = try call("SetUserMFAPreference", SetUserMFAPreferenceRequest(accessToken: accessToken, softwareTokenMfaSettings: softwareToken,
+                                                                         smsMfaSettings: sms, emailMfaSettings: email),
                      idempotent: true, as: EmptyResponse.self)
     }
 }

@@ -1,0 +1,51 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+struct MFADisable: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disable",
+        abstract: "Turn a second factor off (only totp for now), after a confirmation.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The factor to turn off: totp.")
+    var factor: MFAType
+
+    @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal).")
+    var yes = false
+
+    func validate() throws {
+        if factor != .totp { throw ValidationError("only totp can be turned off by authctl for now") }
+    }
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let keeper = SessionKeeper(context: context, settings: settings)
+        guard let stored = try keeper.repository.load(profile: settings.profile) else {
+            throw AuthctlError.notSignedIn(profile: settings.profile)
+        }
+        if !yes {
+            guard context.console.isInteractive else {
+                throw AuthctlError(.usage, "turning off a second factor weakens the account: pass --yes to confirm without a terminal")
+            }
+            let answer = context.console.prompt("Turn off the authenticator app for \(stored.username)? [y/N] ", secret: false)?
+                .trimmingCharacters(in: .whitespaces).lowercased()
+            guard answer == "y" || answer == "yes" else {
+                throw AuthctlError(.unexpected, "cancelled; nothing was changed")
+            }
+        }
+        let (session, service) = try keeper.freshSession(minValidity: 60)
+        do {
+            try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
+        } catch let error as CognitoError where error.isNotAuthorized {
+            throw keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
+        } catch let error as CognitoError {
+            throw AuthctlError.from(error, endpoint: service.endpoint)
+        }
+        switch global.output {
+        case .json: context.printJSON(["totp": "disabled"])
+        case .text: context.console.message("Authenticator app turned off for \(session.username).")
+        }
+    }
+}

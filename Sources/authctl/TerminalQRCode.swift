@@ -1,0 +1,62 @@
+import CQRencode
+import Foundation
+
+/// A QR code drawn with Unicode half blocks: two module rows per text line, so a code for an
+/// otpauth:// URI fits an 80-column terminal.
+struct TerminalQRCode {
+    /// `modules[y][x]` is true for a dark module.
+    let modules: [[Bool]]
+
+    init(encoding text: String) throws {
+        guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
+            throw AuthctlError(.unexpected, "cannot draw the QR code: \(String(cString: strerror(errno)))")
+        }
+        defer { QRcode_free(code) }
+        let width = Int(code.pointee.width)
+        var rows: [[Bool]] = []
+        for y in 0..<width {
+            rows.append((0..<width).map { x in (code.pointee.data[y * width + x] & 1) == 1 })
+        }
+        modules = rows
+    }
+
+    /// With `colors`, dark modules are drawn black on a white background whatever the terminal's
+    /// theme. Without (NO_COLOR, not a terminal), light modules are drawn as blocks in the
+    /// terminal's foreground colour, which suits the usual light-on-dark terminal.
+    func render(colors: Bool, quietZone: Int = 2) -> String {
+        let size = modules.count + 2 * quietZone
+        func dark(_ x: Int, _ y: Int) -> Bool {
+            let mx = x - quietZone, my = y - quietZone
+            guard mx >= 0, my >= 0, mx < modules.count, my < modules.count else { return false }
+            return modules[my][mx]
+        }
+        var lines: [String] = []
+        var y = 0
+        while y < size {
+            var line = ""
+            for x in 0..<size {
+                let top = dark(x, y), bottom = y + 1 < size ? dark(x, y + 1) : false
+                if colors {
+                    // Foreground black, background white: "█" both dark, " " both light.
+                    switch (top, bottom) {
+                    case (true, true): line += "█"
+                    case (true, false): line += "▀"
+                    case (false, true): line += "▄"
+                    case (false, false): line += " "
+                    }
+                } else {
+                    // Blocks mark light modules.
+                    switch (top, bottom) {
+                    case (false, false): line += "█"
+                    case (false, true): line += "▀"
+                    case (true, false): line += "▄"
+                    case (true, true): line += " "
+                    }
+                }
+            }
+            lines.append(colors ? "\u{1B}[30;107m" + line + "\u{1B}[0m" : line)
+            y += 2
+        }
+        return lines.joined(separator: "\n")
+    }
+}
