@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# `make demo`: authctl against a local Cognito emulator and a private Secret Service.
+#
+# Starts moto's server and, in front of it, Tests/integration/fake_cognito.py (which checks the
+# SRP proof for real) on free loopback ports; a private session bus with gnome-keyring in a
+# temporary HOME; creates a user pool, an app client and a user with boto3; then runs each
+# authctl step under a heading. Everything is stopped and removed on exit.
+#
+# Add a step with one `step` line at the end: step "Heading" EXPECTED_EXIT STDIN authctl-args...
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PYTHON=${PYTHON:-python3}
+AUTHCTL_BIN=${AUTHCTL_BIN:-$ROOT/.build/debug/authctl}
+SYSTEM_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+USERNAME=alice
+PASSWORD='Demo-Passw0rd!'
+
+if [ ! -x "$AUTHCTL_BIN" ]; then
+    echo "demo: no authctl binary at $AUTHCTL_BIN (run: swift build)" >&2
+    exit 1
+fi
+
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+    BOLD=$'\033[1m' DIM=$'\033[2m' RED=$'\033[31m' GREEN=$'\033[32m' RESET=$'\033[0m'
+else
+    BOLD='' DIM='' RED='' GREEN='' RESET=''
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/authctl-demo.XXXXXX")
+GROUPS_TO_KILL=()
+cleanup() {
+    local pid
+    for pid in "${GROUPS_TO_KILL[@]}"; do
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '%s\n' "${DIM}$*${RESET}"; }
+fail() { printf '%s\n' "${RED}demo: $*${RESET}" >&2; exit 1; }
+
+free_port() { "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Starts "$@" in its own process group (killed on exit); its output goes to $WORK/$name.log.
+start_bg() {
+    local name=$1; shift
+    setsid "$@" >"$WORK/$name.log" 2>&1 </dev/null &
+    GROUPS_TO_KILL+=("$!")
+}
+
+wait_for() {  # wait_for DESCRIPTION SECONDS COMMAND...
+    local what=$1 secs=$2; shift 2
+    local deadline=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || fail "$what did not come up; logs in $WORK"
+        sleep 0.1
+    done
+}
+
+# --- 1. the emulator: moto, and the SRP-checking fake in front of it ------------------------
+MOTO_PORT=$(free_port)
+start_bg moto "$PYTHON" -m moto.server -H 127.0.0.1 -p "$MOTO_PORT"
+wait_for "moto" 60 "$PYTHON" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$MOTO_PORT/moto-api/data.json', timeout=1)"
+
+start_bg fake "$PYTHON" "$ROOT/Tests/integration/fake_cognito.py" \
+    --upstream "http://127.0.0.1:$MOTO_PORT" --port 0 --log "$WORK/requests.jsonl"
+wait_for "fake Cognito" 30 grep -q '^PORT ' "$WORK/fake.log"
+FAKE_PORT=$(sed -n 's/^PORT \([0-9]*\).*/\1/p' "$WORK/fake.log" | head -n1)
+ENDPOINT="http://127.0.0.1:$FAKE_PORT/"
+
+# --- 2. a private Secret Service in a temporary HOME --------------------------------------
+DEMO_HOME="$WORK/home"
+mkdir -p "$DEMO_HOME/.config" "$DEMO_HOME/.cache" "$DEMO_HOME/.local/share" "$DEMO_HOME/.run"
+chmod 700 "$DEMO_HOME/.run"
+HOME_ENV=(
+    "HOME=$DEMO_HOME"
+    "XDG_CONFIG_HOME=$DEMO_HOME/.config"
+    "XDG_CACHE_HOME=$DEMO_HOME/.cache"
+    "XDG_DATA_HOME=$DEMO_HOME/.local/share"
+    "XDG_RUNTIME_DIR=$DEMO_HOME/.run"
+)
+start_bg keyring env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" \
+    dbus-run-session -- bash "$ROOT/Tests/support/keyring-session.sh" "$WORK/keyring.env"
+wait_for "the private Secret Service" 30 test -s "$WORK/keyring.env"
+DBUS_ADDRESS=$(sed -n 's/^DBUS_SESSION_BUS_ADDRESS=//p' "$WORK/keyring.env")
+
+# --- 3. a user pool, an app client and a user (boto3, through the fake) -------------------
+eval "$(ENDPOINT=$ENDPOINT USERNAME=$USERNAME PASSWORD=$PASSWORD "$PYTHON" - <<'PY'
+import os, shlex, boto3
+c = boto3.client("cognito-idp", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1",
+                 aws_access_key_id="demo", aws_secret_access_key="demo")
+user, password = os.environ["USERNAME"], os.environ["PASSWORD"]
+pool = c.create_user_pool(PoolName="authctl-demo")["UserPool"]["Id"]
+client = c.create_user_pool_client(
+    UserPoolId=pool, ClientName="authctl-demo",
+    ExplicitAuthFlows=["ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
+)["UserPoolClient"]["ClientId"]
+c.admin_create_user(UserPoolId=pool, Username=user, MessageAction="SUPPRESS", TemporaryPassword="Temp-Passw0rd!",
+                    UserAttributes=[{"Name": "email", "Value": f"{user}@example.com"},
+                                    {"Name": "email_verified", "Value": "true"}])
+c.admin_set_user_password(UserPoolId=pool, Username=user, Password=password, Permanent=True)
+c.create_group(UserPoolId=pool, GroupName="developers")
+c.admin_add_user_to_group(UserPoolId=pool, Username=user, GroupName="developers")
+print(f"POOL_ID={shlex.quote(pool)}; CLIENT_ID={shlex.quote(client)}")
+PY
+)"
+
+AUTHCTL=(env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS"
+    "AUTHCTL_USER_POOL_ID=$POOL_ID" "AUTHCTL_CLIENT_ID=$CLIENT_ID" "AUTHCTL_ENDPOINT=$ENDPOINT"
+    "AUTHCTL_REGION=us-east-1" "$AUTHCTL_BIN")
+
+printf '%s\n' "${BOLD}authctl demo${RESET}"
+say "Cognito emulator: $ENDPOINT (moto on :$MOTO_PORT behind a fake that verifies SRP for real)"
+say "Secret Service:   gnome-keyring on a private session bus, HOME=$DEMO_HOME"
+say "User pool $POOL_ID, app client $CLIENT_ID, user $USERNAME (group developers)"
+say "Environment:      AUTHCTL_USER_POOL_ID AUTHCTL_CLIENT_ID AUTHCTL_ENDPOINT AUTHCTL_REGION"
+
+STEPS=0
+FAILED=0
+# step "Heading" EXPECTED_EXIT STDIN authctl-args...   (STDIN "" = none; a password is shown as ****)
+step() {
+    local title=$1 expected=$2 input=$3; shift 3
+    STEPS=$((STEPS + 1))
+    printf '\n%s\n' "${BOLD}== $STEPS. $title${RESET}"
+    local rc=0
+    if [ -n "$input" ]; then
+        printf '%s\n' "\$ printf '%s\\n' '********' | authctl $*"
+        printf '%s\n' "$input" | "${AUTHCTL[@]}" "$@" || rc=$?
+    else
+        printf '%s\n' "\$ authctl $*"
+        "${AUTHCTL[@]}" "$@" </dev/null || rc=$?
+    fi
+    if [ "$rc" -eq "$expected" ]; then
+        printf '%s\n' "${GREEN}(exit $rc)${RESET}"
+    else
+        printf '%s\n' "${RED}(exit $rc, expected $expected)${RESET}"
+        FAILED=$((FAILED + 1))
+    fi
+}
+
+# show "Heading" command...: a look behind the scenes (not authctl itself).
+show() {
+    local title=$1; shift
+    printf '\n%s\n' "${BOLD}-- $title${RESET}"
+    "$@" || true
+}
+
+stored_session() {
+    env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS" \
+        secret-tool search kind session profile default 2>&1 | grep -v '^secret = ' || echo "(no session item)"
+}
+requests() {
+    "$PYTHON" -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("operation"):
+        print("  %-24s %-28s HTTP %s" % (e["operation"], e.get("authFlow") or e.get("challengeName") or "", e.get("status")))' \
+        "$WORK/requests.jsonl"
+}
+
+# ---- the steps ------------------------------------------------------------------------------
+step "Sign in with SRP (the password never leaves this machine)" 0 "$PASSWORD" signin --username "$USERNAME" --password-stdin
+show "The session lives in the Secret Service (secret-tool search; the secret itself not shown)" stored_session
+step "Who am I" 0 "" whoami
+step "Who am I, as JSON for scripts" 0 "" whoami --output json
+step "A wrong password is refused by the SRP verifier" 77 "Not-The-Passw0rd!" signin --username "$USERNAME" --password-stdin
+show "What reached the emulator" requests
+
+printf '\n'
+if [ "$FAILED" -eq 0 ]; then
+    printf '%s\n' "${GREEN}${BOLD}demo: all $STEPS steps behaved as expected${RESET}"
+else
+    printf '%s\n' "${RED}${BOLD}demo: $FAILED of $STEPS steps did not behave as expected${RESET}"
+    exit 1
+fi

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs what authctl's build, tests and demo need on Debian 12 with the Swift toolchain,
+# and only what is missing. Safe to run again; does nothing when all is there.
+#   Debian: libcurl, libsecret, OpenSSL headers, pkg-config, gnome-keyring, secret-tool, D-Bus, tmux...
+#   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests).
+# Uses sudo only when not root. Non-interactive (CI runs it with no standard input).
+set -euo pipefail
+
+DEBIAN_PACKAGES=(
+    libcurl4-openssl-dev   # the HTTP transport
+    libsecret-1-dev        # the Secret Service store
+    libssl-dev             # big-integer arithmetic for SRP
+    pkg-config
+    gnome-keyring          # a real Secret Service for tests and the demo
+    libsecret-tools        # secret-tool, used by the tests to inspect the store
+    dbus                   # dbus-run-session: a private session bus
+    dbus-x11
+    tmux                   # driving TTY prompts in tests
+    zbar-tools             # QR decoding (MFA set-up tests)
+    libqrencode-dev        # QR encoding (MFA set-up)
+)
+PYTHON=${PYTHON:-python3}
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo -n "$@" 2>/dev/null || sudo "$@"
+    else
+        log "need root for: $*  (no sudo found)"
+        return 1
+    fi
+}
+
+installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+    installed "$pkg" || missing+=("$pkg")
+done
+command -v "$PYTHON" >/dev/null 2>&1 || missing+=(python3)
+"$PYTHON" -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+fi
+
+# Python packages, by the module that proves each is there.
+py_missing=()
+"$PYTHON" -c 'import moto.server, flask, flask_cors, boto3, cryptography' >/dev/null 2>&1 || py_missing+=('moto[server]')
+"$PYTHON" -c 'import pytest' >/dev/null 2>&1 || py_missing+=(pytest)
+"$PYTHON" -c 'import pycognito.aws_srp' >/dev/null 2>&1 || py_missing+=(pycognito)
+
+if [ ${#py_missing[@]} -gt 0 ]; then
+    log "installing Python packages: ${py_missing[*]}"
+    pip_install() { "$PYTHON" -m pip install --quiet --disable-pip-version-check "$@" </dev/null; }
+    if [ "$(id -u)" -ne 0 ] && ! "$PYTHON" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null; then
+        # A system Python for a normal user: install for this user only.
+        pip_install --user "${py_missing[@]}" || pip_install --user --break-system-packages "${py_missing[@]}"
+    else
+        # Debian's own python3 refuses (PEP 668) unless told; pyenv/venv Pythons just install.
+        pip_install "${py_missing[@]}" || pip_install --break-system-packages "${py_missing[@]}"
+    fi
+fi
+
+log "all dependencies present"
