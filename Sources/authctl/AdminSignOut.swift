@@ -13,12 +13,7 @@ struct AdminSignOut {
     static let defaultAccessTokenLifetime: Double = 3600
 
     func run(in context: CommandContext) throws {
-        guard let poolId = settings.userPoolId else {
-            throw AuthctlError(.configuration, "no user pool id for profile \(settings.profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, or set user_pool_id in [profiles.\(settings.profile)] of \(settings.configFile)")
-        }
-        guard Settings.isValidPoolId(poolId) else {
-            throw AuthctlError(.configuration, "user pool id \"\(poolId)\" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123")
-        }
+        let poolId = try settings.checkedPoolId()
         let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
         let endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
         let (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)

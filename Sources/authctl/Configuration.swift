@@ -29,6 +29,23 @@ struct Settings: Equatable {
     static func defaultEndpoint(region: String) -> String {
         "https://cognito-idp.\(region).amazonaws.com/"
     }
+
+    /// The pool id, present and well formed; exit 78 naming the setting and the ways to set it.
+    func checkedPoolId() throws -> String {
+        guard let poolId = userPoolId else {
+            throw AuthctlError(.configuration, """
+                no user pool id for profile \(profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
+                or set user_pool_id in [profiles.\(profile)] of \(configFile) (authctl configure)
+                """)
+        }
+        guard Settings.isValidPoolId(poolId) else {
+            throw AuthctlError(.configuration, """
+                user pool id "\(poolId)" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123 \
+                (from --user-pool-id, AUTHCTL_USER_POOL_ID or \(configFile))
+                """)
+        }
+        return poolId
+    }
 }
 
 /// One `[profiles.NAME]` table of config.toml.
@@ -178,18 +195,7 @@ struct ClientSettings: Equatable {
 
     /// Checks what a call to Cognito needs; exit 78 naming the setting and the ways to set it.
     init(_ settings: Settings) throws {
-        guard let poolId = settings.userPoolId else {
-            throw AuthctlError(.configuration, """
-                no user pool id for profile \(settings.profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
-                or set user_pool_id in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure)
-                """)
-        }
-        guard Settings.isValidPoolId(poolId) else {
-            throw AuthctlError(.configuration, """
-                user pool id "\(poolId)" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123 \
-                (from --user-pool-id, AUTHCTL_USER_POOL_ID or \(settings.configFile))
-                """)
-        }
+        let poolId = try settings.checkedPoolId()
         guard let clientId = settings.clientId else {
             throw AuthctlError(.configuration, """
                 no app client id for profile \(settings.profile): pass --client-id, set AUTHCTL_CLIENT_ID, \

@@ -25,23 +25,11 @@ struct MFADisable: AuthctlCommand {
         guard let stored = try keeper.repository.load(profile: settings.profile) else {
             throw AuthctlError.notSignedIn(profile: settings.profile)
         }
-        if !yes {
-            guard context.console.isInteractive else {
-                throw AuthctlError(.usage, "turning off a second factor weakens the account: pass --yes to confirm without a terminal")
-            }
-            let answer = context.console.prompt("Turn off the authenticator app for \(stored.username)? [y/N] ", secret: false)?
-                .trimmingCharacters(in: .whitespaces).lowercased()
-            guard answer == "y" || answer == "yes" else {
-                throw AuthctlError(.unexpected, "cancelled; nothing was changed")
-            }
-        }
+        try Confirmation.require("Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
+                                 console: context.console, withoutTerminal: "turning off a second factor weakens the account")
         let (session, service) = try keeper.freshSession(minValidity: 60)
-        do {
+        try keeper.withSession(service) {
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
-        } catch let error as CognitoError where error.isNotAuthorized {
-            throw keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
-        } catch let error as CognitoError {
-            throw AuthctlError.from(error, endpoint: service.endpoint)
         }
         switch global.output {
         case .json: context.printJSON(["totp": "disabled"])

@@ -17,7 +17,7 @@ struct MFASetup: AuthctlCommand {
         }
         let keeper = SessionKeeper(context: context, settings: settings)
         let (session, service) = try keeper.freshSession(minValidity: 120)
-        do {
+        try keeper.withSession(service) {
             let association = try service.associateSoftwareToken(accessToken: session.accessToken)
             let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: session.username, issuer: session.userPoolId)
             try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context)
@@ -25,10 +25,6 @@ struct MFASetup: AuthctlCommand {
                 try service.verifySoftwareToken(accessToken: session.accessToken, code: code, friendlyName: ChallengeResponder.friendlyName)
             }
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: true, preferred: true))
-        } catch let error as CognitoError where error.isNotAuthorized {
-            throw keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
-        } catch let error as CognitoError {
-            throw AuthctlError.from(error, endpoint: service.endpoint)
         }
         switch global.output {
         case .json:

@@ -13,14 +13,7 @@ struct MFAStatus: AuthctlCommand {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let keeper = SessionKeeper(context: context, settings: settings)
         let (session, service) = try keeper.freshSession(minValidity: 60)
-        let user: GetUserResponse
-        do {
-            user = try service.getUser(accessToken: session.accessToken)
-        } catch let error as CognitoError where error.isNotAuthorized {
-            throw keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
-        } catch {
-            throw AuthctlError.from(error, endpoint: service.endpoint)
-        }
+        let user = try keeper.withSession(service) { try service.getUser(accessToken: session.accessToken) }
         var enabled = Set(user.userMFASettingList ?? [])
         // Legacy SMS settings (MFAOptions) count as SMS enabled.
         if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert("SMS_MFA") }

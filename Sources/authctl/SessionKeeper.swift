@@ -75,6 +75,18 @@ struct SessionKeeper {
         }
     }
 
+    /// Runs calls that use the session's access token: a refused token ends the session here
+    /// (it is removed), any other failure becomes the usual message and exit code.
+    func withSession<T>(_ service: CognitoService, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
+            throw endSession(reason: "Cognito refused the access token: \(error.message)")
+        } catch let error as CognitoError {
+            throw AuthctlError.from(error, endpoint: service.endpoint)
+        }
+    }
+
     /// Removes a session the service no longer accepts and says so.
     func endSession(reason: String) -> AuthctlError {
         _ = try? repository.delete(profile: settings.profile)

@@ -25,14 +25,7 @@ struct WhoAmI: AuthctlCommand {
             try checks.verifySignature(session, .id, service: service)
         }
 
-        let user: GetUserResponse
-        do {
-            user = try service.getUser(accessToken: session.accessToken)
-        } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
-            throw keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
-        } catch {
-            throw AuthctlError.from(error, endpoint: service.endpoint)
-        }
+        let user = try keeper.withSession(service) { try service.getUser(accessToken: session.accessToken) }
 
         let claims = try? JWTClaims(token: session.accessToken)
         var attributes: [String: String] = [:]

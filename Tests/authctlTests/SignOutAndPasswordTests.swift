@@ -11,12 +11,7 @@ final class SignOutCommandTests: XCTestCase {
 
     private func seeded(console: FakeConsole = FakeConsole(), expiresIn: Int = 3600, environment: [String: String] = [:]) throws -> Harness {
         let harness = Harness(console: console, environment: environment, now: now)
-        let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
-        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
-                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
-        try SessionRepository(store: harness.store).save(
-            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        try harness.seedSession(expiresIn: expiresIn, now: now)
         return harness
     }
 
@@ -210,12 +205,7 @@ final class ChangePasswordCommandTests: XCTestCase {
 
     private func seeded(_ console: FakeConsole) throws -> Harness {
         let harness = Harness(console: console, now: now)
-        let tokens = FakeCognito.tokens(now: now)["AuthenticationResult"] as! [String: Any]
-        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: 3600,
-                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
-        try SessionRepository(store: harness.store).save(
-            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        try harness.seedSession(expiresIn: 3600, now: now)
         return harness
     }
 

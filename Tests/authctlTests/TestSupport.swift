@@ -89,6 +89,16 @@ final class UnavailableStore: SecretStore {
 }
 
 struct Harness {
+    /// Stores a signed-in session for alice whose access token expires `expiresIn` seconds after `now`.
+    func seedSession(expiresIn: Int, now: Date) throws {
+        let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
+        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
+                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: context.environment))
+        try SessionRepository(store: store).save(
+            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+    }
+
     let console: FakeConsole
     let cognito = FakeCognito()
     let store: SecretStore

@@ -9,12 +9,7 @@ final class TokenCommandTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func seed(_ harness: Harness, expiresIn: Int) throws {
-        let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
-        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
-                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
-        try SessionRepository(store: harness.store).save(
-            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        try harness.seedSession(expiresIn: expiresIn, now: now)
     }
 
     func testPrintsOnlyTheToken() throws {
