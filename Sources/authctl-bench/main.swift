@@ -1,2 +1,135 @@
+// authctl-bench: times the SRP client math of one `authctl signin` (release build).
+//
+//     swift run -c release authctl-bench [--iterations N] [--warmup N]
+//
+// Prints a Markdown table (min / median / p90 in milliseconds) for docs/performance.md.
+// The spec's budget: SRP client math (A, x, u, S, HKDF) at most 5 ms on the 2-core machine.
 import CognitoClient
-print("bench")
+import Foundation
+
+let budgetMilliseconds = 5.0
+
+func option(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count,
+        let parsed = Int(arguments[index + 1]), parsed > 0
+    else { return value }
+    return parsed
+}
+
+let iterations = option("--iterations", default: 200)
+let warmup = option("--warmup", default: 20)
+
+func randomHex(bytes count: Int) -> String {
+    var rng = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+}
+
+func randomBase64(bytes count: Int) -> String {
+    var rng = SystemRandomNumberGenerator()
+    return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }).base64EncodedString()
+}
+
+struct Stats {
+    let name: String
+    let samples: [Double]  // milliseconds, sorted
+
+    init(name: String, samples: [Double]) {
+        self.name = name
+        self.samples = samples.sorted()
+    }
+
+    var min: Double { samples[0] }
+    var median: Double {
+        let mid = samples.count / 2
+        return samples.count % 2 == 1 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2
+    }
+    /// Nearest-rank 90th percentile.
+    var p90: Double { samples[Swift.max(0, Int((0.9 * Double(samples.count)).rounded(.up)) - 1)] }
+}
+
+func milliseconds(_ duration: Duration) -> Double {
+    let parts = duration.components
+    return Double(parts.seconds) * 1000 + Double(parts.attoseconds) / 1e15
+}
+
+/// Runs `body` `warmup` times untimed, then `iterations` times timed one by one.
+func measure(_ name: String, _ body: () throws -> Int) rethrows -> (Stats, Int) {
+    var sink = 0
+    for _ in 0..<warmup { sink &+= try body() }
+    let clock = ContinuousClock()
+    var samples = [Double]()
+    samples.reserveCapacity(iterations)
+    for _ in 0..<iterations {
+        var result = 0
+        let elapsed = try clock.measure { result = try body() }
+        sink &+= result
+        samples.append(milliseconds(elapsed))
+    }
+    return (Stats(name: name, samples: samples), sink)
+}
+
+func cpuModel() -> String {
+    guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown" }
+    for line in info.split(separator: "\n") where line.hasPrefix("model name") {
+        if let colon = line.firstIndex(of: ":") {
+            return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+    }
+    return "unknown"
+}
+
+/// The 1-minute load average: timings on a busy machine are not comparable.
+func loadAverage() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
+        let first = text.split(separator: " ").first
+    else { return "unknown" }
+    return String(first)
+}
+
+do {
+    let pool = "eu-west-1_AbCdEf123"
+    let userId = "3f9c0d5e-8a71-4c2b-9d4e-6b5a7c8d9e0f"
+    let password = "correct horse battery staple"
+    // A realistic SRP_B: g^b mod N for a random b, i.e. another client's A.
+    let srpB = try SRPClient(userPoolId: pool).srpAHex
+    let salt = randomHex(bytes: 16)
+    let secretBlock = randomBase64(bytes: 1024)
+    let timestamp = SRPTimestamp.string(for: Date())
+
+    let (keyGen, sink1) = try measure("A = g^a mod N (random a; one 3072-bit modexp, 256-bit exponent)") {
+        try SRPClient(userPoolId: pool).srpAHex.utf8.count
+    }
+    let client = try SRPClient(userPoolId: pool)
+    let (answer, sink2) = try measure("u, x, S, HKDF, signature (PASSWORD_VERIFIER answer)") {
+        try client.passwordClaimSignature(
+            userIdForSRP: userId, password: password, saltHex: salt, srpBHex: srpB,
+            secretBlock: secretBlock, timestamp: timestamp
+        ).utf8.count
+    }
+    let (whole, sink3) = try measure("whole client SRP per sign-in (A, x, u, S, HKDF, signature)") {
+        let fresh = try SRPClient(userPoolId: pool)
+        return try fresh.passwordClaimSignature(
+            userIdForSRP: userId, password: password, saltHex: salt, srpBHex: srpB,
+            secretBlock: secretBlock, timestamp: timestamp
+        ).utf8.count + fresh.srpAHex.utf8.count
+    }
+
+    func format(_ value: Double) -> String { String(format: "%.3f", value) }
+    print("authctl-bench: SRP client math, OpenSSL BIGNUM, release build")
+    print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel()); "
+        + "load average \(loadAverage()); \(warmup) warm-up + \(iterations) timed iterations each")
+    print("")
+    print("| measurement | min (ms) | median (ms) | p90 (ms) |")
+    print("|---|---:|---:|---:|")
+    for stats in [keyGen, answer, whole] {
+        print("| \(stats.name) | \(format(stats.min)) | \(format(stats.median)) | \(format(stats.p90)) |")
+    }
+    print("")
+    let verdict = whole.median <= budgetMilliseconds ? "within" : "OVER"
+    print("budget: whole client SRP median \(format(whole.median)) ms \(verdict) the \(format(budgetMilliseconds)) ms budget"
+        + " (checksum \(sink1 &+ sink2 &+ sink3))")
+} catch {
+    FileHandle.standardError.write(Data("authctl-bench: \(error)\n".utf8))
+    exit(1)
+}
