@@ -1,7 +1,8 @@
 # authctl: build, test, demo, benchmark, install.
 #   make demo              sign in against a local Cognito emulator and a private keyring
 #   make test              unit tests (swift test) and integration tests (pytest)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   binary, bash/zsh/fish completions, man page
+#   make install-files BIN=path/to/authctl DESTDIR=... PREFIX=...   the same for a built binary
 
 SWIFT      ?= swift
 PYTHON     ?= python3
@@ -10,8 +11,12 @@ DESTDIR    ?=
 BUILD_DIR  ?= $(CURDIR)/.build
 AUTHCTL_BIN ?= $(BUILD_DIR)/debug/authctl
 PYTEST_ARGS ?= -q
+BIN        ?= $(AUTHCTL_BIN)
+MANPAGE    ?=
+TOOLS_BUILD_DIR ?= $(BUILD_DIR)
+PLUGIN_MANPAGE = $(BUILD_DIR)/plugins/GenerateManual/outputs/authctl/authctl.1
 
-.PHONY: all build deps test unit integration demo bench install clean
+.PHONY: all build deps test unit integration demo bench install install-files man clean
 
 all: build
 
@@ -42,10 +47,48 @@ demo: deps build
 bench:
 	$(SWIFT) run -c release authctl-bench
 
+# Release build, man page (swift-argument-parser's generate-manual plugin, which reuses the release
+# build), then install-files with that binary and page.
 install:
-	$(SWIFT) build -c release
-	install -d "$(DESTDIR)$(PREFIX)/bin"
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/authctl" "$(DESTDIR)$(PREFIX)/bin/authctl"
+	$(SWIFT) build -c release --scratch-path "$(BUILD_DIR)"
+	$(MAKE) --no-print-directory man
+	$(MAKE) --no-print-directory install-files \
+		BIN="$$($(SWIFT) build -c release --scratch-path "$(BUILD_DIR)" --show-bin-path)/authctl" \
+		MANPAGE="$(PLUGIN_MANPAGE)"
+
+# authctl.1 by the GenerateManual plugin: builds the package (release) and formats the binary's help.
+man:
+	$(SWIFT) package --scratch-path "$(BUILD_DIR)" plugin --allow-writing-to-package-directory generate-manual
+	@test -s "$(PLUGIN_MANPAGE)" || { echo "generate-manual made no $(PLUGIN_MANPAGE)" >&2; exit 1; }
+
+# Installs an already built binary: BIN=path/to/authctl (default: the debug build). Shell
+# completions come from the binary itself; the man page is MANPAGE when it exists, else the
+# plugin's tool (generate-manual, from the swift-argument-parser dependency, built in
+# TOOLS_BUILD_DIR) run on BIN.
+install-files:
+	@test -x "$(BIN)" || { echo "install-files: no executable BIN=$(BIN)" >&2; exit 1; }
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	install -m 0755 "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/authctl"
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for shell in bash zsh fish; do \
+		"$(BIN)" --generate-completion-script $$shell > "$$tmp/$$shell"; \
+		test -s "$$tmp/$$shell"; \
+	done; \
+	install -m 0644 "$$tmp/bash" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/authctl"; \
+	install -m 0644 "$$tmp/zsh" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_authctl"; \
+	install -m 0644 "$$tmp/fish" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/authctl.fish"; \
+	page="$(MANPAGE)"; \
+	if [ -z "$$page" ] || [ ! -s "$$page" ]; then \
+		$(SWIFT) build --scratch-path "$(TOOLS_BUILD_DIR)" --product generate-manual >&2; \
+		mkdir "$$tmp/man"; \
+		"$$($(SWIFT) build --scratch-path "$(TOOLS_BUILD_DIR)" --show-bin-path)/generate-manual" \
+			"$(BIN)" --output-directory "$$tmp/man" >&2; \
+		page="$$tmp/man/authctl.1"; \
+	fi; \
+	install -m 0644 "$$page" "$(DESTDIR)$(PREFIX)/share/man/man1/authctl.1"
 
 clean:
 	rm -rf .build Tests/integration/__pycache__ Tests/integration/.pytest_cache

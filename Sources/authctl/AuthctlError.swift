@@ -20,6 +20,8 @@ struct AuthctlError: Error, CustomStringConvertible {
 
     var code: Code
     var message: String
+    /// The service ended the session and it was removed from this device.
+    var sessionEnded = false
 
     init(_ code: Code, _ message: String) {
         self.code = code
@@ -33,7 +35,9 @@ struct AuthctlError: Error, CustomStringConvertible {
     }
 
     static func sessionEnded(profile: String, reason: String) -> AuthctlError {
-        AuthctlError(.notAuthorized, "The session for profile \(profile) has ended (\(reason)); it was removed from this device. Run: authctl signin")
+        var error = AuthctlError(.notAuthorized, "The session for profile \(profile) has ended (\(reason)); it was removed from this device. Run: authctl signin")
+        error.sessionEnded = true
+        return error
     }
 
     /// The general translation of library errors; commands handle the cases that mean

@@ -13,16 +13,27 @@ struct SessionKeeper {
 
     var repository: SessionRepository { SessionRepository(store: context.store) }
 
-    /// The configured client, or the stored session's when nothing is configured.
+    /// The session's own pool and client (its refresh token belongs to them); the endpoint and
+    /// region configured now, else the ones it was signed in with.
     func clientSettings(for session: StoredSession) throws -> ClientSettings {
         var effective = settings
-        if effective.userPoolId == nil { effective.userPoolId = session.userPoolId }
-        if effective.clientId == nil { effective.clientId = session.clientId }
-        if effective.userPoolId == session.userPoolId {
-            if effective.region == nil { effective.region = session.region }
-            if effective.endpoint == nil { effective.endpoint = session.endpoint }
-        }
+        effective.userPoolId = session.userPoolId
+        effective.clientId = session.clientId
+        if effective.region == nil || settings.userPoolId != session.userPoolId { effective.region = session.region }
+        if effective.endpoint == nil { effective.endpoint = session.endpoint }
         return try ClientSettings(effective)
+    }
+
+    /// Refuses to hand out a session made for another pool or client than the one configured now.
+    func checkConfiguredClient(_ session: StoredSession) throws {
+        let poolDiffers = settings.userPoolId.map { $0 != session.userPoolId } ?? false
+        let clientDiffers = settings.clientId.map { $0 != session.clientId } ?? false
+        guard poolDiffers || clientDiffers else { return }
+        throw AuthctlError(.notAuthorized, """
+            the session of profile \(settings.profile) was signed in with client \(session.clientId) of \(session.userPoolId), \
+            but client \(settings.clientId ?? session.clientId) of \(settings.userPoolId ?? session.userPoolId) is configured; \
+            run authctl signin to sign in with it (or use another --profile)
+            """)
     }
 
     /// The app client with its secret: AUTHCTL_CLIENT_SECRET, else the keyring item that
@@ -46,6 +57,7 @@ struct SessionKeeper {
         guard let stored = try repository.load(profile: settings.profile) else {
             throw AuthctlError.notSignedIn(profile: settings.profile)
         }
+        try checkConfiguredClient(stored)
         let client = try clientSettings(for: stored)
         let service = try context.service(settings, client: client)
         guard stored.expiresWithin(minValidity, now: context.now()) else {

@@ -94,7 +94,7 @@ struct SignOut: AuthctlCommand {
         do {
             // An expired access token must not make global sign-out fail: refresh it first.
             (session, service) = try keeper.freshSession(minValidity: 60)
-        } catch let error as AuthctlError where error.code == .notAuthorized {
+        } catch let error as AuthctlError where error.sessionEnded {
             // The refresh token was refused: the session is dead everywhere already (and removed here).
             return finish(context, settings, SignOutReport(signedOutLocally: true, globalSignOut: .alreadyEnded,
                                                            revokeToken: .skipped, exposureUntil: stored.tokensValidUntil),

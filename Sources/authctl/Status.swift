@@ -44,23 +44,22 @@ struct Status: AuthctlCommand {
             entries.append(entry)
         }
 
+        var checkFailure: AuthctlError?
         if check, let index = entries.firstIndex(where: { $0.selected }), entries[index].signedIn {
             entries[index].checked = true
             let keeper = SessionKeeper(context: context, settings: settings)
             do {
                 let (session, service) = try keeper.freshSession(minValidity: 60)
-                _ = try service.getUser(accessToken: session.accessToken)
+                _ = try keeper.withSession(service) { try service.getUser(accessToken: session.accessToken) }
                 entries[index].state = .valid
                 entries[index].accessTokenExpiresAt = session.accessTokenExpiresAt
-            } catch let error as CognitoError where error.isNotAuthorized {
-                _ = keeper.endSession(reason: error.message)
-                entries[index].signedIn = false
-                entries[index].state = .ended
-            } catch let error as AuthctlError where error.code == .notAuthorized {
+            } catch let error as AuthctlError where error.sessionEnded {
                 entries[index].signedIn = false
                 entries[index].state = .ended
             } catch {
-                entries[index].problem = AuthctlError.from(error).message
+                let failure = AuthctlError.from(error)
+                entries[index].problem = failure.message
+                checkFailure = failure
             }
         }
 
@@ -73,8 +72,8 @@ struct Status: AuthctlCommand {
                 context.console.output(entry.line(now: now))
             }
         }
-        if let problem = selected?.problem, selected?.checked == true {
-            throw AuthctlError(.unavailable, "could not check the session: \(problem)")
+        if let checkFailure {
+            throw AuthctlError(checkFailure.code, "could not check the session: \(checkFailure.message)")
         }
         if selected?.signedIn != true {
             throw ExitCode(AuthctlError.Code.notAuthorized.rawValue)
