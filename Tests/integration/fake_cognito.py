@@ -23,6 +23,15 @@ unchanged, except:
   with refresh-token rotation for app clients created with RefreshTokenRotation
   ENABLED (which also makes InitiateAuth REFRESH_TOKEN_AUTH refused).
   New operations: add a handler with @handles("Operation") (see OPERATIONS).
+* Multi-factor authentication, which moto plays only in part (it checks TOTP
+  codes against one fixed secret, and only with
+  MOTO_COGNITO_IDP_USER_POOL_ENABLE_TOTP=true; its MFA_SETUP answer hands out
+  tokens for any live session; SELECT_MFA_TYPE and EMAIL_OTP answer {}). The
+  fake keeps a per-user MFA state, set by tests through POST /_fake/mfa and by
+  clients through SetUserMFAPreference / AssociateSoftwareToken /
+  VerifySoftwareToken, and after a right password (SRP, USER_PASSWORD_AUTH or a
+  NEW_PASSWORD_REQUIRED answer) puts SOFTWARE_TOKEN_MFA, SMS_MFA, EMAIL_OTP,
+  SELECT_MFA_TYPE or MFA_SETUP instead of handing out tokens (see MfaUser).
 * Fault injection, driven through POST /_fake/faults (see FaultRule).
 
 Every request is appended as one JSON line to the --log file: operation,
@@ -51,6 +60,7 @@ import time
 import urllib.parse
 import uuid
 from dataclasses import dataclass, field
+from dataclasses import replace as dataclass_replace
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -81,6 +91,8 @@ N = int(N_HEX, 16)
 G = 2
 INFO_BITS = b"Caldera Derived Key"
 CHALLENGE_LIFETIME = 180.0  # seconds a PASSWORD_VERIFIER challenge stays answerable
+MFA_SESSION_LIFETIME = 180.0  # default for config mfaSessionLifetime
+MFA_MAX_ATTEMPTS = 3  # default for config mfaMaxAttempts: wrong codes before a challenge session dies
 TIMESTAMP_SKEW = 300.0  # seconds the client's TIMESTAMP may differ from now
 _DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
@@ -292,6 +304,127 @@ class FaultRule:
 
 
 # ---------------------------------------------------------------------------
+# Multi-factor authentication: state (moto cannot play it honestly; see the module docstring)
+# ---------------------------------------------------------------------------
+
+TOTP = "SOFTWARE_TOKEN_MFA"
+SMS = "SMS_MFA"
+EMAIL = "EMAIL_OTP"
+FACTORS = (TOTP, SMS, EMAIL)
+MFA_CHALLENGES = frozenset(FACTORS + ("SELECT_MFA_TYPE", "MFA_SETUP"))
+CODE_FIELD = {TOTP: "SOFTWARE_TOKEN_MFA_CODE", SMS: "SMS_MFA_CODE", EMAIL: "EMAIL_OTP_CODE"}
+# SELECT_MFA_TYPE's ANSWER: the service model's documentation says EMAIL_MFA, clients send EMAIL_OTP.
+SELECT_ANSWERS = {TOTP: TOTP, SMS: SMS, EMAIL: EMAIL, "EMAIL_MFA": EMAIL}
+MFA_MODES = ("off", "totp", "sms", "email", "select", "setup")
+INVALID_SESSION = "Invalid session for the user."
+EXPIRED_SESSION = "Invalid session for the user, session is expired."
+
+
+def new_totp_secret() -> str:
+    """A Base32 secret like Cognito's SecretCode: 32 random bytes, 52 characters, no padding."""
+    return base64.b32encode(secrets.token_bytes(32)).decode().rstrip("=")
+
+
+def totp_code(secret_b32: str, when: float, step: int = 30, digits: int = 6) -> str:
+    """RFC 6238 TOTP with HMAC-SHA1 (what authenticator apps and Cognito use)."""
+    cleaned = secret_b32.replace(" ", "").upper()
+    key = base64.b32decode(cleaned + "=" * (-len(cleaned) % 8))
+    mac = hmac.new(key, int(when // step).to_bytes(8, "big"), hashlib.sha1).digest()
+    offset = mac[-1] & 0x0F
+    value = int.from_bytes(mac[offset:offset + 4], "big") & 0x7FFFFFFF
+    return str(value % 10 ** digits).zfill(digits)
+
+
+def totp_matches(secret_b32: str, code: str, now: float | None = None, window: int = 1) -> bool:
+    """True when `code` is the code of the current 30 s step or of `window` steps either side."""
+    now = time.time() if now is None else now
+    return any(hmac.compare_digest(totp_code(secret_b32, max(now + k * 30, 0)), code) for k in range(-window, window + 1))
+
+
+def mask_phone(phone: str) -> str:
+    """+15555551234 -> +*******1234, as in CODE_DELIVERY_DESTINATION."""
+    digits = [c for c in phone if c.isdigit()]
+    return "+" + "*" * max(len(digits) - 4, 0) + "".join(digits[-4:])
+
+
+def mask_email(email: str) -> str:
+    """alice@example.com -> a***@e***."""
+    local, _, domain = email.partition("@")
+    return f"{local[:1]}***@{domain[:1]}***"
+
+
+@dataclass
+class MfaUser:
+    """One user's MFA as the service keeps it.
+
+    enabled        factors in UserMFASettingList (SOFTWARE_TOKEN_MFA, SMS_MFA, EMAIL_OTP), in order
+    preferred      PreferredMfaSetting, or None
+    secret         the verified authenticator secret (Base32), if any
+    pending        a secret from AssociateSoftwareToken(AccessToken) not verified yet
+    setup_required the pool requires MFA: with no factor enabled, sign-in asks MFA_SETUP
+    fixed_code     SMS/email codes sent are always this one (a test phone), else random
+    """
+
+    pool_id: str
+    username: str
+    enabled: list[str] = field(default_factory=list)
+    preferred: str | None = None
+    secret: str | None = None
+    pending: str | None = None
+    setup_required: bool = False
+    phone: str | None = None
+    email: str | None = None
+    fixed_code: str | None = None
+    friendly_device_name: str | None = None
+    sent: list[dict[str, Any]] = field(default_factory=list)  # codes "delivered" by SMS / email
+
+    def challenge(self) -> tuple[str, list[str]] | None:
+        """What a sign-in must pass after the password: (challenge name, factors offered)."""
+        if self.enabled:
+            if self.preferred in self.enabled:
+                return self.preferred, [self.preferred]
+            if len(self.enabled) == 1:
+                return self.enabled[0], list(self.enabled)
+            return "SELECT_MFA_TYPE", list(self.enabled)
+        if self.setup_required:
+            return "MFA_SETUP", [TOTP]
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool_id,
+            "username": self.username,
+            "enabled": self.enabled,
+            "preferred": self.preferred,
+            "secret": self.secret,
+            "pendingSecret": self.pending,
+            "setupRequired": self.setup_required,
+            "phone": self.phone,
+            "email": self.email,
+            "friendlyDeviceName": self.friendly_device_name,
+            "codesSent": len(self.sent),
+        }
+
+
+@dataclass
+class MfaChallenge:
+    """A live MFA challenge session (one Session string; a new one at every step)."""
+
+    session: str
+    name: str
+    pool_id: str
+    client_id: str
+    username: str
+    expires: float  # monotonic
+    offered: list[str] = field(default_factory=list)
+    code: str | None = None  # SMS / email code sent for this challenge
+    attempts: int = 0  # wrong codes so far
+    secret: str | None = None  # MFA_SETUP: associated with this session
+    verified: bool = False  # MFA_SETUP: VerifySoftwareToken accepted a code
+    friendly_device_name: str | None = None
+
+
+# ---------------------------------------------------------------------------
 # The fake
 # ---------------------------------------------------------------------------
 
@@ -369,6 +502,8 @@ class FakeCognito:
         self.refresh_origin: dict[str, str] = {}  # refresh token -> origin_jti of tokens issued with it
         self.refresh_owner: dict[str, tuple[str, str]] = {}  # refresh token -> (pool id, username)
         self.rotated: dict[str, float] = {}  # refresh token rotated out -> when (monotonic)
+        self.mfa_users: dict[tuple[str, str], MfaUser] = {}  # (pool id, username) -> MFA state
+        self.mfa_sessions: dict[str, MfaChallenge] = {}  # challenge Session -> its state
         # Switches tests may flip with POST /_fake/config.
         self.config: dict[str, Any] = {
             "revokeToken": "fake",  # "fake": implemented here; "upstream": forwarded (moto: HTTP 500)
@@ -376,6 +511,10 @@ class FakeCognito:
             # it answers); "fake" implements it here, with rotation for clients that enable it.
             "getTokensFromRefreshToken": "upstream",
             "checkExplicitAuthFlows": True,
+            # MFA challenge sessions (and the sessions AssociateSoftwareToken / VerifySoftwareToken
+            # hand on) live this many seconds, as Cognito's 3 minutes; wrong codes allowed per session.
+            "mfaSessionLifetime": MFA_SESSION_LIFETIME,
+            "mfaMaxAttempts": MFA_MAX_ATTEMPTS,
         }
 
     # -- upstream --------------------------------------------------------
@@ -438,8 +577,15 @@ class FakeCognito:
         # Not created through us: look for it in moto.
         regions = {c.pool_id.split("_")[0] for c in list(self.clients.values())} | {"us-east-1"}
         for region in regions:
-            pools = self.call("ListUserPools", {"MaxResults": 60}, region).json() or {}
-            for pool in pools.get("UserPools", []):
+            pools: list[dict[str, Any]] = []
+            page: dict[str, Any] = {"MaxResults": 60}
+            while True:  # every page: a test session makes hundreds of pools
+                listed = self.call("ListUserPools", page, region).json() or {}
+                pools += listed.get("UserPools", [])
+                if not listed.get("NextToken"):
+                    break
+                page = {"MaxResults": 60, "NextToken": listed["NextToken"]}
+            for pool in reversed(pools):  # the newest first
                 d = self.call("DescribeUserPoolClient", {"UserPoolId": pool["Id"], "ClientId": client_id}, region)
                 if d.status == 200:
                     self.remember_client(d.json().get("UserPoolClient", {}))
@@ -487,6 +633,48 @@ class FakeCognito:
         origin = jwt_claims(token).get("origin_jti")
         with self.lock:
             return bool(origin) and origin in self.revoked_origins
+
+    # -- multi-factor authentication ---------------------------------------
+
+    def mfa_user(self, pool_id: str, username: str) -> MfaUser:
+        with self.lock:
+            return self.mfa_users.setdefault((pool_id, username), MfaUser(pool_id, username))
+
+    def new_mfa_session(self, ch: MfaChallenge | None = None, **changes: Any) -> MfaChallenge:
+        """A fresh Session for `ch` (whose old Session stops working), with `changes` applied."""
+        lifetime = float(self.config.get("mfaSessionLifetime", MFA_SESSION_LIFETIME))
+        session = base64.b64encode(secrets.token_bytes(96)).decode()
+        with self.lock:
+            now = time.monotonic()
+            for key in [k for k, c in self.mfa_sessions.items() if now - c.expires > 600]:
+                del self.mfa_sessions[key]  # long dead: forget (recently dead ones still say "expired")
+            if ch is not None:
+                self.mfa_sessions.pop(ch.session, None)
+                new = dataclass_replace(ch, session=session, expires=now + lifetime, **changes)
+            else:
+                new = MfaChallenge(session=session, expires=now + lifetime, **changes)
+            self.mfa_sessions[session] = new
+        return new
+
+    def live_mfa_session(self, session: str | None) -> MfaChallenge:
+        with self.lock:
+            ch = self.mfa_sessions.get(session or "")
+        if ch is None:
+            raise not_authorized(INVALID_SESSION, note="no such MFA session")
+        if time.monotonic() > ch.expires:
+            raise not_authorized(EXPIRED_SESSION, note="MFA session expired")
+        return ch
+
+    def wrong_code(self, ch: MfaChallenge, error: ServiceError) -> ServiceError:
+        """Counts a wrong code; the session dies after mfaMaxAttempts of them."""
+        with self.lock:
+            ch.attempts += 1
+            if ch.attempts >= int(self.config.get("mfaMaxAttempts", MFA_MAX_ATTEMPTS)):
+                self.mfa_sessions.pop(ch.session, None)
+                error.note = f"wrong code {ch.attempts}: session ended"
+            else:
+                error.note = f"wrong code {ch.attempts}"
+        return error
 
     # -- faults ------------------------------------------------------------
 
@@ -539,7 +727,8 @@ def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
         return None  # moto checks SECRET_HASH for refresh itself
     if flow == "USER_PASSWORD_AUTH":
         fake.check_secret_hash(client, params.get("USERNAME"), params.get("SECRET_HASH"))
-        return None
+        # moto checks the password; a user with MFA gets a challenge instead of its tokens.
+        return mfa_gate(fake, client, fake.forward_raw("POST", req.path, req.headers, req.raw))
     if flow != "USER_SRP_AUTH":
         return None
 
@@ -620,9 +809,13 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
     client = fake.client(req.body.get("ClientId"))
     if client is None:
         return None
+    if name in MFA_CHALLENGES:
+        return answer_mfa_challenge(fake, req, client)
     if name != "PASSWORD_VERIFIER":
         # moto does not check SECRET_HASH on challenge answers; Cognito does.
         fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
+        if name == "NEW_PASSWORD_REQUIRED":  # a new password, then the second factor
+            return mfa_gate(fake, client, fake.forward_raw("POST", req.path, req.headers, req.raw))
         return None
 
     block = responses.get("PASSWORD_CLAIM_SECRET_BLOCK")
@@ -678,7 +871,7 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
     else:
         reply.handled_by = "fake+moto"
         reply.headers = [(k, v) for k, v in reply.headers if k.lower() != "content-type"] + [("Content-Type", AMZ_JSON)]
-    return reply
+    return mfa_gate(fake, client, reply)
 
 
 @handles("RevokeToken")
@@ -764,6 +957,326 @@ def get_tokens_from_refresh_token(fake: FakeCognito, req: Request) -> Reply | No
     reply = json_reply({"AuthenticationResult": result})
     reply.note = "rotated" if client.rotation else None
     return reply
+
+
+# ---------------------------------------------------------------------------
+# Multi-factor authentication: the operations
+# ---------------------------------------------------------------------------
+
+def _mfa_set_mode(fake: FakeCognito, payload: dict[str, Any]) -> MfaUser:
+    """POST /_fake/mfa: {"pool","username","mode", "secret"?, "offered"?, "phone"?, "email"?, "code"?}."""
+    pool_id, username, mode = payload.get("pool"), payload.get("username"), payload.get("mode")
+    if not pool_id or not username:
+        raise ValueError("pool and username are required")
+    if mode not in MFA_MODES:
+        raise ValueError(f"mode must be one of {MFA_MODES}")
+    offered = payload.get("offered") or [SMS, TOTP]
+    if not isinstance(offered, list) or not offered or any(f not in FACTORS for f in offered):
+        raise ValueError(f"offered must be a non-empty list of {FACTORS}")
+    region = pool_id.split("_")[0]
+    got = fake.call("AdminGetUser", {"UserPoolId": pool_id, "Username": username}, region)
+    if got.status != 200:
+        raise ValueError(f"no user {username} in {pool_id}: {got.body[:200]!r}")
+    attrs = {a["Name"]: a["Value"] for a in (got.json() or {}).get("UserAttributes", [])}
+    with fake.lock:
+        user = fake.mfa_user(pool_id, got.json()["Username"])
+        user.phone = payload.get("phone") or user.phone or attrs.get("phone_number") or "+15555551234"
+        user.email = payload.get("email") or user.email or attrs.get("email") or f"{username}@example.com"
+        user.fixed_code = payload.get("code") or None
+        user.enabled, user.preferred, user.setup_required = [], None, False
+        if mode in ("totp", "sms", "email"):
+            factor = {"totp": TOTP, "sms": SMS, "email": EMAIL}[mode]
+            user.enabled, user.preferred = [factor], factor
+        elif mode == "select":
+            user.enabled = list(dict.fromkeys(offered))
+        elif mode == "setup":
+            user.setup_required = True
+        if TOTP in user.enabled:
+            user.secret = payload.get("secret") or user.secret or new_totp_secret()
+        elif payload.get("secret"):
+            user.secret = payload["secret"]
+        return user
+
+
+def mfa_admin(fake: FakeCognito, method: str, path: str, query: dict[str, str], payload: Any) -> Reply:
+    """The test's side door: set a user's MFA, read it, and read the last SMS / email code."""
+    try:
+        if path == "/_fake/mfa" and method == "POST":
+            user = _mfa_set_mode(fake, payload if isinstance(payload, dict) else {})
+            return json_reply(user.to_json())
+        key = (query.get("pool", ""), query.get("username", ""))
+        with fake.lock:
+            user = fake.mfa_users.get(key)
+            if path == "/_fake/mfa" and method == "GET":
+                return json_reply(user.to_json()) if user else json_reply({"error": f"no MFA state for {key}"}, 404)
+            if path == "/_fake/mfa/code" and method == "GET":
+                if not user or not user.sent:
+                    return json_reply({"error": f"no code sent to {key}"}, 404)
+                return json_reply(dict(user.sent[-1], count=len(user.sent)))
+    except ValueError as e:
+        return json_reply({"error": str(e)}, 400)
+    return json_reply({"error": f"no admin endpoint {method} {path}"}, 404)
+
+
+def issue_mfa_challenge(fake: FakeCognito, client: ClientInfo, username: str, name: str, offered: list[str],
+                        previous: MfaChallenge | None = None) -> Reply:
+    """The challenge reply, shaped as RespondToAuthChallengeResponse / InitiateAuthResponse."""
+    params = {"USER_ID_FOR_SRP": username}
+    code = None
+    user = fake.mfa_user(client.pool_id, username)
+    if name in (SMS, EMAIL):
+        code = user.fixed_code or f"{secrets.randbelow(10 ** 6):06d}"
+        medium = "SMS" if name == SMS else "EMAIL"
+        destination = mask_phone(user.phone or "") if name == SMS else mask_email(user.email or "")
+        params["CODE_DELIVERY_DELIVERY_MEDIUM"] = medium
+        params["CODE_DELIVERY_DESTINATION"] = destination
+        with fake.lock:
+            user.sent.append({"challengeName": name, "code": code, "medium": medium, "destination": destination,
+                              "to": user.phone if name == SMS else user.email, "ts": time.time()})
+    elif name == "SELECT_MFA_TYPE":
+        params["MFAS_CAN_CHOOSE"] = json.dumps(offered)
+    elif name == "MFA_SETUP":
+        params["MFAS_CAN_SETUP"] = json.dumps([TOTP])
+    changes = dict(name=name, offered=offered, code=code, attempts=0)
+    if previous is None:
+        ch = fake.new_mfa_session(None, pool_id=client.pool_id, client_id=client.client_id, username=username, **changes)
+    else:
+        ch = fake.new_mfa_session(previous, **changes)
+    reply = json_reply({"ChallengeName": name, "ChallengeParameters": params, "Session": ch.session})
+    reply.note = f"MFA challenge {name}"
+    return reply
+
+
+def mfa_gate(fake: FakeCognito, client: ClientInfo, reply: Reply) -> Reply:
+    """After a right password: tokens only for a user who needs no second factor."""
+    if reply.status != 200:
+        return reply
+    result = (reply.json() or {}).get("AuthenticationResult")
+    if not result:
+        return reply
+    username = jwt_claims(result.get("AccessToken") or "").get("username") or ""
+    with fake.lock:
+        if not any(pool_id == client.pool_id for pool_id, _ in fake.mfa_users):
+            return reply  # nobody in this pool has MFA: spare the lookup
+    # moto's USER_PASSWORD_AUTH puts the name as typed (an alias, say) in the token; the service's is wanted.
+    got = fake.call("AdminGetUser", {"UserPoolId": client.pool_id, "Username": username}, client.pool_id.split("_")[0])
+    if got.status == 200:
+        username = (got.json() or {}).get("Username") or username
+    with fake.lock:
+        user = fake.mfa_users.get((client.pool_id, username))
+        wanted = user.challenge() if user else None
+    if wanted is None:
+        return reply
+    # The tokens moto just minted are dropped; new ones are fetched once the challenge is passed.
+    return issue_mfa_challenge(fake, client, username, *wanted)
+
+
+def finish_mfa(fake: FakeCognito, ch: MfaChallenge) -> Reply:
+    """The challenge is passed: tokens from moto (AdminInitiateAuth with the known password, as
+    after SRP; moto itself never learns about the user's MFA, so it hands them out)."""
+    with fake.lock:
+        fake.mfa_sessions.pop(ch.session, None)
+        password = fake.passwords.get((ch.pool_id, ch.username))
+    admin = {
+        "UserPoolId": ch.pool_id,
+        "ClientId": ch.client_id,
+        "AuthFlow": "ADMIN_USER_PASSWORD_AUTH",
+        "AuthParameters": {"USERNAME": ch.username, "PASSWORD": password or ""},
+    }
+    reply = fake.call("AdminInitiateAuth", admin, ch.pool_id.split("_")[0])
+    reply.handled_by = "fake+moto"
+    reply.note = f"{ch.name} passed"
+    reply.headers = [(k, v) for k, v in reply.headers if k.lower() != "content-type"] + [("Content-Type", AMZ_JSON)]
+    return reply
+
+
+def answer_mfa_challenge(fake: FakeCognito, req: Request, client: ClientInfo) -> Reply:
+    name = req.challenge_name or ""
+    responses = req.body.get("ChallengeResponses") or {}
+    ch = fake.live_mfa_session(req.body.get("Session"))
+    if ch.client_id != client.client_id:
+        raise not_authorized(INVALID_SESSION, note="MFA session issued to another client")
+    fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
+    if responses.get("USERNAME") != ch.username:
+        raise not_authorized(INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
+    if name != ch.name:
+        raise ServiceError("InvalidParameterException", f"Invalid challenge name: the session is for {ch.name}",
+                           note=f"answered {name} to {ch.name}")
+
+    if name in CODE_FIELD:
+        code = responses.get(CODE_FIELD[name])
+        if not code:
+            raise ServiceError("InvalidParameterException", f"Missing required parameter {CODE_FIELD[name]}")
+        if name == TOTP:
+            secret = fake.mfa_user(ch.pool_id, ch.username).secret
+            right = bool(secret) and totp_matches(secret, code)
+        else:
+            right = ch.code is not None and hmac.compare_digest(ch.code, code)
+        if not right:
+            raise fake.wrong_code(ch, ServiceError("CodeMismatchException", "Invalid code received for user"))
+        return finish_mfa(fake, ch)
+
+    if name == "SELECT_MFA_TYPE":
+        chosen = SELECT_ANSWERS.get(responses.get("ANSWER") or "")
+        if chosen not in ch.offered:
+            raise ServiceError("InvalidParameterException", f"Invalid ANSWER: must be one of {ch.offered}",
+                               note=f"ANSWER {responses.get('ANSWER')!r}")
+        return issue_mfa_challenge(fake, client, ch.username, chosen, [chosen], previous=ch)
+
+    # MFA_SETUP, answered with the Session VerifySoftwareToken returned.
+    if not ch.verified or not ch.secret:
+        raise not_authorized(INVALID_SESSION, note="MFA_SETUP answered before VerifySoftwareToken succeeded")
+    with fake.lock:
+        user = fake.mfa_user(ch.pool_id, ch.username)
+        user.secret, user.friendly_device_name = ch.secret, ch.friendly_device_name
+        user.enabled = [TOTP] + [f for f in user.enabled if f != TOTP]
+        user.preferred = TOTP
+    return finish_mfa(fake, ch)
+
+
+def _user_of_access_token(fake: FakeCognito, req: Request) -> tuple[str, str] | Reply:
+    """(pool id, username) of a live access token, asking moto (GetUser); or moto's refusal."""
+    _revoked_access_token_guard(fake, req)
+    token = req.body.get("AccessToken") or ""
+    claims = jwt_claims(token)
+    pool_id = (claims.get("iss") or "").rstrip("/").rsplit("/", 1)[-1]
+    got = fake.call("GetUser", {"AccessToken": token}, pool_id.split("_")[0] if "_" in pool_id else "us-east-1")
+    if got.status != 200 or not pool_id:
+        return got
+    return pool_id, got.json()["Username"]
+
+
+def _check_user_code(code: Any) -> str:
+    if not isinstance(code, str) or not re.fullmatch(r"[0-9]{6}", code):
+        raise ServiceError("InvalidParameterException",
+                           "1 validation error detected: Value at 'userCode' failed to satisfy constraint: "
+                           "Member must satisfy regular expression pattern: [0-9]+ and length 6")
+    return code
+
+
+@handles("AssociateSoftwareToken")
+def associate_software_token(fake: FakeCognito, req: Request) -> Reply | None:
+    """moto: one fixed secret for everyone. Here a new secret per association, bound to the
+    challenge session (MFA_SETUP) or to the user (AccessToken)."""
+    if req.body.get("Session"):
+        ch = fake.live_mfa_session(req.body["Session"])
+        if ch.name != "MFA_SETUP":
+            raise not_authorized(INVALID_SESSION, note=f"AssociateSoftwareToken with a {ch.name} session")
+        ch = fake.new_mfa_session(ch, secret=new_totp_secret(), verified=False, attempts=0)
+        return json_reply({"SecretCode": ch.secret, "Session": ch.session})
+    if not req.body.get("AccessToken"):
+        raise ServiceError("InvalidParameterException", "Missing required parameter AccessToken or Session")
+    who = _user_of_access_token(fake, req)
+    if isinstance(who, Reply):
+        return who
+    with fake.lock:
+        user = fake.mfa_user(*who)
+        user.pending = new_totp_secret()
+        return json_reply({"SecretCode": user.pending})
+
+
+@handles("VerifySoftwareToken")
+def verify_software_token(fake: FakeCognito, req: Request) -> Reply | None:
+    code = _check_user_code(req.body.get("UserCode"))
+    name = req.body.get("FriendlyDeviceName")
+    if req.body.get("Session"):
+        ch = fake.live_mfa_session(req.body["Session"])
+        if ch.name != "MFA_SETUP" or not ch.secret:
+            raise not_authorized(INVALID_SESSION, note="VerifySoftwareToken before AssociateSoftwareToken")
+        if not totp_matches(ch.secret, code):
+            raise fake.wrong_code(ch, ServiceError("EnableSoftwareTokenMFAException", "Code mismatch"))
+        ch = fake.new_mfa_session(ch, verified=True, friendly_device_name=name)
+        return json_reply({"Status": "SUCCESS", "Session": ch.session})
+    if not req.body.get("AccessToken"):
+        raise ServiceError("InvalidParameterException", "Missing required parameter AccessToken or Session")
+    who = _user_of_access_token(fake, req)
+    if isinstance(who, Reply):
+        return who
+    with fake.lock:
+        user = fake.mfa_user(*who)
+        if not user.pending:
+            raise ServiceError("SoftwareTokenMFANotFoundException", "Software token has not been associated with the user")
+        if not totp_matches(user.pending, code):
+            raise ServiceError("EnableSoftwareTokenMFAException", "Code mismatch")
+        # Verified: usable once SetUserMFAPreference turns it on (as Cognito does).
+        user.secret, user.pending, user.friendly_device_name = user.pending, None, name
+    return json_reply({"Status": "SUCCESS"})
+
+
+def _apply_mfa_preference(fake: FakeCognito, pool_id: str, username: str, body: dict[str, Any]) -> Reply:
+    settings = {TOTP: body.get("SoftwareTokenMfaSettings"), SMS: body.get("SMSMfaSettings"),
+                EMAIL: body.get("EmailMfaSettings")}
+    with fake.lock:
+        user = fake.mfa_user(pool_id, username)
+        if (settings[TOTP] or {}).get("Enabled") and not user.secret:
+            raise ServiceError("InvalidParameterException", "User has not verified software token mfa")
+        for factor, setting in settings.items():
+            if not isinstance(setting, dict):
+                continue
+            if setting.get("Enabled"):
+                if factor not in user.enabled:
+                    user.enabled.append(factor)
+            elif "Enabled" in setting:
+                user.enabled = [f for f in user.enabled if f != factor]
+                if user.preferred == factor:
+                    user.preferred = None
+            if setting.get("PreferredMfa"):
+                user.preferred = factor
+            elif "PreferredMfa" in setting and user.preferred == factor:
+                user.preferred = None
+        if user.preferred not in user.enabled:
+            user.preferred = None
+    return json_reply({})
+
+
+@handles("SetUserMFAPreference")
+def set_user_mfa_preference(fake: FakeCognito, req: Request) -> Reply | None:
+    """moto would store it and then challenge in its own admin flow, with its fixed secret."""
+    who = _user_of_access_token(fake, req)
+    if isinstance(who, Reply):
+        return who
+    return _apply_mfa_preference(fake, *who, req.body)
+
+
+@handles("AdminSetUserMFAPreference")
+def admin_set_user_mfa_preference(fake: FakeCognito, req: Request) -> Reply | None:
+    pool_id, username = req.body.get("UserPoolId") or "", req.body.get("Username") or ""
+    got = fake.call("AdminGetUser", {"UserPoolId": pool_id, "Username": username}, pool_id.split("_")[0] or "us-east-1")
+    if got.status != 200:
+        return got
+    return _apply_mfa_preference(fake, pool_id, got.json()["Username"], req.body)
+
+
+def _overlay_mfa(fake: FakeCognito, pool_id: str, reply: Reply) -> Reply:
+    """GetUser / AdminGetUser as moto answers, with the MFA fields from the fake's state."""
+    body = reply.json() if reply.status == 200 else None
+    if not isinstance(body, dict):
+        return reply
+    with fake.lock:
+        user = fake.mfa_users.get((pool_id, body.get("Username") or ""))
+        if user is None:
+            return reply
+        body.pop("UserMFASettingList", None)
+        body.pop("PreferredMfaSetting", None)
+        if user.enabled:
+            body["UserMFASettingList"] = list(user.enabled)
+        if user.preferred:
+            body["PreferredMfaSetting"] = user.preferred
+    out = json_reply(body, handled_by="moto+fake")
+    return out
+
+
+@handles("GetUser")
+def get_user(fake: FakeCognito, req: Request) -> Reply | None:
+    _revoked_access_token_guard(fake, req)
+    claims = jwt_claims(req.body.get("AccessToken") or "")
+    pool_id = (claims.get("iss") or "").rstrip("/").rsplit("/", 1)[-1]
+    return _overlay_mfa(fake, pool_id, fake.forward_raw("POST", req.path, req.headers, req.raw))
+
+
+@handles("AdminGetUser")
+def admin_get_user(fake: FakeCognito, req: Request) -> Reply | None:
+    return _overlay_mfa(fake, req.body.get("UserPoolId") or "", fake.forward_raw("POST", req.path, req.headers, req.raw))
 
 
 # ---------------------------------------------------------------------------
@@ -920,6 +1433,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             return self._send(json_reply({"config": fake.config}))
         if path == "/_fake/health":
             return self._send(json_reply({"ok": True}))
+        if path in ("/_fake/mfa", "/_fake/mfa/code"):
+            query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            return self._send(mfa_admin(fake, method, path, query, payload))
         self._send(json_reply({"error": f"no admin endpoint {path}"}, 404))
 
     # -- the service ---------------------------------------------------------

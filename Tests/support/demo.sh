@@ -149,6 +149,24 @@ show() {
     "$@" || true
 }
 
+# token_step "Heading" authctl-args...: like step (expects exit 0), but never prints the whole
+# token: only its first 20 characters and its length.
+token_step() {
+    local title=$1; shift
+    STEPS=$((STEPS + 1))
+    printf '\n%s\n' "${BOLD}== $STEPS. $title${RESET}"
+    printf '%s\n' "\$ authctl $* | cut -c1-20    # and its length; the whole token is not shown"
+    local token rc=0
+    token=$("${AUTHCTL[@]}" "$@" </dev/null) || rc=$?
+    printf '%s...  (%d characters)\n' "${token:0:20}" "${#token}"
+    if [ "$rc" -eq 0 ] && [ "${token:0:3}" = "eyJ" ]; then
+        printf '%s\n' "${GREEN}(exit $rc)${RESET}"
+    else
+        printf '%s\n' "${RED}(exit $rc, expected 0 and a JWT)${RESET}"
+        FAILED=$((FAILED + 1))
+    fi
+}
+
 stored_session() {
     env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS" \
         secret-tool search kind session profile default 2>&1 | grep -v '^secret = ' || echo "(no session item)"
@@ -167,7 +185,12 @@ step "Sign in with SRP (the password never leaves this machine)" 0 "$PASSWORD" s
 show "The session lives in the Secret Service (secret-tool search; the secret itself not shown)" stored_session
 step "Who am I" 0 "" whoami
 step "Who am I, as JSON for scripts" 0 "" whoami --output json
+step "Status of every profile (no network call)" 0 "" status
+token_step "The access token, for scripts" token
 step "A wrong password is refused by the SRP verifier" 77 "Not-The-Passw0rd!" signin --username "$USERNAME" --password-stdin
+step "Sign out on every device (GlobalSignOut), then say how long issued tokens stay usable offline" 0 "" signout --global --yes
+step "Signed out: whoami exits 77" 77 "" whoami
+show "The session item is gone from the Secret Service" stored_session
 show "What reached the emulator" requests
 
 printf '\n'

@@ -2,7 +2,8 @@
 # Installs what authctl's build, tests and demo need on Debian 12 with the Swift toolchain,
 # and only what is missing. Safe to run again; does nothing when all is there.
 #   Debian: libcurl, libsecret, OpenSSL headers, pkg-config, gnome-keyring, secret-tool, D-Bus, tmux...
-#   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests).
+#   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests),
+#           pexpect (authctl in a pseudo-terminal for the MFA tests).
 # Uses sudo only when not root. Non-interactive (CI runs it with no standard input).
 set -euo pipefail
 
@@ -57,6 +58,7 @@ py_missing=()
 "$PYTHON" -c 'import moto.server, flask, flask_cors, boto3, cryptography' >/dev/null 2>&1 || py_missing+=('moto[server]')
 "$PYTHON" -c 'import pytest' >/dev/null 2>&1 || py_missing+=(pytest)
 "$PYTHON" -c 'import pycognito.aws_srp' >/dev/null 2>&1 || py_missing+=(pycognito)
+"$PYTHON" -c 'import pexpect' >/dev/null 2>&1 || py_missing+=(pexpect)
 
 if [ ${#py_missing[@]} -gt 0 ]; then
     log "installing Python packages: ${py_missing[*]}"

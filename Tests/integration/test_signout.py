@@ -1,0 +1,436 @@
+"""`authctl signout` (this device) and `authctl signout --global` (every device).
+
+moto has no RevokeToken (HTTP 500 with an HTML page): the fake implements it (ClientSecret required
+for a confidential client; the refresh token and the access tokens issued with it are refused
+afterwards), and `set_config(revokeToken="upstream")` gives moto's 500 back. GlobalSignOut is
+moto's own (it forgets the user's access tokens and revokes the refresh tokens); faults on it are
+the fake's fault rules.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pexpect
+import pytest
+from botocore.exceptions import ClientError
+
+from harness import Cli, authctl_bin, free_port, iso_utc, jwt_claims, parse_instant, token_values
+
+import fake_cognito
+
+REPORT_KEYS = {"signedOutLocally", "globalSignOut", "revokeToken", "exposureUntil"}
+NOTHING_REVOKED = "Nothing was revoked"
+
+
+@pytest.fixture
+def signed_in(cli):
+    r = cli.signin()
+    assert r.code == 0, r
+    return cli
+
+
+@pytest.fixture
+def any_signed_in(any_cli):
+    r = any_cli.signin()
+    assert r.code == 0, r
+    return any_cli
+
+
+def raw_session(keyring):
+    """The stored item exactly (secret JSON text, label, attributes), for byte-identical checks."""
+    return [(i.get("secret"), i.get("label"), sorted(i["attributes"].items())) for i in keyring.session_items()]
+
+
+def refresh_with(cognito, cli: Cli, refresh_token: str):
+    """REFRESH_TOKEN_AUTH with this token, as another client of the service would (through the fake)."""
+    params = {"REFRESH_TOKEN": refresh_token}
+    if cli.secret_client:
+        params["SECRET_HASH"] = fake_cognito.secret_hash(cli.pool.client_secret, "alice", cli.client_id)
+    return cognito.initiate_auth(ClientId=cli.client_id, AuthFlow="REFRESH_TOKEN_AUTH", AuthParameters=params)
+
+
+def refused(call) -> str:
+    with pytest.raises(ClientError) as e:
+        call()
+    assert e.value.response["Error"]["Code"] == "NotAuthorizedException", e.value.response
+    return e.value.response["Error"]["Message"]
+
+
+def assert_no_tokens(r, session):
+    for token in token_values(session):
+        assert token not in r.out + r.err, f"a token was printed:\n{r}"
+
+
+def assert_no_backtrace(r):
+    for crash in ("Fatal error", "Stack dump", "Backtrace", "backtrace", "Current stack trace", "SIGSEGV", "SIGILL"):
+        assert crash not in r.err, r
+
+
+def assert_no_crash(r):
+    assert 0 < r.code < 128, r
+    assert_no_backtrace(r)
+
+
+def refresh_index(calls) -> int | None:
+    for i, c in enumerate(calls):
+        if c.get("status") == 200 and (
+            c["operation"] == "GetTokensFromRefreshToken"
+            or (c["operation"] == "InitiateAuth" and c.get("authFlow") in ("REFRESH_TOKEN_AUTH", "REFRESH_TOKEN"))
+        ):
+            return i
+    return None
+
+
+def expire_access_token(cli: Cli) -> None:
+    past = iso_utc(datetime.now(timezone.utc) - timedelta(hours=1))
+    cli.keyring.rewrite_session(lambda s: s.update(accessTokenExpiresAt=past))
+
+
+# ---------------------------------------------------------------------------
+# This device
+# ---------------------------------------------------------------------------
+
+
+def test_signout_revokes_the_refresh_token_then_deletes(any_signed_in, fake, cognito):
+    cli = any_signed_in
+    session = cli.keyring.session()
+    mark = fake.mark()
+    r = cli.run("signout")
+    assert r.code == 0, r
+    assert "warning" not in r.err.lower(), r
+    assert "Other devices stay signed in" in r.err, r
+    assert r.out == ""
+    # One RevokeToken, for the stored refresh token's client, answered by the fake. For the
+    # confidential client a 200 proves the ClientSecret was sent: the fake refuses it without.
+    revokes = fake.calls(mark, operation="RevokeToken")
+    assert [(c["clientId"], c["status"], c["handledBy"]) for c in revokes] == [(session["clientId"], 200, "fake")], revokes
+    assert session["clientId"] == cli.client_id
+    assert fake.calls(mark, operation="GlobalSignOut") == []
+    assert cli.keyring.session_items() == []
+    assert_no_tokens(r, session)
+    # Revoked for real: the refresh token and the access token it produced are refused.
+    assert "revoked" in refused(lambda: refresh_with(cognito, cli, session["refreshToken"]))
+    assert "revoked" in refused(lambda: cognito.get_user(AccessToken=session["accessToken"]))
+    w = cli.run("whoami")
+    assert w.code == 77 and "Not signed in (profile default)" in w.err, w
+
+
+def test_signout_json(any_signed_in, fake):
+    session = any_signed_in.keyring.session()
+    r = any_signed_in.run("signout", "--output", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert set(doc) == REPORT_KEYS, doc
+    assert (doc["signedOutLocally"], doc["globalSignOut"], doc["revokeToken"]) == (True, "skipped", "ok"), doc
+    until = parse_instant(doc["exposureUntil"])
+    assert until >= parse_instant(session["accessTokenExpiresAt"])
+    assert until == max(parse_instant(session["accessTokenExpiresAt"]),
+                        datetime.fromtimestamp(jwt_claims(session["idToken"])["exp"], timezone.utc))
+    assert any_signed_in.keyring.session_items() == []
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_signout_when_revocation_fails(any_signed_in, fake, cognito, output):
+    """moto's own RevokeToken (HTTP 500, an HTML page): still signed out here, exit 0, and the
+    warning is true: the refresh token still works."""
+    cli = any_signed_in
+    session = cli.keyring.session()
+    fake.set_config(revokeToken="upstream")
+    mark = fake.mark()
+    r = cli.run("signout", "--output", output)
+    assert r.code == 0, r
+    assert "could not be revoked" in r.err and "stays usable until it expires" in r.err, r
+    assert "<html" not in r.err.lower()
+    assert_no_backtrace(r)
+    revokes = fake.calls(mark, operation="RevokeToken")
+    assert revokes and all(c["status"] == 500 and c["handledBy"] == "moto" for c in revokes), revokes
+    assert cli.keyring.session_items() == [], "the session is deleted even when revocation failed"
+    if output == "json":
+        doc = r.json()
+        assert set(doc) == REPORT_KEYS
+        assert (doc["signedOutLocally"], doc["globalSignOut"], doc["revokeToken"]) == (True, "skipped", "failed"), doc
+        assert doc["exposureUntil"]
+    else:
+        assert r.out == ""
+    assert_no_tokens(r, session)
+    fake.set_config(revokeToken="fake")
+    assert refresh_with(cognito, cli, session["refreshToken"])["AuthenticationResult"]["AccessToken"]
+
+
+def test_signout_offline(signed_in, fake):
+    """Nothing listens at the endpoint: still signed out here, with the warning."""
+    r = signed_in.run("signout", "--timeout", "2", AUTHCTL_ENDPOINT=f"http://127.0.0.1:{free_port()}/", timeout=40)
+    assert r.code == 0, r
+    assert "could not be revoked" in r.err, r
+    assert signed_in.keyring.session_items() == []
+
+
+def test_not_signed_in(cli, fake):
+    mark = fake.mark()
+    r = cli.run("signout")
+    assert r.code == 0, r
+    assert "Not signed in (profile default)" in r.err, r
+    r = cli.run("signout", "--output", "json")
+    assert r.code == 0, r
+    assert r.json() == {"signedOutLocally": False, "globalSignOut": "skipped", "revokeToken": "skipped",
+                        "exposureUntil": None}
+    r = cli.run("signout", "--global", "--yes")
+    assert r.code == 77, r
+    assert "Not signed in (profile default)" in r.err, r
+    assert fake.calls(mark) == [], "nothing to revoke: no request"
+
+
+def test_twice_is_harmless(signed_in, fake):
+    mark = fake.mark()
+    assert signed_in.run("signout").code == 0
+    r = signed_in.run("signout")
+    assert r.code == 0, r
+    assert "Not signed in (profile default)" in r.err, r
+    assert len(fake.calls(mark, operation="RevokeToken")) == 1
+
+
+def test_other_profile_is_left_alone(signed_in):
+    assert signed_in.signin("alice", None, "--profile", "work").code == 0
+    assert signed_in.run("signout", "--profile", "work").code == 0
+    assert signed_in.keyring.session_items("work") == []
+    assert signed_in.run("whoami").code == 0
+
+
+# ---------------------------------------------------------------------------
+# Two devices
+# ---------------------------------------------------------------------------
+
+
+def two_devices(cli, keyrings):
+    a, b = cli, cli.with_keyring(keyrings(name="device-b"))
+    assert a.signin().code == 0 and b.signin().code == 0
+    assert a.keyring.session()["refreshToken"] != b.keyring.session()["refreshToken"]
+    return a, b
+
+
+def test_global_signout_ends_the_other_device(cli, keyrings, fake):
+    a, b = two_devices(cli, keyrings)
+    session = a.keyring.session()
+    mark = fake.mark()
+    r = a.run("signout", "--global", "--yes")
+    assert r.code == 0, r
+    assert "Signed alice out of every device" in r.err, r
+    assert "keep passing offline JWT checks" in r.err, r
+    assert r.out == ""
+    assert_no_tokens(r, session)
+    assert [(c["status"], c["handledBy"]) for c in fake.calls(mark, operation="GlobalSignOut")] == [(200, "moto")]
+    assert fake.calls(mark, operation="RevokeToken") == []
+    assert a.keyring.session_items() == []
+    w = b.run("whoami")
+    assert w.code == 77, w
+    assert "ended" in w.err.lower(), w
+    assert b.keyring.session_items() == [], "B's dead session is removed"
+
+
+def test_local_signout_leaves_the_other_device_signed_in(cli, keyrings, fake):
+    a, b = two_devices(cli, keyrings)
+    b_before = raw_session(b.keyring)
+    r = a.run("signout")
+    assert r.code == 0, r
+    assert a.keyring.session_items() == []
+    w = b.run("whoami", "--output", "json")
+    assert w.code == 0, w
+    assert w.json()["username"] == "alice"
+    assert raw_session(b.keyring) == b_before
+
+
+# ---------------------------------------------------------------------------
+# Every device: confirmation, refresh first, JSON
+# ---------------------------------------------------------------------------
+
+
+def test_global_without_a_terminal_needs_yes(signed_in, fake):
+    before = raw_session(signed_in.keyring)
+    mark = fake.mark()
+    r = signed_in.run("signout", "--global")
+    assert r.code == 64, r
+    assert "--yes" in r.err, r
+    assert raw_session(signed_in.keyring) == before
+    assert fake.calls(mark) == [], "no request before the confirmation"
+
+
+def test_global_asks_on_a_terminal(signed_in, fake):
+    """On a terminal (a pty): `Sign out alice on ALL devices? [y/N]`; anything but y cancels
+    (exit 1, nothing changed, no request); y signs out."""
+    env = signed_in.env()
+    before = raw_session(signed_in.keyring)
+    mark = fake.mark()
+    for reply, code in (("", 1), ("n", 1), ("yes please", 1), ("y", 0)):
+        child = pexpect.spawn(str(authctl_bin()), ["signout", "--global"], env=env, cwd=env["HOME"], timeout=30,
+                              encoding="utf-8")
+        child.expect_exact("Sign out alice on ALL devices? [y/N]")
+        child.sendline(reply)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == code, (reply, child.before)
+        if code == 1:
+            assert raw_session(signed_in.keyring) == before, reply
+            assert fake.calls(mark) == [], reply
+    assert [c["status"] for c in fake.calls(mark, operation="GlobalSignOut")] == [200]
+    assert signed_in.keyring.session_items() == []
+
+
+def test_global_json(any_cli, fake, cognito):
+    signed_at = datetime.now(timezone.utc)
+    assert any_cli.signin().code == 0
+    session = any_cli.keyring.session()
+    r = any_cli.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert set(doc) == REPORT_KEYS, doc
+    assert (doc["signedOutLocally"], doc["globalSignOut"], doc["revokeToken"]) == (True, "ok", "skipped"), doc
+    until = parse_instant(doc["exposureUntil"])
+    assert doc["exposureUntil"].endswith("Z") or doc["exposureUntil"].endswith("+00:00")
+    assert signed_at + timedelta(minutes=55) <= until <= signed_at + timedelta(minutes=65), until
+    assert any_cli.keyring.session_items() == []
+    assert_no_tokens(r, session)
+    # Ended on the service, not only here.
+    assert "revoked" in refused(lambda: refresh_with(cognito, any_cli, session["refreshToken"])).lower()
+
+
+def test_global_refreshes_an_expired_access_token_first(any_signed_in, fake):
+    cli = any_signed_in
+    expire_access_token(cli)
+    mark = fake.mark()
+    r = cli.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 0, r
+    assert r.json()["globalSignOut"] == "ok"
+    calls = [c for c in fake.calls(mark) if c.get("operation")]
+    i_refresh = refresh_index(calls)
+    i_signout = next(i for i, c in enumerate(calls) if c["operation"] == "GlobalSignOut")
+    assert i_refresh is not None and i_refresh < i_signout, [(c["operation"], c.get("authFlow"), c["status"]) for c in calls]
+    assert calls[i_signout]["status"] == 200
+    assert cli.keyring.session_items() == []
+    # The exposure window is the refreshed tokens': about an hour from now.
+    assert parse_instant(r.json()["exposureUntil"]) > datetime.now(timezone.utc) + timedelta(minutes=50)
+
+
+# ---------------------------------------------------------------------------
+# Every device: the failure paths
+# ---------------------------------------------------------------------------
+
+
+FAULTS = [
+    # (id, fault rule, exit code, words in stderr besides "Nothing was revoked")
+    ("5xx", dict(kind="status", status=503, count=-1), 69, []),
+    ("throttled", dict(kind="throttle", count=-1), 75, []),
+    ("dropped", dict(kind="drop", count=-1), 69, []),
+    ("html-page", dict(kind="html", status=502, count=-1), 69, ["502"]),
+]
+
+
+@pytest.mark.parametrize("rule,code,words", [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
+def test_global_failure_keeps_the_session(signed_in, fake, rule, code, words):
+    before = raw_session(signed_in.keyring)
+    session = signed_in.keyring.session()
+    fake.add_fault(operation="GlobalSignOut", **rule)
+    mark = fake.mark()
+    r = signed_in.run("signout", "--global", "--yes")
+    assert r.code == code, r
+    assert_no_crash(r)
+    assert NOTHING_REVOKED in r.err, r
+    assert "authctl signout" in r.err, "suggests signing out of this device only"
+    for w in words:
+        assert w in r.err, r
+    assert "<html" not in r.err.lower() and "nginx" not in r.err, "an HTML page is not a message"
+    assert r.out == ""
+    assert_no_tokens(r, session)
+    assert len(fake.calls(mark, operation="GlobalSignOut")) == 3, "retried up to 3 attempts"
+    assert raw_session(signed_in.keyring) == before, "the session must be kept byte for byte"
+    # Nothing reached the service (faults answered before moto): still signed in, truly.
+    fake.clear_faults()
+    assert signed_in.run("whoami").code == 0
+    # JSON: a failure prints no document (the exit code says it), its message on stderr.
+    fake.add_fault(operation="GlobalSignOut", **rule)
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == code, r
+    assert r.out == "", r
+    assert NOTHING_REVOKED in r.err
+
+
+def test_global_stall_past_the_timeout(signed_in, fake):
+    before = raw_session(signed_in.keyring)
+    # The stalled requests are answered after 30 s, long after this test: moto then performs them.
+    fake.add_fault(operation="GlobalSignOut", kind="stall", seconds=30, count=-1)
+    started = time.monotonic()
+    r = signed_in.run("signout", "--global", "--yes", "--timeout", "2", timeout=60)
+    elapsed = time.monotonic() - started
+    assert r.code == 69, r
+    assert elapsed < 15, f"took {elapsed:.1f}s with --timeout 2"
+    assert_no_crash(r)
+    assert NOTHING_REVOKED in r.err and "authctl signout" in r.err, r
+    assert raw_session(signed_in.keyring) == before
+
+
+def test_global_refresh_failing_keeps_the_session(signed_in, fake):
+    """The access token has expired and the refresh itself cannot reach the service."""
+    expire_access_token(signed_in)
+    before = raw_session(signed_in.keyring)
+    fake.add_fault(operation="*", kind="status", status=500, count=-1)
+    r = signed_in.run("signout", "--global", "--yes")
+    assert r.code == 69, r
+    assert_no_crash(r)
+    assert NOTHING_REVOKED in r.err, r
+    assert raw_session(signed_in.keyring) == before
+
+
+def test_global_answer_lost_then_retried(signed_in, fake):
+    """moto performs the first GlobalSignOut but its answer is lost (500 after): the retry finds
+    the tokens revoked. The user must not stay signed in locally with a dead session."""
+    fake.add_fault(operation="GlobalSignOut", kind="status", status=500, when="after")
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert doc["signedOutLocally"] is True and doc["globalSignOut"] in ("ok", "already-ended"), doc
+    assert signed_in.keyring.session_items() == []
+
+
+def test_global_already_revoked(any_signed_in, fake, cognito):
+    """An admin ended the sessions first (boto3 AdminUserGlobalSignOut) and the access token has
+    expired, so the refresh is refused: the session is dead, deleted here, exit 0, already-ended.
+    (A valid access token refused by GlobalSignOut itself: the text test below.)"""
+    cli = any_signed_in
+    expire_access_token(cli)
+    session = cli.keyring.session()
+    cognito.admin_user_global_sign_out(UserPoolId=cli.pool.pool_id, Username="alice")
+    r = cli.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert set(doc) == REPORT_KEYS
+    assert (doc["signedOutLocally"], doc["globalSignOut"]) == (True, "already-ended"), doc
+    assert cli.keyring.session_items() == []
+    assert_no_tokens(r, session)
+
+
+def test_global_already_revoked_text_then_json(signed_in, cognito, keyrings):
+    other = signed_in.with_keyring(keyrings(name="device-b"))
+    assert other.signin().code == 0
+    cognito.admin_user_global_sign_out(UserPoolId=signed_in.pool.pool_id, Username="alice")
+    r = signed_in.run("signout", "--global", "--yes")
+    assert r.code == 0, r
+    assert "already" in r.err and "removed from this device" in r.err, r
+    assert signed_in.keyring.session_items() == []
+    r = other.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert set(doc) == REPORT_KEYS
+    assert (doc["signedOutLocally"], doc["globalSignOut"]) == (True, "already-ended"), doc
+    assert other.keyring.session_items() == []
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "authctl bug: the already-ended note quotes the service's message verbatim; moto's GlobalSignOut "
+    "NotAuthorizedException message is the access token itself, so the whole token lands on stderr"))
+def test_global_already_revoked_prints_no_token(signed_in, cognito):
+    session = signed_in.keyring.session()
+    cognito.admin_user_global_sign_out(UserPoolId=signed_in.pool.pool_id, Username="alice")
+    r = signed_in.run("signout", "--global", "--yes")
+    assert r.code == 0, r
+    assert_no_tokens(r, session)
