@@ -64,4 +64,30 @@ final class CognitoErrorTests: XCTestCase {
         let error = CognitoErrorParser.parse(response(400, body: #"{"__type":"InternalErrorException"}"#))
         XCTAssertEqual(error.message, "InternalErrorException")
     }
+
+    // A service or emulator may quote the request in its error text (moto's GlobalSignOut answer
+    // is the access token itself): no secret of the request reaches the message.
+    func testMessageQuotingTheRequestsSecretsIsRedacted() {
+        let request = HTTPRequest(url: "https://cognito.example/", body: Data(#"""
+            {"AccessToken":"opaque-access-token-1234","ChallengeResponses":{"USERNAME":"alice","NEW_PASSWORD":"Hunter2-Hunter2"}}
+            """#.utf8))
+        let error = CognitoErrorParser.parse(response(
+            400, body: #"{"__type":"NotAuthorizedException","message":"opaque-access-token-1234 for alice: bad Hunter2-Hunter2"}"#),
+            request: request)
+        XCTAssertEqual(error.errorType, "NotAuthorizedException")
+        XCTAssertEqual(error.message, "[redacted] for alice: bad [redacted]")
+    }
+
+    func testTokenShapedTextIsRedactedEvenWithoutTheRequest() {
+        let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+        let error = CognitoErrorParser.parse(response(400, body: #"{"__type":"NotAuthorizedException","message":"Invalid token \#(jwt)."}"#))
+        XCTAssertEqual(error.message, "Invalid token [redacted].")
+    }
+
+    func testOrdinaryMessagesAreKept() {
+        let request = HTTPRequest(url: "https://cognito.example/", body: Data(#"{"Username":"alice","UserPoolId":"eu-west-1_abc"}"#.utf8))
+        let error = CognitoErrorParser.parse(response(400, body: #"{"__type":"UserNotFoundException","message":"User alice does not exist."}"#),
+                                             request: request)
+        XCTAssertEqual(error.message, "User alice does not exist.")
+    }
 }

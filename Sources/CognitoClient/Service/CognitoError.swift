@@ -90,13 +90,16 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
 /// the error type comes from the `x-amzn-errortype` header, else `__type`, else `code`,
 /// with any `namespace#` prefix and `:suffix` stripped; the text from `message` or `Message`.
 public enum CognitoErrorParser {
-    public static func parse(_ response: HTTPResponse) -> CognitoError {
+    /// `request`, when given, is the call that was answered: its secrets are removed from the
+    /// service's message (see `SecretRedactor`), as is anything shaped like a token.
+    public static func parse(_ response: HTTPResponse, request: HTTPRequest? = nil) -> CognitoError {
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
         var type = response.headers["x-amzn-errortype"].flatMap(normalizeType)
         if type == nil, let object {
             type = ((object["__type"] as? String) ?? (object["code"] as? String)).flatMap(normalizeType)
         }
-        let message = (object?["message"] as? String) ?? (object?["Message"] as? String)
+        let redactor = SecretRedactor(requestBody: request?.body ?? Data())
+        let message = ((object?["message"] as? String) ?? (object?["Message"] as? String)).map(redactor.redact)
         if let type {
             return .service(type, message ?? type, status: response.status)
         }

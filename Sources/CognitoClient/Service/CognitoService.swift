@@ -75,7 +75,7 @@ public final class CognitoService {
             throw CognitoError.transport(error)
         }
         guard (200..<300).contains(response.status) else {
-            throw CognitoErrorParser.parse(response)
+            throw CognitoErrorParser.parse(response, request: request)
         }
         let body = response.body.isEmpty ? Data("{}".utf8) : response.body
         do {

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Keeps secrets out of error messages. A service (or an emulator, or a proxy) may quote the
+/// request back in its error text: moto's NotAuthorizedException for GlobalSignOut is the access
+/// token itself. Every message taken from an answer passes through here before it reaches a user.
+struct SecretRedactor {
+    /// Request fields whose values are secret, wherever they stand in the JSON (top level, or
+    /// inside AuthParameters / ChallengeResponses).
+    static let secretKeys: Set<String> = [
+        "AccessToken", "IdToken", "RefreshToken", "Token", "Session", "ClientSecret", "SecretHash",
+        "Password", "PreviousPassword", "ProposedPassword", "UserCode", "ConfirmationCode",
+        "PASSWORD", "NEW_PASSWORD", "REFRESH_TOKEN", "SECRET_HASH", "PASSWORD_CLAIM_SIGNATURE",
+        "PASSWORD_CLAIM_SECRET_BLOCK", "SRP_A", "SOFTWARE_TOKEN_MFA_CODE", "SMS_MFA_CODE",
+        "EMAIL_OTP_CODE", "DEVICE_KEY",
+    ]
+    static let placeholder = "[redacted]"
+
+    private let secrets: [String]
+
+    /// The secret values of a JSON request body (longest first, so a secret that contains
+    /// another is replaced whole).
+    init(requestBody: Data) {
+        var found: [String] = []
+        if let object = try? JSONSerialization.jsonObject(with: requestBody) {
+            Self.collect(object, into: &found)
+        }
+        secrets = Set(found).sorted { $0.count > $1.count }
+    }
+
+    private static func collect(_ value: Any, into found: inout [String]) {
+        if let dictionary = value as? [String: Any] {
+            for (key, inner) in dictionary {
+                if secretKeys.contains(key), let string = inner as? String, !string.isEmpty {
+                    found.append(string)
+                } else {
+                    collect(inner, into: &found)
+                }
+            }
+        } else if let array = value as? [Any] {
+            for inner in array { collect(inner, into: &found) }
+        }
+    }
+
+    /// `message` with every secret of the request, and anything shaped like a JWT or JWE
+    /// (base64url segments starting with `eyJ`, joined by dots), replaced by `[redacted]`.
+    func redact(_ message: String) -> String {
+        var result = message
+        for secret in secrets where result.contains(secret) {
+            result = result.replacingOccurrences(of: secret, with: Self.placeholder)
+        }
+        return Self.redactTokens(result)
+    }
+
+    static func redactTokens(_ message: String) -> String {
+        message.replacingOccurrences(of: #"eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,3}\.[A-Za-z0-9_-]+"#, with: placeholder,
+                                     options: .regularExpression)
+    }
+}
