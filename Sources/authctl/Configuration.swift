@@ -172,7 +172,7 @@ enum SettingsResolver {
             ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
             ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
 
-        return Settings(
+        let settings = Settings(
             profile: profileName,
             userPoolId: poolId,
             clientId: nonEmpty(options.clientId) ?? nonEmpty(env["AUTHCTL_CLIENT_ID"]) ?? nonEmpty(profile.clientId),
@@ -183,6 +183,10 @@ enum SettingsResolver {
             caBundle: nonEmpty(options.caBundle) ?? nonEmpty(env["AWS_CA_BUNDLE"]),
             timeout: options.timeout ?? 30,
             configFile: configPath)
+        // A malformed pool id is a configuration error whatever the command, before any keyring
+        // or network work (a missing one is fine for commands that need none).
+        if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
+        return settings
     }
 }
 

@@ -37,14 +37,15 @@ def test_missing_client_id(cli, fake):
 
 
 def test_whoami_with_bad_settings_and_no_session(cli, fake):
-    """whoami reads the stored session first; with none, "not signed in" (77) is as right as
-    naming the bad setting (78). Either way nothing reaches the service."""
+    """A malformed pool id is named (78) by every command, before the keyring is read; a missing
+    client id with no session is "not signed in" (77). Nothing reaches the service."""
     mark = fake.mark()
-    for extra in ({"AUTHCTL_USER_POOL_ID": "not-a-pool-id"}, {"AUTHCTL_CLIENT_ID": None}):
-        r = cli.run("whoami", **extra)
-        assert r.code in (77, 78), r
-        if r.code == 78:
-            assert re.search(r"pool[ _-]?id|client[ _-]?id", r.err, re.I), r
+    for command in (["whoami"], ["token"], ["status"], ["signout"]):
+        r = cli.run(*command, AUTHCTL_USER_POOL_ID="not-a-pool-id")
+        assert r.code == 78, (command, r)
+        assert_names_setting(r.err, r"user[ _-]?pool[ _-]?id", "--user-pool-id", "AUTHCTL_USER_POOL_ID")
+    r = cli.run("whoami", AUTHCTL_CLIENT_ID=None)
+    assert r.code == 77, r
     assert fake.calls(mark) == []
 
 
