@@ -16,6 +16,9 @@ struct Exec: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Option(name: .customLong("type"), help: "Which token AUTHCTL_TOKEN holds: access or id (both are always in AUTHCTL_ACCESS_TOKEN and AUTHCTL_ID_TOKEN).")
+    var type: TokenType = .access
+
     @Option(help: ArgumentHelp("Refresh first when the access token expires within this many seconds.", valueName: "seconds"))
     var minValid: Double = 60
 
@@ -24,6 +27,10 @@ struct Exec: AuthctlCommand {
 
     func validate() throws {
         if command.isEmpty { throw ValidationError("give the command to run after --, e.g. authctl exec -- env") }
+        if global.output == .json {
+            throw ValidationError("exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
+        }
+        if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
     }
 
     func run(in context: CommandContext) throws {
@@ -35,8 +42,10 @@ struct Exec: AuthctlCommand {
 
         setenv("AUTHCTL_ACCESS_TOKEN", session.accessToken, 1)
         setenv("AUTHCTL_ID_TOKEN", session.idToken, 1)
+        setenv("AUTHCTL_TOKEN", checks.token(session, type), 1)
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
+        Self.prepareForExec()
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }
         argv.append(nil)
@@ -44,5 +53,21 @@ struct Exec: AuthctlCommand {
         let reason = String(cString: strerror(errno))
         let code: AuthctlError.Code = errno == ENOENT ? .commandNotFound : .cannotExecute
         throw AuthctlError(code, "cannot run \(command[0]): \(reason)")
+    }
+
+    /// What exec would otherwise hand down: the Swift runtime ignores SIGPIPE (an ignored signal
+    /// stays ignored across exec, so `authctl exec -- yes | head -1` would never end on SIGPIPE),
+    /// and descriptors opened by libcurl and D-Bus (the live connection to Cognito among them).
+    static func prepareForExec() {
+        signal(SIGPIPE, SIG_DFL)
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        sigprocmask(SIG_SETMASK, &unblocked, nil)
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for name in descriptors {
+            guard let fd = Int32(name), fd > 2 else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 }

@@ -64,11 +64,14 @@ struct SessionKeeper {
             return (stored, service)
         }
         return try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
-            // Another process may have refreshed while this one waited for the lock.
+            // Another process may have refreshed (or signed in) while this one waited for the lock:
+            // its tokens are as fresh as the service gives, even when --min-valid asks for more than
+            // their lifetime, so they are used rather than refreshed (and rotated) once more.
             guard var current = try repository.load(profile: settings.profile) else {
                 throw AuthctlError.notSignedIn(profile: settings.profile)
             }
-            guard current.expiresWithin(minValidity, now: context.now()) else {
+            guard current.expiresWithin(minValidity, now: context.now()), current.accessToken == stored.accessToken else {
+                try checkConfiguredClient(current)
                 return (current, service)
             }
             let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
@@ -84,6 +87,14 @@ struct SessionKeeper {
             try current.apply(refreshed: tokens, now: context.now())
             try repository.save(current)
             return (current, service)
+        }
+    }
+
+    /// Stores a new session under the refresh lock, so a refresh that was under way cannot
+    /// overwrite it with the session it replaced.
+    func save(_ session: StoredSession) throws {
+        try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
+            try repository.save(session)
         }
     }
 

@@ -95,7 +95,7 @@ struct SignIn: AuthctlCommand {
         let console = context.console
         let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username,
                                         profile: settings.profile, client: client, now: context.now())
-        try keeper.repository.save(session)
+        try keeper.save(session)
         switch global.output {
         case .json:
             context.printJSON(SignInSummary(username: session.username, sub: session.sub, profile: session.profile,

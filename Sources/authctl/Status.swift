@@ -26,8 +26,16 @@ struct Status: AuthctlCommand {
         let now = context.now()
 
         var entries: [ProfileStatus] = []
+        var storeFailure: AuthctlError?
         for name in names {
             var entry = ProfileStatus(profile: name, selected: name == settings.profile)
+            // No Secret Service: every profile is reported as such (and it is asked only once).
+            if let storeFailure {
+                entry.state = .storeUnavailable
+                entry.problem = storeFailure.message
+                entries.append(entry)
+                continue
+            }
             do {
                 if let session = try repository.load(profile: name) {
                     entry.signedIn = true
@@ -40,6 +48,11 @@ struct Status: AuthctlCommand {
             } catch let error as AuthctlError {
                 entry.state = .unreadable
                 entry.problem = error.message
+            } catch let error as SecureStoreError {
+                let failure = AuthctlError.from(error)
+                storeFailure = failure
+                entry.state = .storeUnavailable
+                entry.problem = failure.message
             }
             entries.append(entry)
         }
@@ -72,6 +85,9 @@ struct Status: AuthctlCommand {
                 context.console.output(entry.line(now: now))
             }
         }
+        if let storeFailure, selected?.state == .storeUnavailable {
+            throw ExitCode(storeFailure.code.rawValue)
+        }
         if let checkFailure {
             throw AuthctlError(checkFailure.code, "could not check the session: \(checkFailure.message)")
         }
@@ -88,6 +104,7 @@ struct ProfileStatus: Encodable {
         case expiredRefreshable = "access-expired-refreshable"
         case ended
         case unreadable
+        case storeUnavailable = "store-unavailable"
     }
 
     var profile: String
@@ -126,6 +143,7 @@ struct ProfileStatus: Encodable {
         case .signedOut: text += "not signed in"
         case .ended: text += "session ended (removed)"
         case .unreadable: text += "unreadable session: \(problem ?? "")"
+        case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
         case .valid, .expiredRefreshable:
             text += "signed in as \(username ?? "?") in \(userPoolId ?? "?")"
             if let expiry = accessTokenExpiresAt {

@@ -119,3 +119,14 @@ struct SessionRepository {
                         label: "authctl app client secret: \(clientId) (profile \(profile))", secret: secret)
     }
 }
+
+extension StoredSession {
+    /// Whether `name` is this session's user: the username Cognito knows, or an alias the id
+    /// token carries (email, phone number, preferred username), compared as Cognito does by default.
+    func isSignedIn(as name: String) -> Bool {
+        let claims = try? JWTClaims(token: idToken)
+        let names = [username, claims?.string("cognito:username"), claims?.email,
+                     claims?.string("phone_number"), claims?.string("preferred_username")]
+        return names.contains { $0?.lowercased() == name.lowercased() }
+    }
+}

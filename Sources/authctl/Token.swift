@@ -37,6 +37,9 @@ struct Token: AuthctlCommand {
     var flow: PasswordFlow = .srp
 
     func validate() throws {
+        if username != nil && !passwordStdin {
+            throw ValidationError("--username says whom to sign in as when there is no valid session: use it with --password-stdin.")
+        }
         if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
     }
 
@@ -48,8 +51,11 @@ struct Token: AuthctlCommand {
         var storeError: SecureStoreError?
         do {
             let (session, service) = try keeper.freshSession(minValidity: minValid)
-            try emit(session, checks: checks, service: service, context: context)
-            return
+            // A session of another user than the one asked for is no valid session for this call.
+            if username.map({ session.isSignedIn(as: $0) }) ?? true {
+                try emit(session, checks: checks, service: service, context: context)
+                return
+            }
         } catch let error as SecureStoreError {
             guard passwordStdin else { throw error }
             storeError = error
@@ -63,17 +69,35 @@ struct Token: AuthctlCommand {
             throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
         }
         let password = try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
-        let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                        passwordFromStdin: true).signIn(username: name, password: password, flow: flow)
-        let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
-                                        client: client, now: context.now())
+        let signIn = {
+            let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                            passwordFromStdin: true).signIn(username: name, password: password, flow: flow)
+            return try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
+                                     client: client, now: context.now())
+        }
+        var signedIn: StoredSession?
         if storeError == nil {
             do {
-                try keeper.repository.save(session)
+                // Under the profile's lock: of many jobs started together on no session, one signs
+                // in and the others take its session from the store.
+                signedIn = try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
+                    if let current = try keeper.repository.load(profile: settings.profile), current.isSignedIn(as: name),
+                       !current.expiresWithin(minValid, now: context.now()), (try? keeper.checkConfiguredClient(current)) != nil {
+                        return current
+                    }
+                    let fresh = try signIn()
+                    do {
+                        try keeper.repository.save(fresh)
+                    } catch let error as SecureStoreError {
+                        storeError = error
+                    }
+                    return fresh
+                }
             } catch let error as SecureStoreError {
                 storeError = error
             }
         }
+        let session = try signedIn ?? signIn()
         if let storeError {
             context.console.message("authctl: no Secret Service (\(storeError.message)); the session was not kept.")
         }

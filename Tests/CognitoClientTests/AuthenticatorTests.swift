@@ -157,6 +157,50 @@ final class AuthenticatorTests: XCTestCase {
         XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken", "InitiateAuth", "GetTokensFromRefreshToken"])
     }
 
+    func testProxyErrorPageIsAPassingFailureNotAMissingOperation() {
+        // A load balancer's HTML 502 in front of a client that rotates: the fallback is refused,
+        // and that refusal must not end the session.
+        let transport = ScriptedTransport([
+            .respond(HTTPResponse(status: 502, headers: ["content-type": "text/html"], body: Data("<html>Bad Gateway</html>".utf8))),
+            ScriptedTransport.error("NotAuthorizedException", "Invalid Refresh Token"),
+            ScriptedTransport.json(["AuthenticationResult": tokens()]),
+        ])
+        let auth = authenticator(transport)
+        XCTAssertThrowsError(try auth.refresh(refreshToken: "rt", username: "u")) { error in
+            XCTAssertEqual((error as? CognitoError)?.httpStatus, 502)
+            XCTAssertFalse((error as? CognitoError)?.isNotAuthorized ?? true)
+        }
+        XCTAssertNoThrow(try auth.refresh(refreshToken: "rt", username: "u"))
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken", "InitiateAuth", "GetTokensFromRefreshToken"])
+    }
+
+    func testBare500WhoseFallbackFlowIsRefusedIsAPassingFailure() {
+        // An HTML 500 looks like an emulator without the operation, but REFRESH_TOKEN_AUTH refused as
+        // a flow (rotation) proves the operation exists: the 500 was passing, the session lives.
+        let transport = ScriptedTransport([
+            .respond(HTTPResponse(status: 500, headers: ["content-type": "text/html"], body: Data("<html>500</html>".utf8))),
+            ScriptedTransport.error("NotAuthorizedException", "Refresh token rotation is enabled for this app client"),
+            ScriptedTransport.json(["AuthenticationResult": tokens()]),
+        ])
+        let auth = authenticator(transport)
+        XCTAssertThrowsError(try auth.refresh(refreshToken: "rt", username: "u")) { error in
+            XCTAssertEqual((error as? CognitoError)?.kind, .malformedResponse)
+        }
+        XCTAssertNoThrow(try auth.refresh(refreshToken: "rt", username: "u"), "not switched to the fallback")
+        XCTAssertEqual(transport.operations, ["GetTokensFromRefreshToken", "InitiateAuth", "GetTokensFromRefreshToken"])
+    }
+
+    func testMissingOperationAndRevokedTokenEndsTheSession() {
+        // moto: no GetTokensFromRefreshToken (HTML 500) and a revoked refresh token.
+        let transport = ScriptedTransport([
+            .respond(HTTPResponse(status: 500, headers: ["content-type": "text/html"], body: Data("<html>500</html>".utf8))),
+            ScriptedTransport.error("NotAuthorizedException", "Refresh Token has been revoked"),
+        ])
+        XCTAssertThrowsError(try authenticator(transport).refresh(refreshToken: "rt", username: "u")) { error in
+            XCTAssertTrue((error as? CognitoError)?.isNotAuthorized ?? false)
+        }
+    }
+
     func testRefusedRefreshIsNotAuthorized() {
         let transport = ScriptedTransport([ScriptedTransport.error("NotAuthorizedException", "Invalid Refresh Token")])
         XCTAssertThrowsError(try authenticator(transport).refresh(refreshToken: "rt", username: "u")) { error in

@@ -212,16 +212,26 @@ public final class Authenticator {
     /// New tokens from a refresh token. GetTokensFromRefreshToken first: it works whether or not
     /// the app client rotates refresh tokens (then the answer carries a new one, which the caller
     /// must store in place of the old). Where the service does not offer it (UnknownOperationException,
-    /// or an emulator's non-JSON 5xx page), InitiateAuth REFRESH_TOKEN_AUTH instead; after a real
-    /// service's passing 5xx the fallback is tried once, but only its tokens are trusted, never its
-    /// refusal. `username` is the name Cognito knows (the access token's `username`), since
-    /// SECRET_HASH is computed over it.
+    /// or moto's bare HTTP 500 page), InitiateAuth REFRESH_TOKEN_AUTH instead. After any other 5xx
+    /// (a real service's passing failure, a proxy's 502 page) the fallback is tried once, but only
+    /// its tokens are trusted, never its refusal: with rotation the fallback is always refused, and
+    /// that must not end a live session. `username` is the name Cognito knows (the access token's
+    /// `username`), since SECRET_HASH is computed over it.
     public func refresh(refreshToken: String, username: String) throws -> AuthenticationResult {
         if !refreshOperationMissing {
             do {
                 return try getTokensFromRefreshToken(refreshToken)
             } catch let error as CognitoError where Self.operationMissing(error) {
-                refreshOperationMissing = true
+                do {
+                    let tokens = try refreshTokenAuth(refreshToken: refreshToken, username: username)
+                    refreshOperationMissing = true
+                    return tokens
+                } catch let refusal as CognitoError where Self.fallbackNotAllowed(refusal) {
+                    // REFRESH_TOKEN_AUTH is refused as a flow (the client rotates refresh tokens, or
+                    // the flow is disabled), not the token: so the service does offer
+                    // GetTokensFromRefreshToken, and its failure was a passing one.
+                    throw error
+                }
             } catch let error as CognitoError where error.isServerError {
                 if let tokens = try? refreshTokenAuth(refreshToken: refreshToken, username: username) {
                     return tokens
@@ -234,7 +244,16 @@ public final class Authenticator {
 
     static func operationMissing(_ error: CognitoError) -> Bool {
         if error.isType("UnknownOperationException", "UnsupportedOperationException", "InvalidAction") { return true }
-        return error.kind == .malformedResponse && error.isServerError
+        return error.kind == .malformedResponse && error.httpStatus == 500
+    }
+
+    /// A refusal of the REFRESH_TOKEN_AUTH flow itself (rotation enabled on the app client, or the
+    /// flow not enabled for it), as opposed to a refusal of the refresh token.
+    static func fallbackNotAllowed(_ error: CognitoError) -> Bool {
+        guard error.kind == .service else { return false }
+        if error.isType("InvalidParameterException") { return true }
+        let message = error.message.lowercased()
+        return message.contains("rotation") || message.contains("not enabled") || message.contains("not allowed")
     }
 
     private func getTokensFromRefreshToken(_ refreshToken: String) throws -> AuthenticationResult {
