@@ -27,13 +27,12 @@ struct MFADisable: AuthctlCommand {
         }
         try Confirmation.require("Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
                                  console: context.console, withoutTerminal: "turning off a second factor weakens the account")
-        let (session, service) = try keeper.freshSession(minValidity: 60)
-        try keeper.withSession(service) {
+        try keeper.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
         }
         switch global.output {
         case .json: context.printJSON(["totp": "disabled"])
-        case .text: context.console.message("Authenticator app turned off for \(session.username).")
+        case .text: context.console.message("Authenticator app turned off for \(stored.username).")
         }
     }
 }

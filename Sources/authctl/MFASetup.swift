@@ -16,8 +16,7 @@ struct MFASetup: AuthctlCommand {
             throw AuthctlError(.usage, "mfa setup needs a terminal to show the QR code and ask for the first code")
         }
         let keeper = SessionKeeper(context: context, settings: settings)
-        let (session, service) = try keeper.freshSession(minValidity: 120)
-        try keeper.withSession(service) {
+        try keeper.withFreshSession(minValidity: 120) { session, service in
             let association = try service.associateSoftwareToken(accessToken: session.accessToken)
             let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: session.username, issuer: session.userPoolId)
             try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context)

@@ -12,8 +12,7 @@ struct MFAStatus: AuthctlCommand {
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let keeper = SessionKeeper(context: context, settings: settings)
-        let (session, service) = try keeper.freshSession(minValidity: 60)
-        let user = try keeper.withSession(service) { try service.getUser(accessToken: session.accessToken) }
+        let user = try keeper.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
         var enabled = Set(user.userMFASettingList ?? [])
         // Legacy SMS settings (MFAOptions) count as SMS enabled.
         if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert("SMS_MFA") }

@@ -58,26 +58,40 @@ struct SessionKeeper {
             throw AuthctlError.notSignedIn(profile: settings.profile)
         }
         try checkConfiguredClient(stored)
-        let client = try clientSettings(for: stored)
-        let service = try context.service(settings, client: client)
+        let service = try context.service(settings, client: try clientSettings(for: stored))
         guard stored.expiresWithin(minValidity, now: context.now()) else {
             return (stored, service)
         }
-        return try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
-            // Another process may have refreshed (or signed in) while this one waited for the lock:
-            // its tokens are as fresh as the service gives, even when --min-valid asks for more than
-            // their lifetime, so they are used rather than refreshed (and rotated) once more.
+        return (try refresh(replacing: stored, minValidity: minValidity, service: service), service)
+    }
+
+    /// Refreshes `stored` under the profile's lock and stores the result. Another process may have
+    /// refreshed (or signed in) while this one waited for the lock: its tokens are as fresh as the
+    /// service gives, even when --min-valid asks for more than their lifetime, so they are used
+    /// rather than refreshed (and rotated) once more. `minValidity: nil` refreshes whatever the
+    /// expiry says (the service refused the access token as expired).
+    private func refresh(replacing stored: StoredSession, minValidity: Double?, service: CognitoService) throws -> StoredSession {
+        try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
             guard var current = try repository.load(profile: settings.profile) else {
                 throw AuthctlError.notSignedIn(profile: settings.profile)
             }
-            guard current.expiresWithin(minValidity, now: context.now()), current.accessToken == stored.accessToken else {
+            let stillDue = minValidity.map { current.expiresWithin($0, now: context.now()) } ?? true
+            guard stillDue, current.accessToken == stored.accessToken else {
                 try checkConfiguredClient(current)
-                return (current, service)
+                return current
             }
+            let client = try clientSettings(for: current)
             let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
             let tokens: AuthenticationResult
             do {
                 tokens = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username)
+            } catch let error as CognitoError where error.isNotAuthorized && Self.refusesClientSecret(error) {
+                // The app client's secret is missing or wrong here: a configuration problem, and
+                // the session (whose refresh token is fine) is kept.
+                throw AuthctlError(.configuration, """
+                    Cognito refused the app client's secret (\(error.message)): set AUTHCTL_CLIENT_SECRET, or keep it with \
+                    `authctl configure --client-secret-stdin`
+                    """)
             } catch let error as CognitoError where error.isNotAuthorized {
                 try repository.delete(profile: settings.profile)
                 throw AuthctlError.sessionEnded(profile: settings.profile, reason: "the refresh token was refused: \(error.message)")
@@ -86,8 +100,15 @@ struct SessionKeeper {
             }
             try current.apply(refreshed: tokens, now: context.now())
             try repository.save(current)
-            return (current, service)
+            return current
         }
+    }
+
+    /// NotAuthorizedException about the client secret (SECRET_HASH missing or not matching), not the token.
+    static func refusesClientSecret(_ error: CognitoError) -> Bool {
+        let message = error.message.lowercased()
+        return message.contains("secret hash") || message.contains("secret_hash") || message.contains("client secret")
+            || message.contains("configured with secret")
     }
 
     /// Stores a new session under the refresh lock, so a refresh that was under way cannot
@@ -98,16 +119,31 @@ struct SessionKeeper {
         }
     }
 
-    /// Runs calls that use the session's access token: a refused token ends the session here
-    /// (it is removed), any other failure becomes the usual message and exit code.
-    func withSession<T>(_ service: CognitoService, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
-            throw endSession(reason: "Cognito refused the access token: \(error.message)")
-        } catch let error as CognitoError {
-            throw AuthctlError.from(error, endpoint: service.endpoint)
+    /// Runs calls that use the session's access token, with a fresh session (see `freshSession`).
+    /// An access token the service refuses as expired (this machine's clock is behind, say) is
+    /// refreshed once and the calls run again; a token refused otherwise (revoked, user deleted)
+    /// ends the session here (it is removed). Any other failure becomes the usual message and code.
+    func withFreshSession<T>(minValidity: Double = 60,
+                             _ body: (_ session: StoredSession, _ service: CognitoService) throws -> T) throws -> T {
+        var (session, service) = try freshSession(minValidity: minValidity)
+        var refreshedOnce = false
+        while true {
+            do {
+                return try body(session, service)
+            } catch let error as CognitoError where error.isNotAuthorized && Self.saysExpired(error) && !refreshedOnce {
+                refreshedOnce = true
+                session = try refresh(replacing: session, minValidity: nil, service: service)
+            } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
+                throw endSession(reason: "Cognito refused the access token: \(error.message)")
+            } catch let error as CognitoError {
+                throw AuthctlError.from(error, endpoint: service.endpoint)
+            }
         }
+    }
+
+    /// "Access Token has expired": the token is refused for its age, not revoked.
+    static func saysExpired(_ error: CognitoError) -> Bool {
+        error.message.lowercased().contains("expired")
     }
 
     /// Removes a session the service no longer accepts and says so.

@@ -62,8 +62,10 @@ struct Status: AuthctlCommand {
             entries[index].checked = true
             let keeper = SessionKeeper(context: context, settings: settings)
             do {
-                let (session, service) = try keeper.freshSession(minValidity: 60)
-                _ = try keeper.withSession(service) { try service.getUser(accessToken: session.accessToken) }
+                let session = try keeper.withFreshSession { session, service in
+                    _ = try service.getUser(accessToken: session.accessToken)
+                    return session
+                }
                 entries[index].state = .valid
                 entries[index].accessTokenExpiresAt = session.accessTokenExpiresAt
             } catch let error as AuthctlError where error.sessionEnded {

@@ -16,16 +16,16 @@ struct WhoAmI: AuthctlCommand {
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let keeper = SessionKeeper(context: context, settings: settings)
-        let (session, service) = try keeper.freshSession(minValidity: 60)
         let checks = TokenChecks(context: context, settings: settings)
-        try checks.checkClaims(session, .access)
-        if verify {
-            try checks.checkClaims(session, .id)
-            try checks.verifySignature(session, .access, service: service)
-            try checks.verifySignature(session, .id, service: service)
+        let (session, user) = try keeper.withFreshSession { session, service in
+            try checks.checkClaims(session, .access)
+            if verify {
+                try checks.checkClaims(session, .id)
+                try checks.verifySignature(session, .access, service: service)
+                try checks.verifySignature(session, .id, service: service)
+            }
+            return (session, try service.getUser(accessToken: session.accessToken))
         }
-
-        let user = try keeper.withSession(service) { try service.getUser(accessToken: session.accessToken) }
 
         let claims = try? JWTClaims(token: session.accessToken)
         var attributes: [String: String] = [:]

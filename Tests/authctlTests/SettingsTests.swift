@@ -97,8 +97,9 @@ final class SettingsTests: XCTestCase {
     }
 
     func testMalformedPoolIdAndMissingClientAreConfigurationErrors() throws {
-        let bad = try SettingsResolver.resolve(try options(["--user-pool-id", "not-a-pool", "--client-id", "c"]), environment: ["HOME": home])
-        XCTAssertThrowsError(try ClientSettings(bad)) { error in
+        // Named at resolution, before any command looks at the keyring or the network.
+        XCTAssertThrowsError(try SettingsResolver.resolve(try options(["--user-pool-id", "not-a-pool", "--client-id", "c"]),
+                                                          environment: ["HOME": home])) { error in
             let error = error as? AuthctlError
             XCTAssertEqual(error?.code, .configuration)
             XCTAssertTrue(error?.message.contains("not-a-pool") ?? false)

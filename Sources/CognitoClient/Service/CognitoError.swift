@@ -99,7 +99,8 @@ public enum CognitoErrorParser {
             type = ((object["__type"] as? String) ?? (object["code"] as? String)).flatMap(normalizeType)
         }
         let redactor = SecretRedactor(requestBody: request?.body ?? Data())
-        let message = ((object?["message"] as? String) ?? (object?["Message"] as? String)).map(redactor.redact)
+        let message = ((object?["message"] as? String) ?? (object?["Message"] as? String))
+            .map(redactor.redact).flatMap { $0.isEmpty ? nil : $0 }
         if let type {
             return .service(type, message ?? type, status: response.status)
         }
