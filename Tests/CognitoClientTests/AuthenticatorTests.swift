@@ -33,6 +33,26 @@ final class AuthenticatorTests: XCTestCase {
         XCTAssertEqual(body["AuthParameters"] as? [String: String], ["USERNAME": "alice", "PASSWORD": "pw"])
     }
 
+    func testPasswordSignInIsNotRepeatedAfterAnUnknownOutcome() {
+        // Each USER_PASSWORD_AUTH counts towards the lockout: a 5xx after sending is not retried.
+        let transport = ScriptedTransport([
+            ScriptedTransport.error("InternalErrorException", "boom", status: 500),
+            ScriptedTransport.json(["AuthenticationResult": tokens()]),
+        ])
+        XCTAssertThrowsError(try authenticator(transport).signIn(username: "alice", password: "pw", flow: .password) { _ in [:] })
+        XCTAssertEqual(transport.requests.count, 1)
+    }
+
+    func testSRPSignInStartIsRepeatedAfterA5xx() throws {
+        // USER_SRP_AUTH only asks for a challenge: repeating it is safe.
+        let transport = ScriptedTransport([
+            ScriptedTransport.error("InternalErrorException", "boom", status: 500),
+            ScriptedTransport.error("NotAuthorizedException", "Incorrect username or password."),
+        ])
+        XCTAssertThrowsError(try authenticator(transport).signIn(username: "alice", password: "pw", flow: .srp) { _ in [:] })
+        XCTAssertEqual(transport.requests.count, 2)
+    }
+
     func testSecretHashOnEveryCallUsesTheServiceUsername() throws {
         let transport = ScriptedTransport([
             ScriptedTransport.json(["ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": "sess-1",
@@ -246,6 +266,21 @@ final class CognitoServiceRetryTests: XCTestCase {
         let transport = ScriptedTransport([ScriptedTransport.error("InternalErrorException", "boom", status: 500), okUser])
         let service = service(transport, delays: delays)
         XCTAssertThrowsError(try service.call("ChangePassword", ["AccessToken": "t"], idempotent: false, as: EmptyResponse.self))
+        XCTAssertEqual(transport.requests.count, 1)
+    }
+
+    func testConnectionNeverMadeIsRetriedEvenWhenNotIdempotent() throws {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([.fail(TransportError(kind: .notConnected, message: "refused")), ScriptedTransport.json([:])])
+        _ = try service(transport, delays: delays).call("ChangePassword", ["AccessToken": "t"], idempotent: false, as: EmptyResponse.self)
+        XCTAssertEqual(transport.requests.count, 2)
+    }
+
+    func testResetConnectionIsNotRepeatedWhenNotIdempotent() {
+        let delays = SleepLog()
+        let transport = ScriptedTransport([.fail(TransportError(kind: .connection, message: "reset")), ScriptedTransport.json([:])])
+        XCTAssertThrowsError(try service(transport, delays: delays).call("ChangePassword", ["AccessToken": "t"], idempotent: false,
+                                                                          as: EmptyResponse.self))
         XCTAssertEqual(transport.requests.count, 1)
     }
 

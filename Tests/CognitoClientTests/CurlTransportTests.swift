@@ -126,7 +126,7 @@ final class CurlTransportTests: XCTestCase {
     func testConnectionRefused() throws {
         let port = try closedPort()
         let transport = try CurlTransport(options: TransportOptions())
-        assertTransportError(.connection, containing: "127.0.0.1") {
+        assertTransportError(.notConnected, containing: "127.0.0.1") {
             _ = try transport.send(HTTPRequest(url: "http://127.0.0.1:\(port)/echo", body: Data("{}".utf8)))
         }
     }

@@ -107,10 +107,12 @@ public final class Authenticator {
             srp = nil
             authFlow = "USER_PASSWORD_AUTH"
         }
-        // Starting a sign-in changes nothing on the service, so it is safe to repeat.
+        // Starting an SRP sign-in only asks for a challenge, so it is safe to repeat. A password
+        // sign-in is checked at once: a repeat after an unknown outcome counts as another
+        // attempt towards the lockout, and may send another SMS or email code.
         var response = try service.initiateAuth(
             InitiateAuthRequest(authFlow: authFlow, clientId: client.clientId, authParameters: parameters),
-            idempotent: true)
+            idempotent: srp != nil)
         return try runChallenges(response, username: username, srp: srp, password: password, respond: respond)
     }
 

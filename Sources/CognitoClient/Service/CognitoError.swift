@@ -74,6 +74,11 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
         return httpStatus >= 500 && httpStatus <= 599
     }
 
+    /// No connection was made, so the service cannot have acted on the request.
+    public var certainlyNotSent: Bool {
+        kind == .transport && transportKind == .notConnected
+    }
+
     /// The credentials or tokens were refused: wrong password, revoked or expired token.
     public var isNotAuthorized: Bool {
         errorType == "NotAuthorizedException"

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Up to `maxAttempts` tries with exponential backoff and full jitter. Only failures where
-/// repeating is safe are retried: throttling always (the service did nothing), connection
-/// failures, timeouts and HTTP 5xx only for idempotent operations.
+/// repeating is safe are retried: throttling and a connection never made always (the service
+/// did nothing), failures after the request may have been sent (reset, timeout, HTTP 5xx) only
+/// for idempotent operations.
 public struct RetryPolicy: Sendable {
     public var maxAttempts: Int
     public var baseDelay: Double
@@ -35,6 +36,7 @@ public struct RetryPolicy: Sendable {
         if error.isThrottling && error.isType("TooManyRequestsException", "ThrottlingException") {
             return true
         }
+        if error.certainlyNotSent { return true }
         guard idempotent else { return false }
         switch error.kind {
         case .transport:

@@ -258,11 +258,13 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
-            return TransportError(kind: .connection, message: "cannot resolve \(host): \(diagnosis)")
-        case CURLE_COULDNT_RESOLVE_PROXY, CURLE_PROXY:
+            return TransportError(kind: .notConnected, message: "cannot resolve \(host): \(diagnosis)")
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return TransportError(kind: .notConnected, message: "cannot resolve the proxy for \(host): \(diagnosis)")
+        case CURLE_PROXY:
             return TransportError(kind: .connection, message: "proxy failure reaching \(host): \(diagnosis)")
         case CURLE_COULDNT_CONNECT:
-            return TransportError(kind: .connection, message: "cannot connect to \(host): \(diagnosis)")
+            return TransportError(kind: .notConnected, message: "cannot connect to \(host): \(diagnosis)")
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
              CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
             return TransportError(kind: .connection, message: "connection to \(host) failed: \(diagnosis)")

@@ -32,7 +32,10 @@ public struct HTTPResponse: Sendable {
 /// A failure below HTTP: nothing usable came back from the server.
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
-        /// DNS, refused or reset connection, proxy failure: the request may not have reached the server.
+        /// No connection could be made (DNS, refused, proxy unreachable): the request was not sent.
+        case notConnected
+        /// The connection failed after it was made (reset, empty reply): the request may have
+        /// reached the server.
         case connection
         /// Connect or whole-request timeout.
         case timeout
