@@ -9,9 +9,20 @@ enum AWSCredentialChain {
             guard let value = env[name], !value.isEmpty else { return nil }
             return value
         }
-        if let key = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") {
+        switch (value("AWS_ACCESS_KEY_ID"), value("AWS_SECRET_ACCESS_KEY")) {
+        case let (key?, secret?):
             return (AWSCredentials(accessKeyId: key, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN")),
                     "environment")
+        case (_?, nil), (nil, _?):
+            // Half a key pair: falling back to the file could act as someone else (botocore refuses too).
+            let (present, missing) = value("AWS_ACCESS_KEY_ID") != nil
+                ? ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") : ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID")
+            throw AuthctlError(.configuration, """
+                partial AWS credentials in the environment: \(present) is set but \(missing) is not; set both, \
+                or unset \(present) to use the shared credentials file
+                """)
+        case (nil, nil):
+            break
         }
         let path = value("AWS_SHARED_CREDENTIALS_FILE") ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.aws/credentials")
         let profile = value("AWS_PROFILE") ?? "default"

@@ -9,8 +9,8 @@ struct AdminSignOut {
     let confirmed: Bool
     let output: OutputFormat
 
-    /// Default access-token lifetime of an app client; the real one is the client's setting.
-    static let defaultAccessTokenLifetime: Double = 3600
+    /// Default token lifetime of an app client (access and id), used when the client's own cannot be read.
+    static let defaultTokenLifetime: Double = 3600
 
     func run(in context: CommandContext) throws {
         let poolId = try settings.checkedPoolId()
@@ -19,31 +19,63 @@ struct AdminSignOut {
         let (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
         try Confirmation.require("Sign out \(username) on ALL devices? [y/N] ", confirmed: confirmed, console: context.console)
 
-        let service = CognitoService(endpoint: endpoint, transport: try context.transport(settings))
+        let signed = CognitoService(endpoint: endpoint, transport: try context.transport(settings))
         let signer = SigV4Signer(credentials: credentials, region: region)
         let now = context.now
-        service.requestSigner = { request in try signer.sign(&request, date: now()) }
+        signed.requestSigner = { request in try signer.sign(&request, date: now()) }
 
+        var watcher: AttemptWatcher?
         do {
-            try service.adminUserGlobalSignOut(userPoolId: poolId, username: username)
-        } catch let error as CognitoError {
-            throw Self.failure(error, username: username, poolId: poolId, endpoint: endpoint)
+            try SignOut.watched(signed, into: &watcher).adminUserGlobalSignOut(userPoolId: poolId, username: username)
+        } catch {
+            if output == .json {
+                context.printJSON(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId))
+            }
+            let cognito = error as? CognitoError
+            throw cognito.map { Self.failure($0, username: username, poolId: poolId, endpoint: endpoint,
+                                             mayHaveActed: watcher?.mayHaveActed ?? false) }
+                ?? AuthctlError.from(error, endpoint: endpoint)
         }
 
         let at = context.now()
-        let exposureUntil = at.addingTimeInterval(Self.defaultAccessTokenLifetime)
         let operatorName = context.environment["USER"] ?? context.environment["LOGNAME"] ?? "unknown"
         context.console.message("audit: AdminUserGlobalSignOut user=\(username) pool=\(poolId) region=\(region) by=\(credentials.accessKeyId) (local user \(operatorName), credentials from \(source)) at=\(Format.iso8601(at))")
+        let lifetime = Self.tokenLifetime(signed, poolId: poolId, clientId: settings.clientId)
+        let exposureUntil = at.addingTimeInterval(lifetime.seconds)
         switch output {
         case .json:
-            context.printJSON(AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil))
+            context.printJSON(AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,
+                                                 tokenLifetimeSeconds: Int(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil))
+            if let reason = lifetime.assumedBecause {
+                context.console.message("authctl: the token lifetime is assumed to be the default 1 hour: \(reason)")
+            }
         case .text:
             context.console.message("Signed \(username) out of every device in \(poolId). Refresh tokens are revoked now.")
-            context.console.message("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's access-token lifetime (1 hour by default): until about \(Format.localTime(exposureUntil)).")
+            if let reason = lifetime.assumedBecause {
+                context.console.message("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime, 1 hour by default (assumed: \(reason)): until about \(Format.localTime(exposureUntil)), longer if the client is set otherwise.")
+            } else {
+                context.console.message("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest.")
+            }
         }
     }
 
-    static func failure(_ error: CognitoError, username: String, poolId: String, endpoint: String) -> AuthctlError {
+    /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,
+    /// signed like the sign-out), else the default hour with the reason it is assumed.
+    static func tokenLifetime(_ service: CognitoService, poolId: String, clientId: String?) -> (seconds: Double, assumedBecause: String?) {
+        guard let clientId else {
+            return (defaultTokenLifetime, "no app client id is configured (--client-id, AUTHCTL_CLIENT_ID) to read it from")
+        }
+        do {
+            guard let client = try service.describeUserPoolClient(userPoolId: poolId, clientId: clientId).userPoolClient else {
+                return (defaultTokenLifetime, "DescribeUserPoolClient answered without the app client")
+            }
+            return (max(client.accessTokenLifetime, client.idTokenLifetime), nil)
+        } catch {
+            return (defaultTokenLifetime, "DescribeUserPoolClient for \(clientId) failed: \(error)")
+        }
+    }
+
+    static func failure(_ error: CognitoError, username: String, poolId: String, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
         if error.kind == .service && !error.isThrottling && !error.isServerError {
             switch error.errorType ?? "" {
             case "UserNotFoundException":
@@ -57,19 +89,44 @@ struct AdminSignOut {
             }
         }
         let failure = AuthctlError.from(error, endpoint: endpoint)
-        if failure.code == .unavailable || failure.code == .throttled {
-            return AuthctlError(failure.code, "\(failure.message)\nNothing was revoked: \(username) is still signed in.")
+        guard failure.code == .unavailable || failure.code == .throttled || failure.code == .unexpected else { return failure }
+        if mayHaveActed {
+            return AuthctlError(failure.code, "\(failure.message)\nThe request may have reached Cognito, so \(username)'s sessions may or may not have been revoked. Run the same command again (repeating it is harmless) to be sure.")
         }
-        return failure
+        return AuthctlError(failure.code, "\(failure.message)\nNothing was revoked: \(username) is still signed in.")
     }
 }
 
+/// `signout --global --user NAME --output json`; printed on failure too, with `globalSignOut: failed`.
 struct AdminSignOutReport: Encodable {
     var signedOutLocally = false
     var globalSignOut = "ok"
     var revokeToken = "skipped"
     var user: String
     var userPoolId: String
-    var signedOutAt: Date
-    var exposureUntil: Date
+    var signedOutAt: Date?
+    var exposureUntil: Date?
+    /// The lifetime the exposure window is computed with.
+    var tokenLifetimeSeconds: Int?
+    /// True when that lifetime is the default hour, not read from the app client.
+    var exposureAssumed: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case signedOutLocally, globalSignOut, revokeToken, user, userPoolId, signedOutAt, exposureUntil,
+             tokenLifetimeSeconds, exposureAssumed
+    }
+
+    // Absent values are written as null: scripts see every key in every answer.
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(signedOutLocally, forKey: .signedOutLocally)
+        try container.encode(globalSignOut, forKey: .globalSignOut)
+        try container.encode(revokeToken, forKey: .revokeToken)
+        try container.encode(user, forKey: .user)
+        try container.encode(userPoolId, forKey: .userPoolId)
+        try container.encode(signedOutAt, forKey: .signedOutAt)
+        try container.encode(exposureUntil, forKey: .exposureUntil)
+        try container.encode(tokenLifetimeSeconds, forKey: .tokenLifetimeSeconds)
+        try container.encode(exposureAssumed, forKey: .exposureAssumed)
+    }
 }

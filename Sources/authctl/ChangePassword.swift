@@ -32,11 +32,18 @@ struct ChangePassword: AuthctlCommand {
         let (current, proposed) = try readPasswords(console)
         try NewPasswordRules.check(proposed, current: current)
 
-        let (session, service) = try keeper.freshSession(minValidity: 60)
-        do {
-            try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
-        } catch let error as CognitoError {
-            throw Self.failure(error, keeper: keeper, endpoint: service.endpoint)
+        // An access token refused as expired is refreshed and the change asked once more (the
+        // refused request changed nothing); one refused otherwise ends the session.
+        try keeper.withFreshSession(minValidity: 60) { session, service in
+            var watcher: AttemptWatcher?
+            do {
+                try SignOut.watched(service, into: &watcher)
+                    .changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
+            } catch let error as CognitoError where Self.refusesSession(error) {
+                throw error
+            } catch let error as CognitoError {
+                throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: watcher?.mayHaveActed ?? false)
+            }
         }
         switch global.output {
         case .json:
@@ -70,13 +77,17 @@ struct ChangePassword: AuthctlCommand {
         return (current, proposed)
     }
 
-    static func failure(_ error: CognitoError, keeper: SessionKeeper, endpoint: String) -> AuthctlError {
+    /// The access token, not the current password, was refused (NotAuthorizedException covers both),
+    /// or the user is gone: the session's business (`withFreshSession`), not a wrong password.
+    static func refusesSession(_ error: CognitoError) -> Bool {
+        guard error.kind == .service else { return false }
+        return (error.isNotAuthorized && error.message.lowercased().contains("access token"))
+            || error.isType("UserNotFoundException")
+    }
+
+    static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
         if error.kind == .service {
             if error.isNotAuthorized {
-                // The same exception type covers a revoked session and a wrong current password.
-                if error.message.lowercased().contains("access token") {
-                    return keeper.endSession(reason: "Cognito refused the access token: \(error.message)")
-                }
                 return AuthctlError(.notAuthorized, "Current password is incorrect")
             }
             if error.isType("LimitExceededException", "TooManyRequestsException", "TooManyFailedAttemptsException") {
@@ -86,7 +97,12 @@ struct ChangePassword: AuthctlCommand {
                 return AuthctlError(.inputRejected, error.message)
             }
         }
-        return AuthctlError.from(error, endpoint: endpoint)
+        let failure = AuthctlError.from(error, endpoint: endpoint)
+        if mayHaveActed {
+            // The answer was lost (timeout, dropped connection, HTTP 5xx): the change may have been made.
+            return AuthctlError(failure.code, "\(failure.message)\nThe answer was lost, so the password may or may not have been changed; try signing in with the new one (if it is refused, the current one still works). This device stays signed in.")
+        }
+        return failure
     }
 }
 

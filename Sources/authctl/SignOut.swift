@@ -47,98 +47,278 @@ struct SignOut: AuthctlCommand {
     private func localSignOut(_ context: CommandContext, _ settings: Settings) throws {
         let keeper = SessionKeeper(context: context, settings: settings)
         // Under the refresh lock, so a parallel refresh cannot store the session again after it is deleted.
-        let report: SignOutReport = try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
-            guard let session = try keeper.repository.load(profile: settings.profile) else {
-                return SignOutReport(signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil)
+        let (report, failure): (SignOutReport, AuthctlError?) = try RefreshLock.withLock(profile: settings.profile,
+                                                                                         environment: context.environment) {
+            let session: StoredSession
+            switch try Self.load(keeper, profile: settings.profile) {
+            case .none:
+                return (SignOutReport(signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil), nil)
+            case .unreadable:
+                // Nothing in it can be revoked, but an unusable item must not stay.
+                context.console.message("authctl: warning: the stored session for profile \(settings.profile) is unreadable; nothing could be revoked with it, so its refresh token (if any) stays usable until it expires.")
+                let removal = Self.remove(keeper, profile: settings.profile)
+                return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: .failed, exposureUntil: nil),
+                        removal.map { Self.notRemoved($0, what: "The unreadable session") })
+            case .session(let loaded):
+                session = loaded
             }
             var revoke = SignOutReport.Outcome.ok
+            var watcher: AttemptWatcher?
             do {
                 let client = try keeper.clientSettings(for: session)
-                let service = try context.service(settings, client: client)
+                let service = Self.watched(try context.service(settings, client: client), into: &watcher)
                 try service.revokeToken(refreshToken: session.refreshToken, client: try keeper.appClient(client))
             } catch {
                 revoke = .failed
                 let reason = AuthctlError.from(error).message
-                context.console.message("authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires.")
+                if watcher?.mayHaveActed ?? false {
+                    context.console.message("authctl: warning: the refresh token may not have been revoked (\(reason)): the request may or may not have reached Cognito; if it did not, the token stays usable until it expires.")
+                } else {
+                    context.console.message("authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires.")
+                }
             }
-            try keeper.repository.delete(profile: settings.profile)
-            return SignOutReport(signedOutLocally: true, globalSignOut: .skipped, revokeToken: revoke,
-                                 exposureUntil: session.tokensValidUntil)
+            let removal = Self.remove(keeper, profile: settings.profile)
+            return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revoke,
+                                  exposureUntil: session.tokensValidUntil),
+                    removal.map { Self.notRemoved($0, what: revoke == .ok ? "The session (its refresh token is revoked)" : "The session") })
         }
         switch global.output {
         case .json:
             context.printJSON(report)
         case .text:
-            guard report.signedOutLocally else {
+            guard report.signedOutLocally || failure != nil else {
                 context.console.message("Not signed in (profile \(settings.profile))")
                 return
             }
-            context.console.message("Signed out of this device (profile \(settings.profile)). Other devices stay signed in.")
+            if report.signedOutLocally {
+                context.console.message("Signed out of this device (profile \(settings.profile)). Other devices stay signed in.")
+            }
             if let until = report.exposureUntil {
                 context.console.message("Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until)).")
             }
         }
+        if let failure { throw failure }
     }
 
     // MARK: every device
 
     private func globalSignOut(_ context: CommandContext, _ settings: Settings) throws {
         let keeper = SessionKeeper(context: context, settings: settings)
-        guard let stored = try keeper.repository.load(profile: settings.profile) else {
+        let stored: StoredSession
+        switch try Self.load(keeper, profile: settings.profile) {
+        case .none:
             throw AuthctlError.notSignedIn(profile: settings.profile)
+        case .unreadable:
+            // Nothing to confirm: no request can be made with it, and an unusable item must not stay.
+            let removal = Self.remove(keeper, profile: settings.profile)
+            emit(context, SignOutReport(signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil))
+            if let removal { throw Self.notRemoved(removal, what: "The unreadable session") }
+            throw AuthctlError(.notAuthorized, """
+                the stored session for profile \(settings.profile) is unreadable, so nothing could be revoked with it and \
+                other devices were not signed out; it was removed from this device. \(Self.howToSignOutEverywhere(username: nil))
+                """)
+        case .session(let loaded):
+            stored = loaded
         }
         try Confirmation.require("Sign out \(stored.username) on ALL devices? [y/N] ", confirmed: yes, console: context.console)
 
+        // Whether a GlobalSignOut request of this command may have been performed without a clear answer.
+        var mayHaveActed = false
         let session: StoredSession
-        let service: CognitoService
         do {
-            // An expired access token must not make global sign-out fail: refresh it first.
-            (session, service) = try keeper.freshSession(minValidity: 60)
+            // An expired access token must not make global sign-out fail: refreshed first, and once
+            // more when the service refuses it as expired.
+            session = try keeper.withFreshSession(minValidity: 60) { session, service in
+                var watcher: AttemptWatcher?
+                defer { if watcher?.mayHaveActed ?? false { mayHaveActed = true } }
+                do {
+                    try Self.watched(service, into: &watcher).globalSignOut(accessToken: session.accessToken)
+                    return session
+                } catch let error as CognitoError where error.kind == .service && !SessionKeeper.saysExpired(error)
+                    && (error.isNotAuthorized || error.isType("UserNotFoundException")) {
+                    throw Refused(error: error)
+                }
+            }
+        } catch let refused as Refused {
+            return try deadSession(context, keeper, settings, stored, refusal: refused.error, earlierAttemptMayHaveActed: mayHaveActed)
         } catch let error as AuthctlError where error.sessionEnded {
-            // The refresh token was refused: the session is dead everywhere already (and removed here).
-            return finish(context, settings, SignOutReport(signedOutLocally: true, globalSignOut: .alreadyEnded,
-                                                           revokeToken: .skipped, exposureUntil: stored.tokensValidUntil),
-                          note: "The session had already ended on the service; it was removed from this device.")
-        } catch let error as AuthctlError {
-            throw Self.nothingRevoked(error)
+            return try deadSession(context, keeper, settings, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
+        } catch {
+            emit(context, .failedAndKept)
+            throw Self.notSignedOut(AuthctlError.from(error), mayHaveActed: mayHaveActed)
         }
 
-        do {
-            try service.globalSignOut(accessToken: session.accessToken)
-        } catch let error as CognitoError where error.isNotAuthorized {
-            _ = try? keeper.repository.delete(profile: settings.profile)
-            return finish(context, settings, SignOutReport(signedOutLocally: true, globalSignOut: .alreadyEnded,
-                                                           revokeToken: .skipped, exposureUntil: session.tokensValidUntil),
-                          note: "The service says these tokens were already revoked (\(error.message)); the session was removed from this device.")
-        } catch {
-            throw Self.nothingRevoked(AuthctlError.from(error, endpoint: service.endpoint))
+        let exposure = Self.exposure(of: session, now: context.now())
+        if let removal = Self.remove(keeper, profile: settings.profile) {
+            emit(context, SignOutReport(signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure))
+            throw Self.notRemoved(removal, what: "Signed \(session.username) out of every device, but the session (which no longer works)")
         }
-        try keeper.repository.delete(profile: settings.profile)
-        finish(context, settings, SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped,
-                                                exposureUntil: session.tokensValidUntil),
-               note: "Signed \(session.username) out of every device.")
+        finish(context, SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure),
+               note: "Signed \(session.username) out of every device.", lifetime: session.tokenLifetime)
     }
 
-    private func finish(_ context: CommandContext, _ settings: Settings, _ report: SignOutReport, note: String) {
+    /// The service refused this device's session (`refusal`), or the refresh token was refused
+    /// (nil): the session is removed here, since a dead session must not stay. Whether the other
+    /// devices are signed out cannot be told from here, unless the user no longer exists or a
+    /// request of this command may have done it before its answer was lost.
+    private func deadSession(_ context: CommandContext, _ keeper: SessionKeeper, _ settings: Settings, _ stored: StoredSession,
+                             refusal: CognitoError?, earlierAttemptMayHaveActed: Bool) throws {
+        let exposure = Self.exposure(of: stored, now: context.now())
+        let removal = Self.remove(keeper, profile: settings.profile)
+        let reason = refusal.map { $0.message } ?? "the refresh token was refused"
+        let ended: String?
+        if let refusal, refusal.isType("UserNotFoundException") {
+            ended = "Cognito says \(stored.username) no longer exists in \(stored.userPoolId) (\(refusal.message)): no device can use or refresh its tokens any more."
+        } else if earlierAttemptMayHaveActed {
+            ended = "A GlobalSignOut request of this command got no clear answer, and Cognito then refused this session (\(reason)): most likely that request signed \(stored.username) out of every device."
+        } else {
+            ended = nil
+        }
+        let report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: ended == nil ? .failed : .alreadyEnded,
+                                   revokeToken: .skipped, exposureUntil: exposure)
+        if let removal {
+            emit(context, report)
+            throw Self.notRemoved(removal, what: (ended.map { $0 + " " } ?? "") + "The dead session")
+        }
+        guard let ended else {
+            emit(context, report)
+            throw AuthctlError(.notAuthorized, """
+                Cognito refused this device's session (\(reason)), so other devices could not be signed out from here. \
+                The session was revoked on this device alone or on every device; authctl cannot tell which, so other devices \
+                may still be signed in. The dead session was removed from this device. \
+                \(Self.howToSignOutEverywhere(username: stored.username))
+                """)
+        }
+        finish(context, report, note: ended + " The session was removed from this device.", lifetime: stored.tokenLifetime)
+    }
+
+    static func howToSignOutEverywhere(username: String?) -> String {
+        "To sign out every device: sign in again and run `authctl signout --global`, or ask an operator to run "
+            + "`authctl signout --global --user \(username ?? "NAME")`."
+    }
+
+    /// The JSON report, in JSON mode only (failures: before the message on stderr).
+    private func emit(_ context: CommandContext, _ report: SignOutReport) {
+        if global.output == .json { context.printJSON(report) }
+    }
+
+    private func finish(_ context: CommandContext, _ report: SignOutReport, note: String, lifetime: Double) {
         switch global.output {
         case .json:
             context.printJSON(report)
+            // The explanation of an already-ended session is for the person, on stderr.
+            if report.globalSignOut == .alreadyEnded { context.console.message(note) }
         case .text:
             context.console.message(note)
             if let until = report.exposureUntil {
-                context.console.message("Access and id tokens already issued keep passing offline JWT checks (API Gateway, other services) until \(Format.localTime(until)).")
+                context.console.message("Access and id tokens already issued on any device keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(until)) at the latest.")
             }
         }
     }
 
-    /// A failed global sign-out keeps the session here and says what is still possible.
-    static func nothingRevoked(_ error: AuthctlError) -> AuthctlError {
+    /// A failed global sign-out keeps the session here and says what is still possible. When a
+    /// request may have reached the service (timeout, dropped connection, HTTP 5xx) its outcome is unknown.
+    static func notSignedOut(_ error: AuthctlError, mayHaveActed: Bool) -> AuthctlError {
         switch error.code {
         case .unavailable, .throttled, .unexpected:
+            if mayHaveActed {
+                return AuthctlError(error.code, "\(error.message)\nThe request may have reached Cognito, so the sessions may or may not have been revoked: other devices may still be signed in. This device's session is kept. Run `authctl signout --global` again (repeating it is harmless), or `authctl signout` to sign out of this device only.")
+            }
             return AuthctlError(error.code, "\(error.message)\nNothing was revoked; you are still signed in on every device, this one included. To sign out of this device only: authctl signout")
         default:
             return error
         }
+    }
+
+    // MARK: the stored item
+
+    enum Loaded {
+        case none
+        case session(StoredSession)
+        /// An item that cannot be decoded (damaged, or written by another version).
+        case unreadable
+    }
+
+    /// Tells an unreadable item apart from a store that cannot be read (that error is thrown).
+    static func load(_ keeper: SessionKeeper, profile: String) throws -> Loaded {
+        do {
+            return try keeper.repository.load(profile: profile).map(Loaded.session) ?? .none
+        } catch is AuthctlError {
+            // `load` throws AuthctlError only for an item it cannot decode; store failures are SecureStoreError.
+            return .unreadable
+        }
+    }
+
+    /// Deletes the profile's session; returns the failure rather than throwing, so the report can say it.
+    static func remove(_ keeper: SessionKeeper, profile: String) -> AuthctlError? {
+        do {
+            try keeper.repository.delete(profile: profile)
+            return nil
+        } catch {
+            return AuthctlError.from(error)
+        }
+    }
+
+    static func notRemoved(_ error: AuthctlError, what: String) -> AuthctlError {
+        AuthctlError(error.code, "\(what) could not be removed from this device's keyring: \(error.message). Run `authctl signout` again once the keyring works.")
+    }
+
+    /// The same service over a transport that notes whether a failed attempt may have been performed.
+    static func watched(_ service: CognitoService, into watcher: inout AttemptWatcher?) -> CognitoService {
+        let observer = AttemptWatcher(service.transport)
+        watcher = observer
+        let copy = CognitoService(endpoint: service.endpoint, transport: observer, retryPolicy: service.retryPolicy)
+        copy.requestSigner = service.requestSigner
+        return copy
+    }
+
+    /// Tokens issued now, on another device, pass offline checks for the tokens' lifetime: the
+    /// window is now plus that lifetime, not this device's own expiry.
+    static func exposure(of session: StoredSession, now: Date) -> Date {
+        max(now.addingTimeInterval(session.tokenLifetime), session.tokensValidUntil)
+    }
+
+    /// GlobalSignOut refused this session (not as expired): carried past `withFreshSession`,
+    /// which would end the session with its own message.
+    struct Refused: Error {
+        var error: CognitoError
+    }
+}
+
+/// Watches the attempts of one call (retries included): whether one may have reached the service
+/// and been performed without a clear answer (timeout, dropped connection, HTTP 5xx, an unreadable
+/// answer), as opposed to refused (an error type) or never sent (no connection made).
+final class AttemptWatcher: HTTPTransport {
+    let inner: HTTPTransport
+    private(set) var mayHaveActed = false
+
+    init(_ inner: HTTPTransport) {
+        self.inner = inner
+    }
+
+    func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        do {
+            let response = try inner.send(request)
+            if !(200..<300).contains(response.status) {
+                let error = CognitoErrorParser.parse(response)
+                if error.kind != .service || error.isServerError { mayHaveActed = true }
+            }
+            return response
+        } catch let error as TransportError {
+            if !CognitoError.transport(error).certainlyNotSent { mayHaveActed = true }
+            throw error
+        }
+    }
+}
+
+extension Format {
+    /// `1 hour`, `2 hours`, `30 minutes`, `90 seconds`.
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        func plural(_ n: Int, _ unit: String) -> String { n == 1 ? "1 \(unit)" : "\(n) \(unit)s" }
+        if whole >= 3600 && whole % 3600 == 0 { return plural(whole / 3600, "hour") }
+        if whole >= 60 && whole % 60 == 0 { return plural(whole / 60, "minute") }
+        return plural(whole, "second")
     }
 }
 
@@ -165,7 +345,23 @@ struct SignOutReport: Encodable {
     }
 }
 
+extension SignOutReport {
+    /// A global sign-out that failed with the session kept here.
+    static let failedAndKept = SignOutReport(signedOutLocally: false, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
+}
+
 extension StoredSession {
+    /// The longest lifetime (`exp` − `iat`) of this session's access and id tokens: how long a
+    /// token issued now, on any device, keeps passing offline checks. Without `iat`, measured
+    /// from when this device received the tokens.
+    var tokenLifetime: Double {
+        let lifetimes = [accessToken, idToken].compactMap { token -> Double? in
+            guard let claims = try? JWTClaims(token: token), let expiry = claims.expiresAt else { return nil }
+            return expiry.timeIntervalSince(claims.issuedAt ?? issuedAt)
+        }
+        return lifetimes.max() ?? accessTokenExpiresAt.timeIntervalSince(issuedAt)
+    }
+
     /// The last instant at which a token of this session passes an offline JWT check.
     var tokensValidUntil: Date {
         let idExpiry = (try? JWTClaims(token: idToken))?.expiresAt
