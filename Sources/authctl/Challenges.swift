@@ -31,49 +31,123 @@ enum MFASetupOutput: String, ExpressibleByArgument, CaseIterable {
     case json
 }
 
-/// Options for sign-in challenges (multi-factor authentication).
+/// Options for sign-in challenges (multi-factor authentication), shared by `signin` and `token`.
 struct MFAOptions: ParsableArguments {
     @Option(help: ArgumentHelp("One-time code for the MFA challenge (authenticator app, SMS or email). It is dead within minutes, so the command line is acceptable.", valueName: "code"))
     var mfaCode: String?
 
     @Option(help: "Factor to use when the pool lets the user choose: totp, sms or email.")
     var mfaType: MFAType?
+}
 
-    @Option(help: "Without a terminal, when the pool requires setting up an authenticator app: print its secret and otpauth:// URI as json, then finish with `authctl signin --mfa-code CODE`.")
+/// `signin` only: handing an authenticator set-up to a script.
+struct MFASetupOptions: ParsableArguments {
+    @Option(help: "When the pool requires setting up an authenticator app: print its secret and otpauth:// URI as json (even on a terminal), then finish with `authctl signin --mfa-code CODE`.")
     var mfaSetupOutput: MFASetupOutput?
 }
 
-/// An authenticator set-up that a script finishes in a second process (`--mfa-setup-output json`
-/// then `--mfa-code`). Kept in the Secret Service: the session is a credential for 3 minutes.
-struct PendingMFASetup: Codable {
+/// How a one-time code looks. The service model: VerifySoftwareToken's UserCode is `[0-9]{6}`;
+/// challenge answers are free strings, and Cognito sends 6-digit SMS codes and 6- or 8-digit
+/// email codes.
+enum CodeFormat {
+    /// An authenticator app's code: 6 digits.
+    case authenticator
+    /// A code sent by text message or email: 6 to 8 digits.
+    case delivered
+    /// Not known yet (a code given before the challenge is seen): 6 to 8 digits.
+    case any
+
+    var digits: ClosedRange<Int> {
+        switch self {
+        case .authenticator: return 6...6
+        case .delivered, .any: return 6...8
+        }
+    }
+
+    var rule: String {
+        switch self {
+        case .authenticator: return "a code from the authenticator app is 6 digits, e.g. 123456"
+        case .delivered: return "the code sent to you is 6 to 8 digits, e.g. 123456"
+        case .any: return "a one-time code is 6 to 8 digits, e.g. 123456"
+        }
+    }
+}
+
+/// A sign-in that waits in the Secret Service for a one-time code given to a second process
+/// (`authctl signin --mfa-code CODE`): an authenticator set-up handed to a script
+/// (`--mfa-setup-output json`), or a code sent by text message or email where no one could be
+/// asked. The session is a credential for its 3 minutes, so it is never kept in a file.
+struct PendingChallenge: Codable {
+    /// MFA_SETUP, SMS_MFA, SMS_OTP or EMAIL_OTP.
+    var challengeName: String
+    /// The challenge session (for MFA_SETUP: AssociateSoftwareToken's, then VerifySoftwareToken's).
     var session: String
+    /// The username Cognito knows (answers carry it).
     var username: String
+    /// The name the person gave (an alias, an email), when it differs.
+    var typedUsername: String?
     var userPoolId: String
     var clientId: String
     var expiresAt: Date
+    /// Where the code went (`+*******1234`).
+    var destination: String?
+    /// MFA_SETUP: VerifySoftwareToken already accepted a code; only the challenge answer is left.
+    var verified: Bool
+    /// Codes refused so far (the service ends the challenge after a few).
+    var wrongCodes: Int
 
-    static func key(profile: String) -> SecretKey { SecretKey(kind: "pending-mfa-setup", profile: profile) }
+    static let kind = "pending-challenge"
 
-    static func load(_ store: SecretStore, profile: String, now: Date) throws -> PendingMFASetup? {
-        guard let json = try store.read(key(profile: profile)),
-              let pending = try? StoredSession.decoder.decode(PendingMFASetup.self, from: Data(json.utf8)) else { return nil }
-        guard pending.expiresAt > now else {
+    static func key(profile: String) -> SecretKey { SecretKey(kind: kind, profile: profile) }
+
+    /// The pending sign-in of `profile`, expired or not (the caller tells the person which).
+    static func load(_ store: SecretStore, profile: String) throws -> PendingChallenge? {
+        guard let json = try store.read(key(profile: profile)) else { return nil }
+        guard let pending = try? StoredSession.decoder.decode(PendingChallenge.self, from: Data(json.utf8)) else {
             _ = try? store.delete(key(profile: profile))
             return nil
         }
         return pending
     }
 
+    static func discard(_ store: SecretStore, profile: String) {
+        _ = try? store.delete(key(profile: profile))
+    }
+
+    func isExpired(now: Date) -> Bool { expiresAt <= now }
+
+    /// The names this pending sign-in answers to.
+    func isFor(username name: String) -> Bool {
+        name == username || name == typedUsername
+    }
+
+    var displayName: String { typedUsername ?? username }
+
     func save(_ store: SecretStore, profile: String) throws {
         let data = try StoredSession.encoder.encode(self)
-        try store.write(SecretKey(kind: "pending-mfa-setup", profile: profile, userPoolId: userPoolId, clientId: clientId),
-                        label: "authctl pending authenticator set-up: \(username) (profile \(profile))",
+        let what = challengeName == "MFA_SETUP" ? "authenticator set-up" : "sign-in code"
+        try store.write(SecretKey(kind: Self.kind, profile: profile, userPoolId: userPoolId, clientId: clientId),
+                        label: "authctl pending \(what): \(displayName) (profile \(profile))",
                         secret: String(decoding: data, as: UTF8.self))
+    }
+
+    /// `authctl signin --mfa-code CODE`, with the profile when it is not the default one.
+    static func nextCommand(profile: String) -> String {
+        profile == "default" ? "authctl signin --mfa-code CODE" : "authctl signin --profile \(profile) --mfa-code CODE"
     }
 }
 
 /// Stops a sign-in after the authenticator secret was handed to a script.
 struct MFASetupHandedOver: Error {}
+
+/// A one-time code the service refused where no one can be asked for another.
+struct CodeDidNotMatch: Error {}
+
+/// Counts the codes refused during one sign-in, to tell "too many wrong codes" from "too slow"
+/// when the service ends the challenge session.
+final class ChallengeLog {
+    var wrongCodes = 0
+}
 
 /// Answers the challenges that need the person: a new password, one-time codes, the choice
 /// of a factor, and setting up an authenticator app.
@@ -83,6 +157,11 @@ struct ChallengeResponder {
     let client: ClientSettings
     let service: CognitoService
     let mfa: MFAOptions
+    /// `--mfa-setup-output` (signin only).
+    var setupOutput: MFASetupOutput? = nil
+    /// The name the person gave, for the authenticator's label and the pending sign-in.
+    var typedUsername: String? = nil
+    let log = ChallengeLog()
     let newPassword: () throws -> String
 
     static var friendlyName: String {
@@ -98,15 +177,18 @@ struct ChallengeResponder {
         case "NEW_PASSWORD_REQUIRED":
             return ["NEW_PASSWORD": try newPassword()]
         case "SOFTWARE_TOKEN_MFA":
-            return ["SOFTWARE_TOKEN_MFA_CODE": try code(for: challenge, prompt: "Authenticator code: ")]
+            return ["SOFTWARE_TOKEN_MFA_CODE": try code(for: challenge, prompt: "Authenticator code: ", format: .authenticator)]
         case "SMS_MFA", "SMS_OTP", "EMAIL_OTP":
+            let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"]
             if challenge.attempt == 1 {
-                let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"] ?? "your \(challenge.name == "EMAIL_OTP" ? "email address" : "phone")"
-                console.message("Code sent to \(destination)")
+                console.message("Code sent to \(destination ?? "your \(challenge.name == "EMAIL_OTP" ? "email address" : "phone")")")
+                if mfa.mfaCode == nil && !console.canPrompt {
+                    try keepWaiting(challenge, destination: destination)
+                }
             }
             let field = challenge.name == "SMS_MFA" ? "SMS_MFA_CODE" : challenge.name + "_CODE"
             let prompt = challenge.name == "EMAIL_OTP" ? "Code from the email: " : "Code from the text message: "
-            return [field: try code(for: challenge, prompt: prompt)]
+            return [field: try code(for: challenge, prompt: prompt, format: .delivered)]
         case "SELECT_MFA_TYPE":
             return ["ANSWER": try chooseFactor(challenge)]
         case "MFA_SETUP":
@@ -117,28 +199,68 @@ struct ChallengeResponder {
     }
 
     /// The one-time code: `--mfa-code` first, then the terminal; after a mismatch only the terminal.
-    private func code(for challenge: AuthChallenge, prompt: String) throws -> String {
+    private func code(for challenge: AuthChallenge, prompt: String, format: CodeFormat) throws -> String {
         if challenge.attempt > 1 {
-            guard console.isInteractive else { throw AuthctlError(.notAuthorized, "The code did not match") }
+            log.wrongCodes += 1
+            guard console.canPrompt else { throw CodeDidNotMatch() }
             console.message("The code did not match; try again.")
         } else if let given = mfa.mfaCode {
-            return try Self.normalized(given)
+            do {
+                return try Self.normalized(given, format: format)
+            } catch let error as AuthctlError where console.canPrompt {
+                console.message("--mfa-code: \(error.message).")
+            }
+        } else if !console.canPrompt {
+            throw AuthctlError(.usage, "this sign-in needs a one-time code (\(challenge.name)): pass --mfa-code CODE, or run on a terminal")
         }
-        guard console.isInteractive else {
-            throw AuthctlError(.usage, "this sign-in needs a one-time code (\(challenge.name)): pass --mfa-code CODE")
-        }
-        guard let typed = console.prompt(prompt, secret: false) else {
-            throw AuthctlError(.usage, "no code given")
-        }
-        return try Self.normalized(typed)
+        return try Self.typedCode(console: console, prompt: prompt, format: format)
     }
 
-    static func normalized(_ code: String) throws -> String {
+    /// Asks until the person types a well-formed code (nothing is sent for a typo).
+    static func typedCode(console: Console, prompt: String, format: CodeFormat) throws -> String {
+        for _ in 0..<5 {
+            guard let typed = console.prompt(prompt, secret: false) else {
+                throw AuthctlError(.usage, "no code given")
+            }
+            do {
+                return try normalized(typed, format: format)
+            } catch let error as AuthctlError {
+                console.message("That is not a code: \(error.message); try again.")
+            }
+        }
+        throw AuthctlError(.inputRejected, "no well-formed code after 5 tries: \(format.rule)")
+    }
+
+    /// The digits of a code as a person may write it (`123 456`, `123-456`), checked against `format`.
+    static func normalized(_ code: String, format: CodeFormat = .any) throws -> String {
         let digits = code.filter { !$0.isWhitespace && $0 != "-" }
-        guard !digits.isEmpty, digits.allSatisfy(\.isNumber), digits.count <= 10 else {
-            throw AuthctlError(.inputRejected, "a one-time code is digits only, e.g. 123456")
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), format.digits.contains(digits.count) else {
+            throw AuthctlError(.inputRejected, format.rule)
         }
         return digits
+    }
+
+    /// No one to ask for a code that was already sent: keep the challenge in the Secret Service
+    /// for `authctl signin --mfa-code CODE`, rather than start over (and send another code) later.
+    private func keepWaiting(_ challenge: AuthChallenge, destination: String?) throws -> Never {
+        let where_ = destination.map { " to \($0)" } ?? ""
+        guard let session = challenge.session else {
+            throw AuthctlError(.usage, "this sign-in needs the code sent\(where_): pass --mfa-code CODE, or run on a terminal")
+        }
+        let pending = PendingChallenge(
+            challengeName: challenge.name, session: session, username: challenge.username,
+            typedUsername: typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
+            userPoolId: client.userPoolId, clientId: client.clientId, expiresAt: context.now().addingTimeInterval(180),
+            destination: destination, verified: false, wrongCodes: 0)
+        do {
+            try pending.save(context.store, profile: settings.profile)
+        } catch let error as SecureStoreError {
+            throw AuthctlError(.usage, """
+                this sign-in needs the code sent\(where_), and without the Secret Service (\(error.message)) it cannot wait \
+                for a second run: run on a terminal, or pass --mfa-code CODE
+                """)
+        }
+        throw AuthctlError(.usage, "the sign-in waits for the code sent\(where_): within 3 minutes run \(PendingChallenge.nextCommand(profile: settings.profile))")
     }
 
     private func chooseFactor(_ challenge: AuthChallenge) throws -> String {
@@ -153,7 +275,7 @@ struct ChallengeResponder {
             return wanted.challengeName
         }
         if offered.count == 1 { return offered[0].challengeName }
-        guard console.isInteractive else {
+        guard console.canPrompt else {
             throw AuthctlError(.usage, "choose a second factor with --mfa-type: \(offered.map(\.rawValue).joined(separator: ", "))")
         }
         console.message("Choose how to receive your sign-in code:")
@@ -185,20 +307,38 @@ struct ChallengeResponder {
            !Self.offeredFactors(offered).contains(.totp) {
             throw AuthctlError(.unexpected, "this pool requires setting up \(offered), which authctl cannot do yet; only authenticator apps are supported")
         }
-        if !console.isInteractive && mfa.mfaSetupOutput == nil {
-            throw AuthctlError(.usage, "this account must set up an authenticator app first: run on a terminal, or pass --mfa-setup-output json and then finish with `authctl signin --mfa-code CODE`")
+        // --mfa-setup-output json is honoured on a terminal too: the script asked for it.
+        let handOver = setupOutput != nil
+        if !handOver && !console.canPrompt {
+            throw AuthctlError(.usage, "this account must set up an authenticator app first: run on a terminal, or pass --mfa-setup-output json and then finish with `\(PendingChallenge.nextCommand(profile: settings.profile))`")
+        }
+        if handOver {
+            // The second process finds the challenge in the Secret Service: check it is there
+            // before the service hands out a secret that would go nowhere.
+            do {
+                _ = try context.store.read(PendingChallenge.key(profile: settings.profile))
+            } catch let error as SecureStoreError {
+                throw AuthctlError(.configuration, """
+                    --mfa-setup-output json: finishing the authenticator set-up in a second process \
+                    (`authctl signin --mfa-code CODE`) keeps the challenge in the Secret Service, which cannot be reached \
+                    (\(error.message)); run authctl signin on a terminal instead
+                    """)
+            }
         }
         let association = try service.associateSoftwareToken(session: challenge.session)
-        let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: challenge.username, issuer: client.userPoolId)
+        let label = typedUsername ?? challenge.username
+        let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: label, issuer: client.userPoolId)
         let session = association.session ?? challenge.session ?? ""
 
-        if !console.isInteractive {
+        if handOver {
             let expiresAt = context.now().addingTimeInterval(180)
-            try PendingMFASetup(session: session, username: challenge.username, userPoolId: client.userPoolId,
-                                clientId: client.clientId, expiresAt: expiresAt)
+            try PendingChallenge(challengeName: "MFA_SETUP", session: session, username: challenge.username,
+                                 typedUsername: typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
+                                 userPoolId: client.userPoolId, clientId: client.clientId, expiresAt: expiresAt,
+                                 destination: nil, verified: false, wrongCodes: 0)
                 .save(context.store, profile: settings.profile)
             context.printJSON(MFASetupHandout(secretCode: association.secretCode, otpauthUri: uri, username: challenge.username,
-                                              expiresAt: expiresAt, next: "authctl signin --mfa-code CODE"))
+                                              expiresAt: expiresAt, next: PendingChallenge.nextCommand(profile: settings.profile)))
             throw MFASetupHandedOver()
         }
 
@@ -222,7 +362,8 @@ struct MFASetupHandout: Encodable {
 /// Showing a new authenticator secret and checking the first code, shared by sign-in's
 /// MFA_SETUP and `authctl mfa setup`.
 enum AuthenticatorEnrolment {
-    /// `otpauth://totp/<issuer>:<username>?secret=...&issuer=...` (Key Uri Format).
+    /// `otpauth://totp/<issuer>:<label>?secret=...&issuer=...` (Key Uri Format). The label is the
+    /// name the person knows the account by (what they typed, or the email), not an internal id.
     static func uri(secret: String, username: String, issuer: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
@@ -232,30 +373,43 @@ enum AuthenticatorEnrolment {
         return "otpauth://totp/\(label)?secret=\(secret)&issuer=\(encodedIssuer)"
     }
 
+    /// The name to label a signed-in user's authenticator with: the username, unless the pool
+    /// generated it (a UUID, where people sign in with their email), then the email.
+    static func label(username: String, attributes: [String: String]) -> String {
+        if UUID(uuidString: username) != nil, let email = attributes["email"], !email.isEmpty { return email }
+        return username
+    }
+
     static func show(secret: String, uri: String, context: CommandContext) throws {
         let console = context.console
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
         let colors = context.environment["NO_COLOR"] == nil && isatty(STDERR_FILENO) == 1
         console.message(try TerminalQRCode(encoding: uri).render(colors: colors))
+        if !colors {
+            console.message("(Drawn without colours for a dark background: on a light one the code shows inverted, which some apps cannot read; then enter the secret.)")
+        }
         console.message("Secret (Base32): \(secret)")
         console.message("URI: \(uri)")
     }
 
-    /// Asks for the app's first code until the service accepts it (3 tries).
+    /// Asks for the app's first code until the service accepts one (3 codes; a malformed one is
+    /// asked again without being sent). `send` throws `CodeDidNotMatch` or the service's
+    /// CodeMismatchException / EnableSoftwareTokenMFAException for a wrong code.
     static func verify(context: CommandContext, _ send: (String) throws -> VerifySoftwareTokenResponse) throws -> VerifySoftwareTokenResponse {
         for attempt in 1...3 {
-            guard let typed = context.console.prompt("Code from the app: ", secret: false) else {
-                throw AuthctlError(.usage, "no code given")
-            }
+            let code = try ChallengeResponder.typedCode(console: context.console, prompt: "Code from the app: ", format: .authenticator)
             do {
-                let result = try send(try ChallengeResponder.normalized(typed))
+                let result = try send(code)
                 if result.status == nil || result.status == "SUCCESS" { return result }
-            } catch let error as CognitoError where error.isType("CodeMismatchException", "EnableSoftwareTokenMFAException") && attempt < 3 {
-                context.console.message("The code did not match; wait for the next one and try again.")
-                continue
+            } catch let error as CognitoError where isMismatch(error) {
+            } catch is CodeDidNotMatch {
             }
             if attempt < 3 { context.console.message("The code did not match; wait for the next one and try again.") }
         }
-        throw AuthctlError(.notAuthorized, "The code did not match")
+        throw AuthctlError(.notAuthorized, "The code did not match three times; start again")
+    }
+
+    static func isMismatch(_ error: CognitoError) -> Bool {
+        error.isType("CodeMismatchException", "EnableSoftwareTokenMFAException")
     }
 }

@@ -8,6 +8,9 @@ import Glibc
 protocol Console: AnyObject {
     /// Standard input is a terminal (a person may be asked).
     var isInteractive: Bool { get }
+    /// A person can be asked on the controlling terminal (`prompt` reads /dev/tty), even when
+    /// standard input is a pipe (`pass show x | authctl signin --password-stdin`).
+    var canPrompt: Bool { get }
     /// Data a command exists to print (JSON, token, whoami), on stdout.
     func output(_ text: String)
     /// Messages for the person, on stderr.
@@ -18,9 +21,22 @@ protocol Console: AnyObject {
     func prompt(_ question: String, secret: Bool) -> String?
 }
 
+extension Console {
+    /// Consoles that cannot tell the two apart prompt where standard input is a terminal.
+    var canPrompt: Bool { isInteractive }
+}
+
 /// The real console: stdout/stderr, standard input, and /dev/tty for prompts.
 final class TerminalConsole: Console {
     var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// The controlling terminal opens: prompts go there whatever standard input is.
+    var canPrompt: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
 
     func output(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))

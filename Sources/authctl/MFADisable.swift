@@ -25,14 +25,28 @@ struct MFADisable: AuthctlCommand {
         guard let stored = try keeper.repository.load(profile: settings.profile) else {
             throw AuthctlError.notSignedIn(profile: settings.profile)
         }
+        let user = try keeper.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
+        guard (user.userMFASettingList ?? []).contains(factor.challengeName) else {
+            switch global.output {
+            case .json: context.printJSON(MFADisableResult(totp: "disabled", changed: false))
+            case .text: context.console.message("The authenticator app was not on for \(stored.username); nothing was changed.")
+            }
+            return
+        }
         try Confirmation.require("Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
                                  console: context.console, withoutTerminal: "turning off a second factor weakens the account")
         try keeper.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
         }
         switch global.output {
-        case .json: context.printJSON(["totp": "disabled"])
+        case .json: context.printJSON(MFADisableResult(totp: "disabled", changed: true))
         case .text: context.console.message("Authenticator app turned off for \(stored.username).")
         }
     }
+}
+
+/// `mfa disable totp --output json`: `changed` is false when it was not on.
+struct MFADisableResult: Encodable {
+    var totp: String
+    var changed: Bool
 }

@@ -6,30 +6,64 @@ struct MFASetup: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "setup",
         abstract: "Set up an authenticator app (TOTP) and make it the preferred second factor.",
-        discussion: "Shows the secret, its otpauth:// URI and a QR code, then asks for the app's first code.")
+        discussion: """
+            Shows the secret, its otpauth:// URI and a QR code, then asks for the app's first code. \
+            When an authenticator app is already set up, asks before replacing it (--yes replaces it \
+            without asking). Taking long to scan does not matter: the session is refreshed before each call.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
+    @Flag(name: .shortAndLong, help: "Replace an authenticator app that is already set up without asking.")
+    var yes = false
+
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        guard context.console.isInteractive else {
+        let console = context.console
+        guard console.canPrompt else {
             throw AuthctlError(.usage, "mfa setup needs a terminal to show the QR code and ask for the first code")
         }
         let keeper = SessionKeeper(context: context, settings: settings)
-        try keeper.withFreshSession(minValidity: 120) { session, service in
-            let association = try service.associateSoftwareToken(accessToken: session.accessToken)
-            let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: session.username, issuer: session.userPoolId)
-            try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context)
-            _ = try AuthenticatorEnrolment.verify(context: context) { code in
-                try service.verifySoftwareToken(accessToken: session.accessToken, code: code, friendlyName: ChallengeResponder.friendlyName)
+        // Each call below runs on its own fresh session (a person may take minutes to scan), and
+        // only that call is repeated when the service refuses the access token as expired: the
+        // secret is associated, and shown, once.
+        let user = try keeper.withFreshSession { session, service in
+            (try service.getUser(accessToken: session.accessToken), session.userPoolId)
+        }
+        let attributes = Dictionary(user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+        let label = AuthenticatorEnrolment.label(username: user.0.username, attributes: attributes)
+        if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName) && !yes {
+            let answer = console.prompt("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
+                                        secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard answer == "y" || answer == "yes" else {
+                throw AuthctlError(.unexpected, "cancelled; nothing was changed")
             }
+        }
+
+        let association = try keeper.withFreshSession { session, service in
+            try service.associateSoftwareToken(accessToken: session.accessToken)
+        }
+        let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: label, issuer: user.1)
+        try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context)
+        _ = try AuthenticatorEnrolment.verify(context: context) { code in
+            try keeper.withFreshSession { session, service in
+                do {
+                    return try service.verifySoftwareToken(accessToken: session.accessToken, code: code,
+                                                           friendlyName: ChallengeResponder.friendlyName)
+                } catch let error as CognitoError where AuthenticatorEnrolment.isMismatch(error) {
+                    throw CodeDidNotMatch()
+                }
+            }
+        }
+        try keeper.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: true, preferred: true))
         }
         switch global.output {
         case .json:
-            context.printJSON(["totp": "enabled", "preferred": "SOFTWARE_TOKEN_MFA"])
+            // The vocabulary of `mfa status`: totp, sms, email.
+            context.printJSON(["totp": "enabled", "preferred": MFAType.totp.rawValue])
         case .text:
-            context.console.message("Authenticator app set up and preferred; the next sign-in will ask for its code.")
+            console.message("Authenticator app set up and preferred; the next sign-in will ask for its code.")
         }
     }
 }

@@ -32,21 +32,27 @@ struct SignIn: AuthctlCommand {
     @OptionGroup(title: "Multi-factor authentication")
     var mfa: MFAOptions
 
+    @OptionGroup(title: "Multi-factor authentication")
+    var mfaSetup: MFASetupOptions
+
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let client = try ClientSettings(settings)
         let console = context.console
 
         let keeper = SessionKeeper(context: context, settings: settings)
-        if let code = mfa.mfaCode, !passwordStdin, !noStore,
-           let pending = try PendingMFASetup.load(context.store, profile: settings.profile, now: context.now()) {
-            _ = try? context.store.delete(PendingMFASetup.key(profile: settings.profile))
-            let appClient = try keeper.appClient(client)
-            let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                            passwordFromStdin: false, mfa: mfa)
-                .finishPendingSetup(pending, code: try ChallengeResponder.normalized(code))
-            console.message("Authenticator app set up; it will be asked for at every sign-in.")
-            return try store(result, keeper: keeper, settings: settings, client: client, context: context)
+        // A malformed code fails before anything is sent (the challenge decides 6 or 6–8 digits).
+        if let code = mfa.mfaCode { _ = try ChallengeResponder.normalized(code) }
+        if let code = mfa.mfaCode, !passwordStdin {
+            // A sign-in waiting for this code (a set-up handed to a script, a code sent where no
+            // one could be asked)? Without --no-store the Secret Service must answer; with it, a
+            // missing keyring only means nothing waits.
+            let pending = noStore ? ((try? PendingChallenge.load(context.store, profile: settings.profile)) ?? nil)
+                : try PendingChallenge.load(context.store, profile: settings.profile)
+            if let pending {
+                let result = try finish(pending, code: code, keeper: keeper, settings: settings, client: client, context: context)
+                return try deliver(result, keeper: keeper, settings: settings, client: client, context: context)
+            }
         }
 
         let givenUsername = username ?? settings.username
@@ -63,17 +69,25 @@ struct SignIn: AuthctlCommand {
             throw AuthctlError(.usage, "no username given")
         }
         let password = try readPassword(console: console, username: name)
+        // A new sign-in replaces one that was left waiting for a code.
+        if !noStore { PendingChallenge.discard(context.store, profile: settings.profile) }
 
         let result: SignInResult
         do {
             result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                        passwordFromStdin: passwordStdin, mfa: mfa)
+                                        passwordFromStdin: passwordStdin, mfa: mfa, setupOutput: mfaSetup.mfaSetupOutput)
                 .signIn(username: name, password: password, flow: flow)
         } catch is MFASetupHandedOver {
-            console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: authctl signin --mfa-code CODE")
+            console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: \(PendingChallenge.nextCommand(profile: settings.profile))")
             return
         }
+        try deliver(result, keeper: keeper, settings: settings, client: client, context: context)
+    }
 
+    /// Stores the session (or prints the tokens with --no-store) and says who is signed in.
+    private func deliver(_ result: SignInResult, keeper: SessionKeeper, settings: Settings, client: ClientSettings,
+                         context: CommandContext) throws {
+        let console = context.console
         let now = context.now()
         if noStore {
             let tokens = result.tokens
@@ -88,6 +102,49 @@ struct SignIn: AuthctlCommand {
         }
 
         try store(result, keeper: keeper, settings: settings, client: client, context: context)
+    }
+
+    /// `signin --mfa-code CODE` with a sign-in waiting in the Secret Service. The pending item is
+    /// removed once the sign-in is done or the service has ended its session, never before: a
+    /// wrong code or a passing failure leaves it for another try within its 3 minutes.
+    private func finish(_ pending: PendingChallenge, code: String, keeper: SessionKeeper, settings: Settings,
+                        client: ClientSettings, context: CommandContext) throws -> SignInResult {
+        let store = context.store
+        let profile = settings.profile
+        if pending.userPoolId != client.userPoolId || pending.clientId != client.clientId {
+            throw AuthctlError(.usage, """
+                the sign-in waiting in profile \(profile) was started with client \(pending.clientId) of \(pending.userPoolId), \
+                but client \(client.clientId) of \(client.userPoolId) is configured; use the configuration it was started with, \
+                or start a new sign-in with a password
+                """)
+        }
+        if let wanted = username ?? settings.username, !pending.isFor(username: wanted) {
+            throw AuthctlError(.usage, """
+                the sign-in waiting in profile \(profile) is for \(pending.displayName), not \(wanted); \
+                finish it without --username (or with --username \(pending.displayName)), or start a new sign-in with a password
+                """)
+        }
+        if pending.isExpired(now: context.now()) {
+            PendingChallenge.discard(store, profile: profile)
+            throw AuthctlError(.notAuthorized, "The sign-in took too long: its code was not given within 3 minutes; start again: authctl signin")
+        }
+        let appClient = try keeper.appClient(client, storeRequired: !noStore)
+        var signIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                    passwordFromStdin: false, mfa: mfa)
+        signIn.wrongCodesBefore = pending.wrongCodes
+        do {
+            let result = try signIn.finishPending(pending, code: code, profile: profile)
+            PendingChallenge.discard(store, profile: profile)
+            if pending.challengeName == "MFA_SETUP" {
+                context.console.message("Authenticator app set up; it will be asked for at every sign-in.")
+            }
+            return result
+        } catch is CodeDidNotMatch {
+            var kept = pending
+            kept.wrongCodes += 1
+            try? kept.save(store, profile: profile)
+            throw AuthctlError(.notAuthorized, "The code did not match; the sign-in still waits: try another code with \(PendingChallenge.nextCommand(profile: profile)) before \(Format.localTime(pending.expiresAt))")
+        }
     }
 
     private func store(_ result: SignInResult, keeper: SessionKeeper, settings: Settings, client: ClientSettings,
@@ -117,7 +174,11 @@ struct PasswordSignIn {
     let client: ClientSettings
     let appClient: AppClient
     let passwordFromStdin: Bool
-    var mfa = MFAOptions()
+    /// The command's own parsed MFA options (never a default-constructed, unparsed one).
+    let mfa: MFAOptions
+    var setupOutput: MFASetupOutput? = nil
+    /// Codes refused in earlier runs of a pending sign-in.
+    var wrongCodesBefore = 0
 
     static func readPassword(console: Console, fromStdin: Bool, username: String) throws -> String {
         let password: String?
@@ -136,27 +197,64 @@ struct PasswordSignIn {
         let service = try context.service(settings, client: client)
         let authenticator = Authenticator(service: service, client: appClient, now: context.now)
         let responder = ChallengeResponder(context: context, settings: settings, client: client, service: service,
-                                           mfa: mfa, newPassword: { try readNewPassword(console: context.console, currentPassword: password) })
+                                           mfa: mfa, setupOutput: setupOutput, typedUsername: username,
+                                           newPassword: { try readNewPassword(console: context.console, currentPassword: password) })
         do {
             return try authenticator.signIn(username: username, password: password, flow: flow, respond: responder.answer)
+        } catch is CodeDidNotMatch {
+            throw AuthctlError(.notAuthorized, "The code did not match")
         } catch let error as CognitoError {
-            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
+            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil, wrongCodes: responder.log.wrongCodes)
         }
     }
 
-    /// Finishes an authenticator set-up started by `--mfa-setup-output json` in an earlier process.
-    func finishPendingSetup(_ pending: PendingMFASetup, code: String) throws -> SignInResult {
+    /// Finishes a sign-in that waits in the Secret Service (see `PendingChallenge`) with `code`.
+    /// Throws `CodeDidNotMatch` for a wrong code (the challenge lives on); removes the pending
+    /// item when the service has ended its session.
+    func finishPending(_ pending: PendingChallenge, code: String, profile: String) throws -> SignInResult {
         let service = try context.service(settings, client: client)
+        let authenticator = Authenticator(service: service, client: appClient, now: context.now)
         let responder = ChallengeResponder(context: context, settings: settings, client: client, service: service,
-                                           mfa: mfa, newPassword: { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") })
+                                           mfa: mfa, typedUsername: pending.typedUsername,
+                                           newPassword: { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") })
+        responder.log.wrongCodes = wrongCodesBefore
         do {
-            let verified = try service.verifySoftwareToken(session: pending.session, code: code, friendlyName: ChallengeResponder.friendlyName)
-            let challenge = AuthChallenge(name: "MFA_SETUP", parameters: [:], username: pending.username, session: pending.session)
-            return try Authenticator(service: service, client: appClient, now: context.now)
-                .resume(challenge, with: ChallengeAnswer(responses: [:], session: verified.session ?? pending.session),
-                        respond: responder.answer)
+            if pending.challengeName == "MFA_SETUP" {
+                var session = pending.session
+                if !pending.verified {
+                    let verified: VerifySoftwareTokenResponse
+                    do {
+                        verified = try service.verifySoftwareToken(session: pending.session,
+                                                                   code: try ChallengeResponder.normalized(code, format: .authenticator),
+                                                                   friendlyName: ChallengeResponder.friendlyName)
+                    } catch let error as CognitoError where AuthenticatorEnrolment.isMismatch(error) {
+                        throw CodeDidNotMatch()
+                    }
+                    guard verified.status == nil || verified.status == "SUCCESS" else { throw CodeDidNotMatch() }
+                    session = verified.session ?? pending.session
+                    // Only the challenge's answer is left; should it fail in passing, the next
+                    // run answers with this session instead of verifying again.
+                    var kept = pending
+                    kept.session = session
+                    kept.verified = true
+                    try? kept.save(context.store, profile: profile)
+                }
+                let challenge = AuthChallenge(name: "MFA_SETUP", parameters: [:], username: pending.username, session: session)
+                return try authenticator.resume(challenge, with: ChallengeAnswer(responses: [:], session: session),
+                                                respond: responder.answer)
+            }
+            let field = pending.challengeName == "SMS_MFA" ? "SMS_MFA_CODE" : pending.challengeName + "_CODE"
+            var parameters: [String: String] = [:]
+            parameters["CODE_DELIVERY_DESTINATION"] = pending.destination
+            let challenge = AuthChallenge(name: pending.challengeName, parameters: parameters, username: pending.username,
+                                          session: pending.session)
+            return try authenticator.resume(challenge, with: [field: try ChallengeResponder.normalized(code, format: .delivered)],
+                                            respond: responder.answer)
+        } catch let error as CognitoError where AuthenticatorEnrolment.isMismatch(error) {
+            throw CodeDidNotMatch()
         } catch let error as CognitoError {
-            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil)
+            if Self.endsChallenge(error) { PendingChallenge.discard(context.store, profile: profile) }
+            throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil, wrongCodes: responder.log.wrongCodes)
         }
     }
 
@@ -188,8 +286,15 @@ struct PasswordSignIn {
         throw AuthctlError(.inputRejected, "no acceptable new password after 3 attempts")
     }
 
+    /// The service has ended the challenge session: a code that came too late, a session that
+    /// expired or was ended after wrong codes.
+    static func endsChallenge(_ error: CognitoError) -> Bool {
+        guard error.kind == .service else { return false }
+        return error.isType("ExpiredCodeException") || (error.isNotAuthorized && error.message.lowercased().contains("session"))
+    }
+
     /// Sign-in failures a person can act on; the same text for a wrong password and an unknown user.
-    static func signInFailure(_ error: CognitoError, client: ClientSettings, hasSecret: Bool) -> AuthctlError {
+    static func signInFailure(_ error: CognitoError, client: ClientSettings, hasSecret: Bool, wrongCodes: Int = 0) -> AuthctlError {
         if error.kind == .service {
             let message = error.message.lowercased()
             if error.isNotAuthorized && message.contains("secret") {
@@ -203,7 +308,13 @@ struct PasswordSignIn {
             if error.isType("CodeMismatchException", "EnableSoftwareTokenMFAException") {
                 return AuthctlError(.notAuthorized, "The code did not match")
             }
-            if error.isType("ExpiredCodeException") || (error.isNotAuthorized && message.contains("session")) {
+            if error.isNotAuthorized && message.contains("invalid session") && !message.contains("expired") {
+                // The service ends a challenge after a few wrong codes, and then says only this.
+                return AuthctlError(.notAuthorized, wrongCodes > 0
+                    ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
+                    : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
+            }
+            if endsChallenge(error) {
                 return AuthctlError(.notAuthorized, "The sign-in took too long and its challenge expired; start again: authctl signin")
             }
             if error.isType("NotAuthorizedException", "UserNotFoundException") {

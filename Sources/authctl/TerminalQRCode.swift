@@ -20,10 +20,15 @@ struct TerminalQRCode {
         modules = rows
     }
 
-    /// With `colors`, dark modules are drawn black on a white background whatever the terminal's
-    /// theme. Without (NO_COLOR, not a terminal), light modules are drawn as blocks in the
-    /// terminal's foreground colour, which suits the usual light-on-dark terminal.
-    func render(colors: Bool, quietZone: Int = 2) -> String {
+    /// The quiet zone the QR specification asks for around the code, in modules.
+    static let quietZone = 4
+
+    /// With `colors`, dark modules are drawn black on a white background (quiet zone included)
+    /// whatever the terminal's theme. Without (NO_COLOR, not a terminal) a terminal offers only its
+    /// own two tones, foreground and background, and which is the dark one depends on the theme:
+    /// light modules (quiet zone included) are drawn as blocks in the foreground colour, for the
+    /// usual light-on-dark terminal; on a light theme the code shows inverted (the caller says so).
+    func render(colors: Bool, quietZone: Int = TerminalQRCode.quietZone) -> String {
         let size = modules.count + 2 * quietZone
         func dark(_ x: Int, _ y: Int) -> Bool {
             let mx = x - quietZone, my = y - quietZone

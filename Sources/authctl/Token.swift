@@ -36,9 +36,15 @@ struct Token: AuthctlCommand {
     @Option(help: "Sign-in flow when signing in: srp or password.")
     var flow: PasswordFlow = .srp
 
+    @OptionGroup(title: "Multi-factor authentication (when signing in)")
+    var mfa: MFAOptions
+
     func validate() throws {
         if username != nil && !passwordStdin {
             throw ValidationError("--username says whom to sign in as when there is no valid session: use it with --password-stdin.")
+        }
+        if (mfa.mfaCode != nil || mfa.mfaType != nil) && !passwordStdin {
+            throw ValidationError("--mfa-code and --mfa-type answer the challenges of a sign-in: use them with --password-stdin.")
         }
         if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
     }
@@ -71,7 +77,7 @@ struct Token: AuthctlCommand {
         let password = try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
         let signIn = {
             let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                            passwordFromStdin: true).signIn(username: name, password: password, flow: flow)
+                                            passwordFromStdin: true, mfa: mfa).signIn(username: name, password: password, flow: flow)
             return try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
                                      client: client, now: context.now())
         }

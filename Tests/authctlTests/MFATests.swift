@@ -179,7 +179,7 @@ final class MFAChallengeTests: XCTestCase {
         }
         try SignIn.parse(["--mfa-code", "123456"]).run(in: second.context)
         XCTAssertNotNil(try SessionRepository(store: store).load(profile: "default"))
-        XCTAssertNil(try store.read(PendingMFASetup.key(profile: "default")), "the pending set-up is used once")
+        XCTAssertNil(try store.read(PendingChallenge.key(profile: "default")), "the pending set-up is used once")
     }
 
     func testMFASetupWithoutTerminalOrJSONIsUsage() {
@@ -194,5 +194,164 @@ final class MFAChallengeTests: XCTestCase {
     func testOTPAuthURIEscapesLabel() {
         XCTAssertEqual(AuthenticatorEnrolment.uri(secret: "ABC", username: "a b@x.org", issuer: "My Pool"),
                        "otpauth://totp/My%20Pool:a%20b%40x.org?secret=ABC&issuer=My%20Pool")
+    }
+
+    func testTokenSignsInThroughAnMFAChallenge() throws {
+        // `token` parses its own MFA options; before, it built an unparsed MFAOptions and crashed.
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]))
+        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
+        harness.cognito.handlers["RespondToAuthChallenge"] = { body in
+            XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SOFTWARE_TOKEN_MFA_CODE"], "123456")
+            return (200, FakeCognito.tokens())
+        }
+        try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password", "--mfa-code", "123456"]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stdout.count, 1)
+        XCTAssertThrowsError(try Token.parse(["--mfa-code", "123456"]))
+    }
+
+    func testPipedPasswordOnATerminalIsAskedForTheCode() throws {
+        let console = PipedConsole(stdin: ["pw"], promptAnswers: ["123456"])
+        let harness = Harness(console: FakeConsole())
+        let context = CommandContext(console: console, environment: harness.context.environment, now: Date.init,
+                                     makeTransport: { _ in harness.cognito }, makeStore: { harness.store })
+        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
+        harness.cognito.handlers["RespondToAuthChallenge"] = { _ in (200, FakeCognito.tokens()) }
+        try SignIn.parse(["--username", "alice", "--flow", "password", "--password-stdin"]).run(in: context)
+        XCTAssertEqual(console.questions, ["Authenticator code: "])
+    }
+
+    func testMalformedCodesAreNotSent() {
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]))
+        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
+        XCTAssertThrowsError(try signIn(["--password-stdin", "--mfa-code", "1234567"], harness)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .inputRejected)
+            XCTAssertTrue(error.message.contains("6 digits"), error.message)
+        }
+        XCTAssertEqual(harness.cognito.count("RespondToAuthChallenge"), 0)
+
+        let console = FakeConsole(interactive: true, promptAnswers: ["pw", "", "12345", "abcdef", "654321"])
+        let terminal = Harness(console: console)
+        terminal.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
+        terminal.cognito.handlers["RespondToAuthChallenge"] = { body in
+            XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SOFTWARE_TOKEN_MFA_CODE"], "654321")
+            return (200, FakeCognito.tokens())
+        }
+        XCTAssertNoThrow(try signIn([], terminal))
+        XCTAssertEqual(terminal.cognito.count("RespondToAuthChallenge"), 1)
+        XCTAssertEqual(console.prompts.filter { $0.question == "Authenticator code: " }.count, 4)
+    }
+
+    func testTooManyWrongCodesIsNotTooLong() {
+        let console = FakeConsole(interactive: true, promptAnswers: ["pw", "111111", "222222"])
+        let harness = Harness(console: console)
+        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
+        var answers = 0
+        harness.cognito.handlers["RespondToAuthChallenge"] = { _ in
+            answers += 1
+            return answers == 1 ? FakeCognito.error("CodeMismatchException", "Invalid code received for user")
+                : FakeCognito.error("NotAuthorizedException", "Invalid session for the user.")
+        }
+        XCTAssertThrowsError(try signIn([], harness)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .notAuthorized)
+            XCTAssertTrue(error.message.contains("Too many wrong codes"), error.message)
+            XCTAssertFalse(error.message.contains("took too long"), error.message)
+        }
+        XCTAssertEqual(answers, 2, "no prompt after the service ended the challenge")
+    }
+
+    func testTextMessageCodeWaitsForASecondRun() throws {
+        let store = InMemorySecretStore()
+        let first = Harness(console: FakeConsole(stdin: ["pw"]), store: store)
+        first.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SMS_MFA", ["CODE_DELIVERY_DESTINATION": "+*******1234"]) }
+        XCTAssertThrowsError(try signIn(["--password-stdin"], first)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .usage)
+            XCTAssertTrue(error.message.contains("authctl signin --mfa-code CODE") && error.message.contains("+*******1234"), error.message)
+        }
+        XCTAssertEqual(first.cognito.count("RespondToAuthChallenge"), 0)
+        let pending = try XCTUnwrap(PendingChallenge.load(store, profile: "default"))
+        XCTAssertEqual(pending.challengeName, "SMS_MFA")
+
+        let second = Harness(console: FakeConsole(), store: store)
+        second.cognito.handlers["RespondToAuthChallenge"] = { body in
+            XCTAssertEqual(body["Session"] as? String, "session-1")
+            XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SMS_MFA_CODE"], "654321")
+            return (200, FakeCognito.tokens())
+        }
+        try SignIn.parse(["--mfa-code", "654321"]).run(in: second.context)
+        XCTAssertNotNil(try SessionRepository(store: store).load(profile: "default"))
+        XCTAssertNil(try store.read(PendingChallenge.key(profile: "default")))
+    }
+
+    func testPendingSetupOutlivesAWrongCodeAndIsForItsUser() throws {
+        let store = InMemorySecretStore()
+        let first = Harness(console: FakeConsole(stdin: ["pw"]), store: store)
+        first.cognito.handlers["InitiateAuth"] = { _ in self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#]) }
+        first.cognito.handlers["AssociateSoftwareToken"] = { _ in (200, ["SecretCode": "JBSWY3DPEHPK3PXP", "Session": "session-2"]) }
+        try signIn(["--password-stdin", "--mfa-setup-output", "json"], first)
+
+        let wrong = Harness(console: FakeConsole(), store: store)
+        wrong.cognito.handlers["VerifySoftwareToken"] = { _ in FakeCognito.error("EnableSoftwareTokenMFAException", "Code mismatch") }
+        XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "111111"]).run(in: wrong.context)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
+        }
+        XCTAssertEqual(try PendingChallenge.load(store, profile: "default")?.wrongCodes, 1, "kept after a wrong code")
+
+        let bob = Harness(console: FakeConsole(), store: store)
+        XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.context)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .usage)
+            XCTAssertTrue(error.message.contains("alice") && error.message.contains("bob"), error.message)
+        }
+        XCTAssertEqual(bob.cognito.calls.count, 0)
+        XCTAssertNotNil(try PendingChallenge.load(store, profile: "default"))
+
+        let late = Harness(console: FakeConsole(), store: store, now: Date().addingTimeInterval(200))
+        XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "123456"]).run(in: late.context)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .notAuthorized)
+            XCTAssertTrue(error.message.contains("took too long"), error.message)
+        }
+        XCTAssertNil(try PendingChallenge.load(store, profile: "default"))
+    }
+
+    func testQRCodeHasAQuietZoneOfFour() throws {
+        let code = try TerminalQRCode(encoding: "otpauth://totp/x:y?secret=ABC&issuer=x")
+        let lines = code.render(colors: false).split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines[0].count, code.modules.count + 8)
+        // Light modules are blocks without colours: two full lines (4 module rows) of quiet zone.
+        XCTAssertTrue(lines[0].allSatisfy { $0 == "█" } && lines[1].allSatisfy { $0 == "█" })
+        XCTAssertTrue(lines.dropFirst(2).allSatisfy { $0.hasPrefix("████") && $0.hasSuffix("████") })
+    }
+
+    func testAuthenticatorLabelIsTheNameAPersonKnows() {
+        XCTAssertEqual(AuthenticatorEnrolment.label(username: "5f0c1b9e-8a1d-4c52-9a39-2f1f7b0c7e11", attributes: ["email": "carol@example.com"]),
+                       "carol@example.com")
+        XCTAssertEqual(AuthenticatorEnrolment.label(username: "alice", attributes: ["email": "alice@example.com"]), "alice")
+    }
+}
+
+/// Standard input is a pipe (the password), but a controlling terminal answers prompts.
+private final class PipedConsole: Console {
+    var stdinLines: [String]
+    var promptAnswers: [String]
+    private(set) var questions: [String] = []
+    private(set) var stderr: [String] = []
+
+    init(stdin: [String], promptAnswers: [String]) {
+        stdinLines = stdin
+        self.promptAnswers = promptAnswers
+    }
+
+    var isInteractive: Bool { false }
+    var canPrompt: Bool { true }
+    func output(_ text: String) {}
+    func message(_ text: String) { stderr.append(text) }
+    func readLine() -> String? { stdinLines.isEmpty ? nil : stdinLines.removeFirst() }
+    func prompt(_ question: String, secret: Bool) -> String? {
+        questions.append(question)
+        return promptAnswers.isEmpty ? nil : promptAnswers.removeFirst()
     }
 }
