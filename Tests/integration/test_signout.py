@@ -22,6 +22,10 @@ import fake_cognito
 
 REPORT_KEYS = {"signedOutLocally", "globalSignOut", "revokeToken", "exposureUntil"}
 NOTHING_REVOKED = "Nothing was revoked"
+# After a timeout, a dropped connection or a 5xx the service may have performed the request.
+MAYBE_REVOKED = "may or may not have been revoked"
+FAILED_REPORT = {"signedOutLocally": False, "globalSignOut": "failed", "revokeToken": "skipped", "exposureUntil": None}
+COULD_NOT_CONFIRM = "may still be signed in"
 
 
 @pytest.fixture
@@ -141,7 +145,8 @@ def test_signout_when_revocation_fails(any_signed_in, fake, cognito, output):
     mark = fake.mark()
     r = cli.run("signout", "--output", output)
     assert r.code == 0, r
-    assert "could not be revoked" in r.err and "stays usable until it expires" in r.err, r
+    # An HTTP 500 may come after the service acted: "may not have been revoked", not a certainty.
+    assert "may not have been revoked" in r.err and "stays usable until it expires" in r.err, r
     assert "<html" not in r.err.lower()
     assert_no_backtrace(r)
     revokes = fake.calls(mark, operation="RevokeToken")
@@ -318,16 +323,20 @@ def test_global_refreshes_an_expired_access_token_first(any_signed_in, fake):
 
 
 FAULTS = [
-    # (id, fault rule, exit code, words in stderr besides "Nothing was revoked")
-    ("5xx", dict(kind="status", status=503, count=-1), 69, []),
-    ("throttled", dict(kind="throttle", count=-1), 75, []),
-    ("dropped", dict(kind="drop", count=-1), 69, []),
-    ("html-page", dict(kind="html", status=502, count=-1), 69, ["502"]),
+    # (id, fault rule, exit code, what stderr says was revoked, more words in stderr). A 5xx, a
+    # dropped connection or an HTML page may come after the service acted: the outcome is unknown.
+    # Throttling is a refusal: nothing was done.
+    ("5xx", dict(kind="status", status=503, count=-1), 69, MAYBE_REVOKED, []),
+    ("throttled", dict(kind="throttle", count=-1), 75, NOTHING_REVOKED, []),
+    ("limit-exceeded", dict(kind="error", errorType="LimitExceededException",
+                            message="Attempt limit exceeded, please try after some time.", count=-1), 75, NOTHING_REVOKED, []),
+    ("dropped", dict(kind="drop", count=-1), 69, MAYBE_REVOKED, []),
+    ("html-page", dict(kind="html", status=502, count=-1), 69, MAYBE_REVOKED, ["502"]),
 ]
 
 
-@pytest.mark.parametrize("rule,code,words", [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_global_failure_keeps_the_session(signed_in, fake, rule, code, words):
+@pytest.mark.parametrize("rule,code,revoked,words", [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
+def test_global_failure_keeps_the_session(signed_in, fake, rule, code, revoked, words):
     before = raw_session(signed_in.keyring)
     session = signed_in.keyring.session()
     fake.add_fault(operation="GlobalSignOut", **rule)
@@ -335,24 +344,26 @@ def test_global_failure_keeps_the_session(signed_in, fake, rule, code, words):
     r = signed_in.run("signout", "--global", "--yes")
     assert r.code == code, r
     assert_no_crash(r)
-    assert NOTHING_REVOKED in r.err, r
+    assert revoked in r.err, r
+    assert (NOTHING_REVOKED in r.err) == (revoked == NOTHING_REVOKED), "never stated as fact when unknown"
     assert "authctl signout" in r.err, "suggests signing out of this device only"
     for w in words:
         assert w in r.err, r
     assert "<html" not in r.err.lower() and "nginx" not in r.err, "an HTML page is not a message"
     assert r.out == ""
     assert_no_tokens(r, session)
-    assert len(fake.calls(mark, operation="GlobalSignOut")) == 3, "retried up to 3 attempts"
+    attempts = 1 if rule.get("errorType") == "LimitExceededException" else 3
+    assert len(fake.calls(mark, operation="GlobalSignOut")) == attempts, "retried up to 3 attempts (not LimitExceeded)"
     assert raw_session(signed_in.keyring) == before, "the session must be kept byte for byte"
     # Nothing reached the service (faults answered before moto): still signed in, truly.
     fake.clear_faults()
     assert signed_in.run("whoami").code == 0
-    # JSON: a failure prints no document (the exit code says it), its message on stderr.
+    # JSON: the report says it failed and nothing changed here; the message is on stderr.
     fake.add_fault(operation="GlobalSignOut", **rule)
     r = signed_in.run("signout", "--global", "--yes", "--output", "json")
     assert r.code == code, r
-    assert r.out == "", r
-    assert NOTHING_REVOKED in r.err
+    assert r.json() == FAILED_REPORT, r
+    assert revoked in r.err
 
 
 def test_global_stall_past_the_timeout(signed_in, fake):
@@ -365,7 +376,26 @@ def test_global_stall_past_the_timeout(signed_in, fake):
     assert r.code == 69, r
     assert elapsed < 15, f"took {elapsed:.1f}s with --timeout 2"
     assert_no_crash(r)
+    # The stalled request reaches moto later and is performed: "Nothing was revoked" would be false.
+    assert MAYBE_REVOKED in r.err and NOTHING_REVOKED not in r.err and "authctl signout" in r.err, r
+    assert raw_session(signed_in.keyring) == before
+
+
+def test_global_unreachable_keeps_the_session(signed_in, fake):
+    """Nothing listens at the endpoint (connection refused): the request certainly did not reach
+    the service, so "Nothing was revoked" is true; the session is kept, exit 69, JSON says failed."""
+    before = raw_session(signed_in.keyring)
+    closed = f"http://127.0.0.1:{free_port()}/"
+    r = signed_in.run("signout", "--global", "--yes", "--timeout", "2", AUTHCTL_ENDPOINT=closed, timeout=40)
+    assert r.code == 69, r
+    assert_no_crash(r)
     assert NOTHING_REVOKED in r.err and "authctl signout" in r.err, r
+    assert MAYBE_REVOKED not in r.err, r
+    assert raw_session(signed_in.keyring) == before
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json", "--timeout", "2", AUTHCTL_ENDPOINT=closed,
+                      timeout=40)
+    assert r.code == 69, r
+    assert r.json() == FAILED_REPORT, r
     assert raw_session(signed_in.keyring) == before
 
 
@@ -392,44 +422,158 @@ def test_global_answer_lost_then_retried(signed_in, fake):
     assert signed_in.keyring.session_items() == []
 
 
-def test_global_already_revoked(any_signed_in, fake, cognito):
+def test_global_refused_refresh_cannot_confirm(any_signed_in, fake, cognito):
     """An admin ended the sessions first (boto3 AdminUserGlobalSignOut) and the access token has
-    expired, so the refresh is refused: the session is dead, deleted here, exit 0, already-ended.
-    (A valid access token refused by GlobalSignOut itself: the text test below.)"""
+    expired, so the refresh is refused. The dead session is removed here, but authctl cannot tell
+    a global sign-out from this device's token alone being revoked: globalSignOut "failed", exit 77,
+    with what to do, on stderr in JSON mode too."""
     cli = any_signed_in
     expire_access_token(cli)
     session = cli.keyring.session()
     cognito.admin_user_global_sign_out(UserPoolId=cli.pool.pool_id, Username="alice")
     r = cli.run("signout", "--global", "--yes", "--output", "json")
-    assert r.code == 0, r
+    assert r.code == 77, r
     doc = r.json()
     assert set(doc) == REPORT_KEYS
-    assert (doc["signedOutLocally"], doc["globalSignOut"]) == (True, "already-ended"), doc
+    assert (doc["signedOutLocally"], doc["globalSignOut"], doc["revokeToken"]) == (True, "failed", "skipped"), doc
+    assert doc["exposureUntil"]
+    assert COULD_NOT_CONFIRM in r.err and "removed from this device" in r.err, r
+    assert "authctl signout --global --user alice" in r.err, r
     assert cli.keyring.session_items() == []
     assert_no_tokens(r, session)
 
 
-def test_global_already_revoked_text_then_json(signed_in, cognito, keyrings):
-    other = signed_in.with_keyring(keyrings(name="device-b"))
-    assert other.signin().code == 0
-    cognito.admin_user_global_sign_out(UserPoolId=signed_in.pool.pool_id, Username="alice")
-    r = signed_in.run("signout", "--global", "--yes")
+def test_global_after_this_device_alone_was_revoked(cli, keyrings, fake, cognito):
+    """Only A's refresh token was revoked (RevokeToken, e.g. by another tool): GlobalSignOut with
+    A's access token is refused ("Access Token has been revoked"), and B is still signed in. A's
+    dead session is removed, but the command must not claim every device is signed out."""
+    a, b = two_devices(cli, keyrings)
+    session = a.keyring.session()
+    cognito.revoke_token(Token=session["refreshToken"], ClientId=a.client_id)
+    for output in ("text", "json"):
+        if output == "json":
+            assert a.signin().code == 0
+            cognito.revoke_token(Token=a.keyring.session()["refreshToken"], ClientId=a.client_id)
+        r = a.run("signout", "--global", "--yes", "--output", output)
+        assert r.code == 77, r
+        assert "already" not in r.err.lower() and "Signed alice out of every device" not in r.err, r
+        assert COULD_NOT_CONFIRM in r.err and "authctl signout --global" in r.err, r
+        assert "removed from this device" in r.err, r
+        assert a.keyring.session_items() == [], "a dead session must not stay"
+        if output == "json":
+            doc = r.json()
+            assert (doc["signedOutLocally"], doc["globalSignOut"], doc["revokeToken"]) == (True, "failed", "skipped"), doc
+        else:
+            assert r.out == ""
+        assert_no_tokens(r, session)
+        # ...and indeed B is still signed in.
+        w = b.run("whoami")
+        assert w.code == 0, w
+
+
+def test_global_access_token_refused_as_expired_is_refreshed_and_retried(signed_in, fake):
+    """The service says the access token has expired (this machine's clock is behind): refresh,
+    then GlobalSignOut again; not "already ended"."""
+    fake.add_fault(operation="GlobalSignOut", kind="error", errorType="NotAuthorizedException",
+                   message="Access Token has expired")
+    mark = fake.mark()
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json")
     assert r.code == 0, r
-    assert "already" in r.err and "removed from this device" in r.err, r
+    assert r.json()["globalSignOut"] == "ok", r
+    calls = [c for c in fake.calls(mark) if c.get("operation")]
+    assert [c["status"] for c in calls if c["operation"] == "GlobalSignOut"] == [400, 200], calls
+    assert refresh_index(calls) is not None
     assert signed_in.keyring.session_items() == []
-    r = other.run("signout", "--global", "--yes", "--output", "json")
+
+
+def test_global_user_deleted(signed_in, fake):
+    """GlobalSignOut answers UserNotFoundException (the user was deleted): the session is dead
+    everywhere; it is removed here (not kept with exit 77) and the command says why."""
+    fake.add_fault(operation="GlobalSignOut", kind="error", errorType="UserNotFoundException", message="User does not exist.")
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json")
     assert r.code == 0, r
     doc = r.json()
-    assert set(doc) == REPORT_KEYS
     assert (doc["signedOutLocally"], doc["globalSignOut"]) == (True, "already-ended"), doc
-    assert other.keyring.session_items() == []
+    assert "no longer exists" in r.err, r
+    assert signed_in.keyring.session_items() == []
 
 
-def test_global_already_revoked_prints_no_token(signed_in, cognito):
-    """moto's NotAuthorizedException for GlobalSignOut quotes the access token: the note that
-    passes the service's words on must not print it."""
-    session = signed_in.keyring.session()
-    cognito.admin_user_global_sign_out(UserPoolId=signed_in.pool.pool_id, Username="alice")
-    r = signed_in.run("signout", "--global", "--yes")
+def test_global_exposure_covers_a_later_device(cli, keyrings, fake):
+    """Tokens issued on B after A signed in outlive A's own: the window reported on A is now plus
+    the token lifetime, which covers B's tokens (not A's expiry)."""
+    a = cli
+    assert a.signin().code == 0
+    time.sleep(2.2)  # JWT times are whole seconds
+    b = cli.with_keyring(keyrings(name="device-b"))
+    assert b.signin().code == 0
+    a_session, b_session = a.keyring.session(), b.keyring.session()
+    b_exp = max(jwt_claims(b_session["accessToken"])["exp"], jwt_claims(b_session["idToken"])["exp"])
+    assert b_exp > jwt_claims(a_session["accessToken"])["exp"], "B's tokens must outlive A's for this test"
+    r = a.run("signout", "--global", "--yes", "--output", "json")
     assert r.code == 0, r
-    assert_no_tokens(r, session)
+    until = parse_instant(r.json()["exposureUntil"])
+    assert until >= datetime.fromtimestamp(b_exp, timezone.utc), (until, b_exp)
+    assert until <= datetime.now(timezone.utc) + timedelta(hours=1, minutes=1)
+    r = b.run("whoami")
+    assert r.code == 77, r
+    # The text says it is an upper bound.
+    assert a.signin().code == 0
+    r = a.run("signout", "--global", "--yes")
+    assert r.code == 0, r
+    assert "up to 1 hour" in r.err and "at the latest" in r.err, r
+
+
+def test_global_answer_lost_then_refused_is_most_likely_ended(signed_in, fake):
+    """The first GlobalSignOut is performed but its answer lost (dropped after moto acted); the
+    retry is refused: that refusal most likely comes from this very request: already-ended, exit 0."""
+    fake.add_fault(operation="GlobalSignOut", kind="drop", when="after")
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert (doc["signedOutLocally"], doc["globalSignOut"]) == (True, "already-ended"), doc
+    assert "most likely" in r.err, r
+    assert signed_in.keyring.session_items() == []
+
+
+UNREADABLE = "{not json"
+
+
+def store_garbage(cli: Cli) -> None:
+    """A damaged session item: authctl's own lookup finds it, and cannot decode it."""
+    items = cli.keyring.session_items()
+    assert len(items) == 1
+    attrs = dict(items[0]["attributes"])
+    if items[0].get("schema"):
+        attrs["xdg:schema"] = items[0]["schema"]
+    cli.keyring.store(items[0].get("label") or "authctl session", attrs, UNREADABLE)
+    assert [i["secret"] for i in cli.keyring.session_items()] == [UNREADABLE]
+    w = cli.run("whoami")
+    assert w.code == 77 and "unreadable" in w.err, w
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_signout_removes_an_unreadable_session(signed_in, fake, output):
+    store_garbage(signed_in)
+    mark = fake.mark()
+    r = signed_in.run("signout", "--output", output)
+    assert r.code == 0, r
+    assert "unreadable" in r.err and "nothing could be revoked" in r.err, r
+    assert signed_in.keyring.session_items() == []
+    assert fake.calls(mark) == []
+    if output == "json":
+        assert r.json() == {"signedOutLocally": True, "globalSignOut": "skipped", "revokeToken": "failed",
+                            "exposureUntil": None}
+    assert signed_in.run("signout").code == 0
+
+
+def test_global_signout_removes_an_unreadable_session(signed_in, fake):
+    store_garbage(signed_in)
+    mark = fake.mark()
+    r = signed_in.run("signout", "--global", "--yes", "--output", "json")
+    assert r.code == 77, r
+    assert r.json() == {"signedOutLocally": True, "globalSignOut": "failed", "revokeToken": "skipped",
+                        "exposureUntil": None}
+    assert "unreadable" in r.err and "other devices were not signed out" in r.err, r
+    assert "authctl signout --global" in r.err, r
+    assert signed_in.keyring.session_items() == []
+    assert fake.calls(mark) == []
