@@ -9,13 +9,15 @@ InvalidSignatureException). The users' own calls (whoami on the devices) go to t
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timedelta, timezone
 
 import boto3
+import pexpect
 import pytest
 from botocore.exceptions import ClientError
 
-from harness import Cli, base_env, parse_instant, run_authctl
+from harness import Cli, authctl_bin, base_env, free_port, parse_instant, run_authctl
 from sigv4_check import SIGNATURE_MISMATCH, SigV4CheckingProxy, SignatureError, verify
 
 ACCESS_KEY = "AKIAOPSTEST000000001"
@@ -23,6 +25,8 @@ SECRET_KEY = "ops/Secret+Key/0123456789abcdefghijklmn"
 OTHER_ACCESS_KEY = "AKIAOPSTEST000000002"
 OTHER_SECRET_KEY = "second/Secret+Key/9876543210zyxwvutsrqp"
 SESSION_TOKEN = "IQoJb3JpZ2luX2VjEPT//////////wEaCXVzLWVhc3QtMSJHMEUCIQD+test/session+token=="
+REPORT_KEYS = {"exposureUntil", "globalSignOut", "revokeToken", "signedOutLocally", "user", "userPoolId", "signedOutAt",
+               "tokenLifetimeSeconds", "exposureAssumed"}
 AUDIT_RE = re.compile(
     r"^audit: AdminUserGlobalSignOut user=(?P<user>\S+) pool=(?P<pool>\S+) region=(?P<region>\S+) "
     r"by=(?P<by>\S+) \(local user (?P<local>[^,]+), credentials from (?P<source>.+)\) at=(?P<at>\S+)$",
@@ -40,9 +44,9 @@ def proxy(fake):
 def ops_env(cli: Cli, proxy: SigV4CheckingProxy, **extra: str | None) -> dict[str, str]:
     """The operator's environment: the pool id, the endpoint through the checking proxy, no client
     id, no stored session needed. AWS credentials from `extra` (by default the right ones)."""
-    creds = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "USER": "ops-oncall"}
+    creds = {"AUTHCTL_CLIENT_ID": None, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "USER": "ops-oncall"}
     creds.update(extra)
-    return base_env(cli.keyring, cli.pool, proxy.endpoint, AUTHCTL_CLIENT_ID=None, **creds)
+    return base_env(cli.keyring, cli.pool, proxy.endpoint, **creds)
 
 
 def force_out(cli: Cli, proxy: SigV4CheckingProxy, *more: str, user: str = "alice", **extra: str | None):
@@ -135,13 +139,16 @@ def test_force_out_json_needs_no_session(cli, proxy, fake):
     r = force_out(cli, proxy, "--output", "json")
     assert r.code == 0, r
     doc = r.json()
-    assert set(doc) == {"exposureUntil", "globalSignOut", "revokeToken", "signedOutLocally", "user", "userPoolId",
-                        "signedOutAt"}, doc
+    assert set(doc) == REPORT_KEYS, doc
     assert (doc["globalSignOut"], doc["revokeToken"], doc["signedOutLocally"]) == ("ok", "skipped", False)
     assert (doc["user"], doc["userPoolId"]) == ("alice", cli.pool.pool_id)
     at, until = parse_instant(doc["signedOutAt"]), parse_instant(doc["exposureUntil"])
     assert abs(at - datetime.now(timezone.utc)) < timedelta(minutes=1)
     assert until - at == timedelta(hours=1), "exposure: the default access-token lifetime after now"
+    # No client id to read the lifetime from: the JSON says the hour is assumed, stderr says why.
+    assert (doc["tokenLifetimeSeconds"], doc["exposureAssumed"]) == (3600, True), doc
+    assert "assumed" in r.err and "client id" in r.err, r
+    assert fake.calls(mark, operation="DescribeUserPoolClient") == []
     assert AUDIT_RE.search(r.err), "the audit line goes to stderr in JSON mode too"
     assert [c.ok for c in proxy.checked("AdminUserGlobalSignOut")] == [True]
     assert [c["status"] for c in admin_calls(fake, mark)] == [200]
@@ -227,18 +234,86 @@ def test_unknown_user_exits_65(cli, proxy, fake):
     assert [c.ok for c in proxy.checked("AdminUserGlobalSignOut")] == [True], "signed correctly, refused for the user"
 
 
-@pytest.mark.parametrize("kind,code", [("status", 69), ("throttle", 75)])
-def test_service_failure_says_nothing_was_revoked(cli, proxy, fake, kind, code):
+@pytest.mark.parametrize("kind,code,words", [
+    # A 5xx or a dropped connection may come after the service acted: the outcome is unknown.
+    ("status", 69, "may or may not have been revoked"),
+    ("drop", 69, "may or may not have been revoked"),
+    # Throttling is a refusal: nothing was done.
+    ("throttle", 75, "Nothing was revoked"),
+])
+def test_service_failure_says_what_may_have_been_revoked(cli, proxy, fake, kind, code, words):
     assert cli.signin().code == 0
     fake.add_fault(operation="AdminUserGlobalSignOut", kind=kind, count=-1)
     mark = fake.mark()
     r = force_out(cli, proxy)
     assert r.code == code, r
-    assert "Nothing was revoked" in r.err, r
+    assert words in r.err, r
+    if code == 69:
+        assert "Nothing was revoked" not in r.err, r
     assert not AUDIT_RE.search(r.err)
     assert len(admin_calls(fake, mark)) == 3, "retried up to 3 attempts"
+    # JSON: the report says it failed, on stdout, with the exit code.
+    r = force_out(cli, proxy, "--output", "json")
+    assert r.code == code, r
+    doc = r.json()
+    assert set(doc) == REPORT_KEYS, doc
+    assert (doc["signedOutLocally"], doc["globalSignOut"], doc["revokeToken"]) == (False, "failed", "skipped"), doc
+    assert (doc["user"], doc["userPoolId"], doc["exposureUntil"], doc["signedOutAt"]) == ("alice", cli.pool.pool_id, None, None)
     fake.clear_faults()
     assert cli.run("whoami").code == 0
+
+
+def test_unreachable_says_nothing_was_revoked(cli, proxy, fake):
+    """Connection refused: the request certainly did not reach the service."""
+    env = ops_env(cli, proxy)
+    env["AUTHCTL_ENDPOINT"] = f"http://127.0.0.1:{free_port()}/"
+    r = run_authctl(["signout", "--global", "--user", "alice", "--yes", "--timeout", "2", "--output", "json"], env, timeout=40)
+    assert r.code == 69, r
+    assert "Nothing was revoked: alice is still signed in." in r.err, r
+    assert r.json()["globalSignOut"] == "failed", r
+
+
+def test_unknown_user_json_says_failed(cli, proxy):
+    r = force_out(cli, proxy, "--output", "json", user="mallory")
+    assert r.code == 65, r
+    assert r.json()["globalSignOut"] == "failed", r
+
+
+# ---------------------------------------------------------------------------
+# The exposure window: the app client's own token lifetime when it can be read
+# ---------------------------------------------------------------------------
+
+
+def test_exposure_uses_the_app_clients_token_lifetime(cli, proxy, fake, cognito):
+    """With a client id configured, DescribeUserPoolClient (signed the same way, checked by botocore)
+    gives the lifetimes: access 2 hours, id 90 minutes: the window is 2 hours, not assumed."""
+    cognito.update_user_pool_client(UserPoolId=cli.pool.pool_id, ClientId=cli.pool.client_id, AccessTokenValidity=2,
+                                    IdTokenValidity=90, TokenValidityUnits={"AccessToken": "hours", "IdToken": "minutes"})
+    mark = fake.mark()
+    r = force_out(cli, proxy, "--output", "json", AUTHCTL_CLIENT_ID=cli.pool.client_id)
+    assert r.code == 0, r
+    doc = r.json()
+    assert (doc["tokenLifetimeSeconds"], doc["exposureAssumed"]) == (7200, False), doc
+    assert parse_instant(doc["exposureUntil"]) - parse_instant(doc["signedOutAt"]) == timedelta(hours=2)
+    assert [c.ok for c in proxy.checked("DescribeUserPoolClient")] == [True], "signed, and botocore agrees"
+    assert [c["status"] for c in fake.calls(mark, operation="DescribeUserPoolClient")] == [200]
+    assert cli.pool.client_secret not in r.out + r.err
+    r = force_out(cli, proxy, AUTHCTL_CLIENT_ID=cli.pool.client_id)
+    assert r.code == 0, r
+    assert "up to the app client's token lifetime (2 hours)" in r.err and "at the latest" in r.err, r
+
+
+def test_exposure_assumed_when_the_client_cannot_be_read(cli, proxy, fake):
+    fake.add_fault(operation="DescribeUserPoolClient", kind="error", errorType="AccessDeniedException",
+                   message="not allowed to describe clients", count=-1)
+    r = force_out(cli, proxy, "--output", "json", AUTHCTL_CLIENT_ID=cli.pool.client_id)
+    assert r.code == 0, r
+    doc = r.json()
+    assert (doc["globalSignOut"], doc["tokenLifetimeSeconds"], doc["exposureAssumed"]) == ("ok", 3600, True), doc
+    assert "assumed" in r.err and "not allowed to describe clients" in r.err, r
+    r = force_out(cli, proxy, AUTHCTL_CLIENT_ID=cli.pool.client_id)
+    assert r.code == 0, r
+    assert "1 hour by default (assumed:" in r.err, r
 
 
 # ---------------------------------------------------------------------------
@@ -253,7 +328,6 @@ def test_no_credentials_exits_78_naming_where_to_put_them(cli, proxy, fake):
     cases = [
         ("AWS_SHARED_CREDENTIALS_FILE", dict(no_env, AWS_SHARED_CREDENTIALS_FILE=str(missing)), missing),
         ("the default file", no_env, home / ".aws" / "credentials"),
-        ("a key id without its secret", dict(AWS_SECRET_ACCESS_KEY=None, AWS_SHARED_CREDENTIALS_FILE=str(missing)), missing),
     ]
     mark = fake.mark()
     for what, extra, path in cases:
@@ -263,6 +337,55 @@ def test_no_credentials_exits_78_naming_where_to_put_them(cli, proxy, fake):
             assert name in r.err, (what, r)
         assert str(path) in r.err, (what, r)
     assert fake.calls(mark) == [] and proxy.checked() == []
+
+
+@pytest.mark.parametrize("unset,missing", [("AWS_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY"),
+                                           ("AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID")])
+def test_partial_environment_credentials_are_refused(cli, proxy, fake, unset, missing):
+    """Half a key pair in the environment must not fall back to the file (another identity, maybe):
+    exit 78 naming the missing variable, as botocore's PartialCredentialsError."""
+    path = cli.keyring.home / "credentials"
+    path.write_text(f"[default]\naws_access_key_id={OTHER_ACCESS_KEY}\naws_secret_access_key={OTHER_SECRET_KEY}\n")
+    mark = fake.mark()
+    r = force_out(cli, proxy, AWS_SHARED_CREDENTIALS_FILE=str(path), **{unset: None})
+    assert r.code == 78, r
+    assert f"{missing} is not" in r.err, r
+    assert fake.calls(mark) == [] and proxy.checked() == []
+    assert_no_secret(r, SECRET_KEY, OTHER_SECRET_KEY)
+
+
+def test_region_comes_from_the_pool_id_not_aws_region(cli, proxy):
+    """AWS_REGION=eu-west-1 in the operator's shell, a us-east-1 pool: signed for us-east-1
+    (the checking proxy refuses any other credential scope)."""
+    r = force_out(cli, proxy, AUTHCTL_REGION=None, AWS_REGION="eu-west-1", AWS_DEFAULT_REGION="eu-west-1")
+    assert r.code == 0, r
+    [check] = proxy.checked("AdminUserGlobalSignOut")
+    assert check.ok, check
+    assert AUDIT_RE.search(r.err)["region"] == "us-east-1", r
+
+
+def test_confirmation_prompt_on_a_terminal(cli, proxy, fake):
+    """On a terminal (a pty), without --yes: `Sign out alice on ALL devices? [y/N]`; anything but y
+    cancels with no request; y signs alice out."""
+    assert cli.signin().code == 0
+    env = ops_env(cli, proxy)
+    mark = fake.mark()
+    for reply, code in (("", 1), ("no", 1), ("y", 0)):
+        child = pexpect.spawn(str(authctl_bin()), ["signout", "--global", "--user", "alice"], env=env, cwd=env["HOME"],
+                              timeout=30, encoding="utf-8")
+        child.expect_exact("Sign out alice on ALL devices? [y/N]")
+        child.sendline(reply)
+        child.expect(pexpect.EOF)
+        output = child.before
+        child.close()
+        assert child.exitstatus == code, (reply, output)
+        if code == 1:
+            assert admin_calls(fake, mark) == [] and proxy.checked() == [], reply
+            assert cli.run("whoami").code == 0, "nothing was signed out"
+        else:
+            assert AUDIT_RE.search(output.replace("\r\n", "\n")), output
+    assert [c["status"] for c in admin_calls(fake, mark)] == [200]
+    assert cli.run("whoami").code == 77
 
 
 def test_shared_credentials_file_with_aws_profile(cli, proxy, fake):
