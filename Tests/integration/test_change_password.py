@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pexpect
 import pytest
 
-from harness import ALICE_PASSWORD, NEW_PASSWORD, Cli, authctl_bin, iso_utc, token_values
+from harness import ALICE_PASSWORD, NEW_PASSWORD, Cli, authctl_bin, free_port, iso_utc, token_values
 
 CHANGED = "Password changed. You are still signed in."
 TOO_MANY = "Too many attempts; wait a few minutes and try again"
@@ -205,6 +205,50 @@ def test_5xx_is_not_repeated(signed_in, fake):
     assert r.code == 69, r
     assert len(change_calls(fake, mark)) == 1
     assert raw_session(signed_in.keyring) == before
+
+
+MAYBE_CHANGED = "the password may or may not have been changed; try signing in with the new one"
+
+
+@pytest.mark.parametrize("rule", [
+    dict(kind="drop", when="after"),
+    dict(kind="status", status=500, when="after"),
+], ids=["dropped", "5xx"])
+def test_answer_lost_after_the_change(signed_in, fake, rule):
+    """moto changes the password but the answer is lost: the outcome is unknown to authctl, and it
+    says so (exit 69), and indeed the new password is the one in force."""
+    before = raw_session(signed_in.keyring)
+    fake.add_fault(operation="ChangePassword", **rule)
+    mark = fake.mark()
+    r = change(signed_in, ALICE_PASSWORD, NEW_PASSWORD)
+    assert r.code == 69, r
+    assert MAYBE_CHANGED in r.err, r
+    assert len(change_calls(fake, mark)) == 1, "not repeated"
+    assert raw_session(signed_in.keyring) == before
+    assert_no_secrets(r, ALICE_PASSWORD, NEW_PASSWORD)
+    assert_password_is(signed_in, NEW_PASSWORD, ALICE_PASSWORD)
+
+
+def test_unreachable_says_nothing_changed(signed_in, fake):
+    """Connection refused: the request certainly did not reach the service; no "may have"."""
+    r = signed_in.run("change-password", "--stdin", "--timeout", "2", input=f"{ALICE_PASSWORD}\n{NEW_PASSWORD}\n",
+                      AUTHCTL_ENDPOINT=f"http://127.0.0.1:{free_port()}/", timeout=40)
+    assert r.code == 69, r
+    assert "may or may not" not in r.err, r
+    assert_password_is(signed_in, ALICE_PASSWORD, NEW_PASSWORD)  # unchanged
+
+
+def test_access_token_refused_as_expired_is_refreshed_and_retried(signed_in, fake):
+    """The service says the access token has expired (this machine's clock is behind): refresh and
+    ask once more (the refused request changed nothing); not a wrong password, not an ended session."""
+    fake.add_fault(operation="ChangePassword", kind="error", errorType="NotAuthorizedException",
+                   message="Access Token has expired")
+    mark = fake.mark()
+    r = change(signed_in, ALICE_PASSWORD, NEW_PASSWORD)
+    assert r.code == 0, r
+    assert CHANGED in r.err, r
+    assert [c["status"] for c in change_calls(fake, mark)] == [400, 200]
+    assert_password_is(signed_in, NEW_PASSWORD, ALICE_PASSWORD)
 
 
 def test_session_revoked_elsewhere(any_cli, fake, cognito):
