@@ -385,11 +385,11 @@ enum AuthenticatorEnrolment {
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
         let colors = context.environment["NO_COLOR"] == nil && isatty(STDERR_FILENO) == 1
         console.message(try TerminalQRCode(encoding: uri).render(colors: colors))
-        if !colors {
-            console.message("(Drawn without colours for a dark background: on a light one the code shows inverted, which some apps cannot read; then enter the secret.)")
-        }
         console.message("Secret (Base32): \(secret)")
         console.message("URI: \(uri)")
+        if !colors {
+            console.message("(The QR code is drawn without colours, for a dark background: on a light one it shows inverted, which some apps cannot scan; then enter the secret.)")
+        }
     }
 
     /// Asks for the app's first code until the service accepts one (3 codes; a malformed one is

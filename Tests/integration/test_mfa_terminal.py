@@ -147,8 +147,8 @@ def to_pbm(modules: list[list[bool]], path: Path, surround_dark: bool = False, m
     return path
 
 
-def zbar(image: Path) -> str | None:
-    r = subprocess.run(["zbarimg", "--raw", "-q", str(image)], capture_output=True, text=True, timeout=30)
+def zbar(image: Path, *options: str) -> str | None:
+    r = subprocess.run(["zbarimg", "--raw", "-q", *options, str(image)], capture_output=True, text=True, timeout=30)
     return r.stdout.rstrip("\n") if r.returncode == 0 else None
 
 
@@ -163,10 +163,25 @@ def decode_qr(output: str, colours: bool, workdir: Path) -> str:
     modules = modules_of(lines, colours)
     # Square: the last drawn line may carry one padding row.
     assert len(modules) in (width, width + 1), (len(modules), width)
-    texts = {
-        theme: zbar(to_pbm(modules, workdir / f"qr-{theme}.pbm", surround_dark=theme == "dark"))
-        for theme in (("light", "dark") if colours else ("dark",))
-    }
+    # The quiet zone the specification asks for: 4 light modules on every side, drawn.
+    zone = 4
+    assert all(not any(row) for row in modules[:zone]), "quiet zone (top)"
+    assert all(not any(row[:zone]) and not any(row[-zone:]) for row in modules), "quiet zone (sides)"
+    assert all(not any(row) for row in modules[width - zone:width]), "quiet zone (bottom)"
+    if colours:
+        # Its own white background: the terminal's theme around it does not matter.
+        texts = {theme: zbar(to_pbm(modules, workdir / f"qr-{theme}.pbm", surround_dark=theme == "dark"))
+                 for theme in ("light", "dark")}
+    else:
+        # Only the terminal's two tones. On a dark theme it reads as drawn; on a light theme the
+        # terminal shows every module the other way round, quiet zone included: a scanner that
+        # tries inverted codes (zbar's test-inverted, like most phone apps) reads it, a plain one
+        # does not (authctl says so, and shows the secret to type).
+        light_theme = [[not m for m in row] for row in modules]
+        light_image = to_pbm(light_theme, workdir / "qr-light.pbm", surround_dark=False)
+        assert zbar(light_image) is None, "a plain scanner read an inverted code: the test no longer tells the themes apart"
+        texts = {"dark": zbar(to_pbm(modules, workdir / "qr-dark.pbm", surround_dark=True)),
+                 "light": zbar(light_image, "-Stest-inverted")}
     assert None not in texts.values(), f"zbarimg could not read the drawn QR code on every theme: {texts}"
     assert len(set(texts.values())) == 1, texts
     return texts.popitem()[1]
@@ -363,3 +378,141 @@ def test_mfa_disable_after_confirmation(cli, fake, terminals):
     mark = fake.mark()
     assert cli.signin().code == 0, "a password is enough again"
     assert [c[1] for c in challenge_calls(fake, mark, cli)] == ["USER_SRP_AUTH", "PASSWORD_VERIFIER"]
+
+
+# ---------------------------------------------------------------------------
+# Audit fixes
+# ---------------------------------------------------------------------------
+
+
+class PipedTerminal(Terminal):
+    """`printf '%s\\n' "$PW" | authctl ... --password-stdin` typed in a terminal: the password on a
+    pipe, the pty still the controlling terminal (as with `pass show x | authctl signin ...`)."""
+
+    def __init__(self, cli, password: str, *args: str, **env: str | None):
+        self.cli = cli
+        self.transcript = io.StringIO()
+        command = 'printf "%s\\n" "$AUTHCTL_TEST_PW" | "$AUTHCTL_TEST_BIN" "$@"'
+        self.child = pexpect.spawn(
+            "bash", ["-c", command, "bash", *args],
+            env=cli.env(AUTHCTL_TEST_PW=password, AUTHCTL_TEST_BIN=str(harness.authctl_bin()), **env),
+            cwd=str(cli.keyring.home), dimensions=(60, COLUMNS), encoding="utf-8", codec_errors="strict", timeout=30,
+        )
+        self.child.logfile_read = self.transcript
+
+
+def test_piped_password_on_a_terminal_is_asked_for_the_code(cli, fake):
+    state = set_mfa(fake, cli.pool, "totp")
+    t = PipedTerminal(cli, cli.pool.users["alice"], "signin", "--username", "alice", "--password-stdin")
+    try:
+        t.expect("Authenticator code: ")
+        t.type(fresh_totp(state["secret"]))
+        t.expect("Signed in as alice (profile default)")
+        assert t.finish() == 0, t.output
+        assert "--mfa-code" not in t.output
+    finally:
+        t.close()
+
+
+def test_piped_password_on_a_terminal_sets_up_the_authenticator(cli, fake, tmp_path):
+    set_mfa(fake, cli.pool, "setup")
+    t = PipedTerminal(cli, cli.pool.users["alice"], "signin", "--username", "alice", "--password-stdin")
+    try:
+        t.expect(SETUP_INTRO)
+        t.expect("Code from the app: ")
+        secret, uri = shown_secret_and_uri(t.output)
+        t.type(fresh_totp(secret))
+        t.expect("Signed in as alice")
+        assert t.finish() == 0, t.output
+        assert "run on a terminal" not in t.output
+    finally:
+        t.close()
+
+
+def test_too_many_wrong_codes_on_a_terminal(cli, fake, terminals):
+    """The fake ends the challenge after 3 wrong codes, then answers "Invalid session for the user."."""
+    state = set_mfa(fake, cli.pool, "totp")
+    t = terminals(cli, "signin", "--username", "alice")
+    t.sign_in_password()
+    for _ in range(4):
+        t.expect("Authenticator code: ")
+        t.type(wrong_code(state["secret"]))
+    t.expect("Too many wrong codes")
+    assert t.finish() == 77, t.output
+    assert "took too long" not in t.output
+    assert t.output.count("Authenticator code: ") == 4, "no prompt after the service ended the challenge"
+
+
+def test_malformed_codes_are_asked_again(cli, fake, terminals):
+    state = set_mfa(fake, cli.pool, "totp")
+    mark = fake.mark()
+    t = terminals(cli, "signin", "--username", "alice")
+    t.sign_in_password()
+    for typo in ("", "abcdef", "1234567"):
+        t.expect("Authenticator code: ")
+        t.type(typo)
+        t.expect("6 digits")
+    t.expect("Authenticator code: ")
+    t.type(fresh_totp(state["secret"]))
+    t.expect("Signed in as alice")
+    assert t.finish() == 0, t.output
+    assert [c[2] for c in challenge_calls(fake, mark, cli) if c[1] == TOTP] == [200], "typos are not sent"
+
+
+def test_mfa_setup_asks_again_after_a_typo_and_survives_an_expired_access_token(cli, fake, terminals, tmp_path):
+    """A person slow to scan: the access token refused as expired at VerifySoftwareToken is
+    refreshed and only that call repeated (no second association, the session kept)."""
+    assert cli.signin().code == 0
+    before = cli.keyring.session()
+    mark = fake.mark()
+    fake.add_fault(operation="VerifySoftwareToken", kind="error", errorType="NotAuthorizedException",
+                   message="Access Token has expired", count=1)
+    t = terminals(cli, "mfa", "setup", "--output", "json")
+    t.expect("Code from the app: ")
+    secret, uri = shown_secret_and_uri(t.output)
+    t.type("1234567")
+    t.expect("6 digits")
+    t.expect("Code from the app: ")
+    t.type(fresh_totp(secret))
+    t.expect('"preferred":"totp"')
+    assert t.finish() == 0, t.output
+    assert '"totp":"enabled"' in t.output and "SOFTWARE_TOKEN_MFA" not in t.output
+    ops = [(c["operation"], c["status"]) for c in fake.calls(mark)
+           if c["operation"] in ("AssociateSoftwareToken", "VerifySoftwareToken", "SetUserMFAPreference")]
+    assert ops == [("AssociateSoftwareToken", 200), ("VerifySoftwareToken", 400), ("VerifySoftwareToken", 200),
+                   ("SetUserMFAPreference", 200)], ops
+    after = cli.keyring.session()
+    assert after is not None and after["accessToken"] != before["accessToken"], "refreshed, not signed out"
+    assert mfa_state(fake, cli.pool)["enabled"] == [TOTP]
+
+
+def test_mfa_setup_asks_before_replacing(cli, fake, terminals):
+    state = set_mfa(fake, cli.pool, "totp")
+    assert cli.signin("alice", None, "--mfa-code", fresh_totp(state["secret"])).code == 0
+    mark = fake.mark()
+    t = terminals(cli, "mfa", "setup")
+    t.expect("An authenticator app is already set up for alice. Replace it")
+    t.type("")
+    assert t.finish() == 1, t.output
+    assert "cancelled; nothing was changed" in t.output
+    assert fake.calls(mark, operation="AssociateSoftwareToken") == []
+    assert mfa_state(fake, cli.pool)["secret"] == state["secret"]
+
+    t = terminals(cli, "mfa", "setup", "--yes")
+    t.expect("Code from the app: ")
+    assert "already set up" not in t.output
+    secret, _ = shown_secret_and_uri(t.output)
+    t.type(fresh_totp(secret))
+    t.expect("Authenticator app set up and preferred")
+    assert t.finish() == 0, t.output
+    assert mfa_state(fake, cli.pool)["secret"] == secret != state["secret"]
+
+
+def test_setup_output_json_is_honoured_on_a_terminal(cli, fake, terminals):
+    set_mfa(fake, cli.pool, "setup")
+    t = terminals(cli, "signin", "--username", "alice", "--mfa-setup-output", "json")
+    t.sign_in_password()
+    t.expect("The authenticator secret is on stdout")
+    assert t.finish() == 0, t.output
+    assert SETUP_INTRO not in t.output and '"otpauthUri"' in t.output
+    assert len(cli.keyring.search(kind="pending-challenge")) == 1
