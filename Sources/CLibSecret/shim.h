@@ -172,17 +172,18 @@ static inline void authctl_secret_check_locked(SecretService *service, const cha
                             "the item is in a locked collection");
 }
 
-/* Looks up the secret for kind+profile. Returns NULL when there is none (out_error
- * untouched) or on error (out_error set). The result is in non-pageable memory:
- * release it with authctl_secret_password_free. */
+/* Looks up the secret for kind+profile (and client_id when non-NULL). Returns NULL when
+ * there is none (out_error untouched) or on error (out_error set). The result is in
+ * non-pageable memory: release it with authctl_secret_password_free. */
 static inline char *authctl_secret_lookup(const char *kind, const char *profile,
+                                          const char *client_id,
                                           gsize *out_length, GCancellable *cancellable,
                                           AuthctlSecretError *out_error) {
     if (out_length != NULL) *out_length = 0;
     SecretService *service = authctl_secret_service(cancellable, out_error);
     if (service == NULL) return NULL;
     GError *error = NULL;
-    GHashTable *attributes = authctl_secret_attributes(kind, profile, NULL, NULL);
+    GHashTable *attributes = authctl_secret_attributes(kind, profile, NULL, client_id);
     SecretValue *value = secret_service_lookup_sync(service, authctl_secret_schema(), attributes,
                                                     cancellable, &error);
     g_hash_table_unref(attributes);

@@ -47,7 +47,8 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
     public func read(_ key: SecretKey) throws -> String? {
         lock.lock(); defer { lock.unlock() }
         if let pendingError { throw pendingError }
-        return storage[Slot(kind: key.kind, profile: key.profile)]?.secret
+        guard let item = storage[Slot(kind: key.kind, profile: key.profile)] else { return nil }
+        return key.clientId.isEmpty || key.clientId == item.key.clientId ? item.secret : nil
     }
 
     public func write(_ key: SecretKey, label: String, secret: String) throws {

@@ -34,11 +34,12 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
     public func read(_ key: SecretKey) throws -> String? {
         try requireSessionBus()
         let kind = key.kind, profile = key.profile
+        let clientId: String? = key.clientId.isEmpty ? nil : key.clientId
         return try bounded { cancellable -> Result<String?, LibsecretFailure> in
             var error = AuthctlSecretError()
             defer { authctl_secret_error_clear(&error) }
             var length = 0
-            guard let password = authctl_secret_lookup(kind, profile, &length, cancellable, &error) else {
+            guard let password = authctl_secret_lookup(kind, profile, clientId, &length, cancellable, &error) else {
                 if let failure = LibsecretFailure(error) { return .failure(failure) }
                 return .success(nil)
             }

@@ -43,7 +43,7 @@ public struct SecureStoreError: Error, Sendable, CustomStringConvertible {
 
 /// Where secrets are kept. Implementations replace an item whole on write.
 public protocol SecretStore: AnyObject {
-    /// The secret for `key.kind` + `key.profile`, or nil when there is none.
+    /// The secret for `key.kind` + `key.profile` (and `key.clientId` when not empty), or nil when there is none.
     func read(_ key: SecretKey) throws -> String?
     /// Creates or replaces the item whole. `label` is what a person sees in Seahorse.
     func write(_ key: SecretKey, label: String, secret: String) throws

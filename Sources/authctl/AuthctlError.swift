@@ -51,7 +51,10 @@ struct AuthctlError: Error, CustomStringConvertible {
         case let error as SecureStoreError:
             switch error.kind {
             case .unavailable, .locked, .timeout:
-                return AuthctlError(.configuration, "Secret Service unavailable: \(error.message)")
+                return AuthctlError(.configuration, """
+                    Secret Service unavailable: \(error.message). Without a keyring (CI), nothing can be kept: \
+                    `authctl signin --no-store` prints the tokens, `authctl token --username U --password-stdin` signs in each time
+                    """)
             case .failed:
                 return AuthctlError(.unexpected, "Secret Service error: \(error.message)")
             }

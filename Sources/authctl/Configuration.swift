@@ -15,6 +15,14 @@ struct Settings: Equatable {
     var caBundle: String?
     var timeout: Double
     var configFile: String
+    /// The profiles the config file has, to name a mistyped one.
+    var profilesInFile: [String] = []
+
+    /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
+    var unknownProfileNote: String {
+        guard !profilesInFile.isEmpty, !profilesInFile.contains(profile) else { return "" }
+        return "profile \(profile) is not in \(configFile) (its profiles: \(profilesInFile.joined(separator: ", "))); "
+    }
 
     /// The pool's region taken from its id, `eu-west-1_AbC123` -> `eu-west-1`.
     static func region(fromPoolId poolId: String) -> String? {
@@ -34,7 +42,7 @@ struct Settings: Equatable {
     func checkedPoolId() throws -> String {
         guard let poolId = userPoolId else {
             throw AuthctlError(.configuration, """
-                no user pool id for profile \(profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
+                \(unknownProfileNote)no user pool id for profile \(profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
                 or set user_pool_id in [profiles.\(profile)] of \(configFile) (authctl configure)
                 """)
         }
@@ -166,8 +174,10 @@ enum SettingsResolver {
         let profile = file.profiles[profileName] ?? ProfileConfig()
 
         let poolId = nonEmpty(options.userPoolId) ?? nonEmpty(env["AUTHCTL_USER_POOL_ID"]) ?? nonEmpty(profile.userPoolId)
-        let region = nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(env["AWS_REGION"])
-            ?? nonEmpty(env["AWS_DEFAULT_REGION"]) ?? nonEmpty(profile.region) ?? poolId.flatMap(Settings.region(fromPoolId:))
+        // A pool lives in one region, named by its id: the shell-wide AWS_REGION / AWS_DEFAULT_REGION
+        // (often set for other tools) apply only when no pool id says otherwise.
+        let region = nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(profile.region)
+            ?? poolId.flatMap(Settings.region(fromPoolId:)) ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"])
         let endpoint = nonEmpty(options.endpoint) ?? nonEmpty(env["AUTHCTL_ENDPOINT"])
             ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
             ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
@@ -182,10 +192,12 @@ enum SettingsResolver {
             username: nonEmpty(env["AUTHCTL_USERNAME"]) ?? nonEmpty(profile.username),
             caBundle: nonEmpty(options.caBundle) ?? nonEmpty(env["AWS_CA_BUNDLE"]),
             timeout: options.timeout ?? 30,
-            configFile: configPath)
+            configFile: configPath,
+            profilesInFile: file.profiles.keys.sorted())
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
+        if let endpoint = settings.endpoint { try ClientSettings.checkEndpoint(endpoint) }
         return settings
     }
 }
@@ -202,7 +214,7 @@ struct ClientSettings: Equatable {
         let poolId = try settings.checkedPoolId()
         guard let clientId = settings.clientId else {
             throw AuthctlError(.configuration, """
-                no app client id for profile \(settings.profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
+                \(settings.unknownProfileNote)no app client id for profile \(settings.profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
                 or set client_id in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure)
                 """)
         }
@@ -211,12 +223,33 @@ struct ClientSettings: Equatable {
         }
         let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
         let endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
-        guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://") else {
-            throw AuthctlError(.configuration, "endpoint \"\(endpoint)\" must be an http:// or https:// URL")
-        }
+        try Self.checkEndpoint(endpoint)
         self.userPoolId = poolId
         self.clientId = clientId
         self.region = region
         self.endpoint = endpoint
+    }
+
+    /// An https:// URL with a host; plain http:// only to this machine (a local emulator), since
+    /// tokens, and with `--flow password` the password, would cross the network in clear.
+    static func checkEndpoint(_ endpoint: String) throws {
+        let origin = "(from --endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL or the config file)"
+        guard let url = URLComponents(string: endpoint), let scheme = url.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
+            throw AuthctlError(.configuration, "endpoint \"\(endpoint)\" is not an https:// URL with a host \(origin)")
+        }
+        if scheme == "http" && !isLoopback(host) {
+            throw AuthctlError(.configuration, """
+                endpoint \(endpoint) is plain http:// to another machine: tokens would cross the network unencrypted; \
+                use https:// (plain http:// is for an emulator on this machine: localhost, 127.0.0.1, [::1]) \(origin)
+                """)
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        let loopbackIPv4 = octets.count == 4 && !octets.contains(nil) && octets[0] == 127
+        return bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || loopbackIPv4
     }
 }

@@ -25,6 +25,7 @@ struct Configure: AuthctlCommand {
         let profileName = global.profile ?? environment["AUTHCTL_PROFILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
         var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
         var profile = file.profiles[profileName] ?? ProfileConfig()
+        let previousClientId = profile.clientId
 
         if let value = global.userPoolId { profile.userPoolId = value }
         if let value = global.clientId { profile.clientId = value }
@@ -45,13 +46,24 @@ struct Configure: AuthctlCommand {
         guard let clientId = profile.clientId else {
             throw AuthctlError(.usage, "configure needs --client-id (or a terminal to ask on)")
         }
+        // What the commands would refuse later is refused now, before anything is written.
+        if let region = profile.region, region.range(of: #"^[a-z]{2}(-[a-z]+)+-[0-9]+$"#, options: .regularExpression) == nil {
+            throw AuthctlError(.configuration, "region \"\(region)\" is malformed: expected e.g. eu-west-1")
+        }
+        _ = try ClientSettings(Settings(profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,
+                                        endpoint: profile.endpoint, timeout: 30, configFile: file.path))
 
+        let repository = SessionRepository(store: context.store)
         if clientSecretStdin {
-            guard let secret = console.readLine(), !secret.isEmpty else {
+            // On a terminal the secret is asked without echo; from a pipe, the first line.
+            let secret = isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
+            guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
-            try SessionRepository(store: context.store)
-                .saveClientSecret(secret, profile: profileName, userPoolId: poolId, clientId: clientId)
+            try repository.saveClientSecret(secret, profile: profileName, userPoolId: poolId, clientId: clientId)
+        } else if let previousClientId, previousClientId != clientId {
+            // The secret kept for the previous client belongs to it, not to the new one.
+            _ = try? repository.deleteClientSecret(profile: profileName)
         }
         file.profiles[profileName] = profile
         try file.save()

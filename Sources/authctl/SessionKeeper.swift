@@ -43,7 +43,7 @@ struct SessionKeeper {
             return AppClient(userPoolId: client.userPoolId, clientId: client.clientId, clientSecret: secret)
         }
         do {
-            let secret = try repository.clientSecret(profile: settings.profile)
+            let secret = try repository.clientSecret(profile: settings.profile, clientId: client.clientId)
             return AppClient(userPoolId: client.userPoolId, clientId: client.clientId, clientSecret: secret)
         } catch let error as SecureStoreError where !storeRequired {
             _ = error

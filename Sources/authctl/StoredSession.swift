@@ -109,9 +109,15 @@ struct SessionRepository {
         try store.delete(Self.key(profile: profile))
     }
 
-    /// The app client's secret kept by `authctl configure`, if any.
-    func clientSecret(profile: String) throws -> String? {
-        try store.read(SecretKey(kind: "client-secret", profile: profile))
+    /// The app client's secret kept by `authctl configure`, if any, and only for that client: a
+    /// secret left from another client would be sent as a SECRET_HASH the service refuses.
+    func clientSecret(profile: String, clientId: String) throws -> String? {
+        try store.read(SecretKey(kind: "client-secret", profile: profile, clientId: clientId))
+    }
+
+    @discardableResult
+    func deleteClientSecret(profile: String) throws -> Bool {
+        try store.delete(SecretKey(kind: "client-secret", profile: profile))
     }
 
     func saveClientSecret(_ secret: String, profile: String, userPoolId: String, clientId: String) throws {

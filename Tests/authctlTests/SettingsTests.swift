@@ -76,11 +76,17 @@ final class SettingsTests: XCTestCase {
         env["AUTHCTL_ENDPOINT"] = "http://authctl/"
         XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://authctl/")
 
+        // The pool id names its region; the shell-wide AWS_* region variables do not override it.
         var regions = base
         regions["AWS_DEFAULT_REGION"] = "us-west-1"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "us-west-1")
         regions["AWS_REGION"] = "us-west-2"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "us-west-2")
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "eu-west-1")
+        // Without a pool id, they apply: AWS_REGION first.
+        var noPool = regions
+        noPool["AUTHCTL_USER_POOL_ID"] = nil
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: noPool).region, "us-west-2")
+        noPool["AWS_REGION"] = nil
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: noPool).region, "us-west-1")
         regions["AUTHCTL_REGION"] = "eu-north-1"
         XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "eu-north-1")
         XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).endpoint, "https://cognito-idp.eu-north-1.amazonaws.com/")

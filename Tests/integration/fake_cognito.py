@@ -724,7 +724,10 @@ def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
         if client.rotation:
             # Cognito refuses the old flow once rotation is on (the exact words are our guess).
             raise not_authorized("Refresh token rotation is enabled for this app client: use GetTokensFromRefreshToken")
-        return None  # moto checks SECRET_HASH for refresh itself
+        if client.secret and not params.get("SECRET_HASH"):
+            # moto refuses this too, but with an empty message; Cognito names the missing hash.
+            raise not_authorized(f"Client {client.client_id} is configured with secret but SECRET_HASH was not received")
+        return None  # moto checks the SECRET_HASH's value for refresh itself
     if flow == "USER_PASSWORD_AUTH":
         fake.check_secret_hash(client, params.get("USERNAME"), params.get("SECRET_HASH"))
         # moto checks the password; a user with MFA gets a challenge instead of its tokens.
@@ -1483,6 +1486,12 @@ class RequestHandler(BaseHTTPRequestHandler):
             entry["challengeName"] = req.challenge_name
         if isinstance(body.get("ClientId"), str):
             entry["clientId"] = body["ClientId"]
+        # Which secret-bearing fields came (never their values): a client without a secret must get none.
+        params = body.get("AuthParameters") or body.get("ChallengeResponses") or {}
+        if isinstance(params, dict) and "SECRET_HASH" in params:
+            entry["secretHash"] = True
+        if "ClientSecret" in body:
+            entry["clientSecret"] = True
 
         fault = fake.take_fault(req, "before")
         if fault is not None:

@@ -121,3 +121,74 @@ def test_configure_writes_profile_and_keeps_secret_out_of_the_file(cli, fake):
     r = run_authctl(["whoami", "--profile", "ops", "--output", "json"], env)
     assert r.code == 0, r
     assert r.json()["clientId"] == cli.pool.secret_client_id
+
+
+@pytest.mark.parametrize("endpoint,why", [
+    ("http://", "host"),
+    ("http://[::1", "host"),
+    ("ftp://example.com/", "https://"),
+    ("http://cognito.example.com/", "unencrypted"),
+    ("http://127.example.com/", "unencrypted"),
+])
+def test_bad_endpoint_is_a_configuration_error(cli, fake, endpoint, why):
+    """A malformed endpoint, or plain http:// to another machine (tokens and, with --flow password,
+    the password would cross the network in clear): 78, nothing sent."""
+    mark = fake.mark()
+    r = cli.run(*SIGNIN, input=ALICE_PASSWORD + "\n", AUTHCTL_ENDPOINT=endpoint)
+    assert r.code == 78, r
+    assert why in r.err and "AUTHCTL_ENDPOINT" in r.err, r
+    assert fake.calls(mark) == []
+
+
+def test_plain_http_to_this_machine_is_allowed(cli):
+    """The emulator in these tests is on 127.0.0.1 over http://; localhost is accepted too."""
+    assert cli.endpoint.startswith("http://127.0.0.1:")
+    assert cli.signin().code == 0
+    port = cli.endpoint.rsplit(":", 1)[1]
+    assert cli.run("whoami", AUTHCTL_ENDPOINT=f"http://localhost:{port}").code == 0
+
+
+def test_configure_refuses_what_commands_would_refuse(cli):
+    env = base_env(cli.keyring)
+    path = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    for bad in (["--client-id", "has space!"], ["--endpoint", "garbage"], ["--region", "eu west"],
+                ["--endpoint", "http://cognito.example.com/"]):
+        args = ["configure", "--user-pool-id", cli.pool.pool_id, "--client-id", cli.pool.client_id, *bad]
+        r = run_authctl(args, env)
+        assert r.code == 78, (bad, r)
+        assert not path.exists(), f"nothing may be written for {bad}"
+
+
+def test_secret_of_another_client_is_never_sent(cli, fake):
+    """configure kept a secret for the confidential client; the profile then moves to the public
+    client. The old secret is removed, and is never used as a SECRET_HASH for another client."""
+    env = base_env(cli.keyring)
+    r = run_authctl(["configure", "--profile", "ops", "--user-pool-id", cli.pool.pool_id,
+                     "--client-id", cli.pool.secret_client_id, "--endpoint", fake.endpoint, "--client-secret-stdin"],
+                    env, input=cli.pool.client_secret + "\n")
+    assert r.code == 0, r
+    # A flag naming the public client: the kept secret belongs to the other one and is not used.
+    mark = fake.mark()
+    r = run_authctl(["signin", "--profile", "ops", "--client-id", cli.pool.client_id, "--username", "alice",
+                     "--password-stdin"], env, input=ALICE_PASSWORD + "\n")
+    assert r.code == 0, r
+    calls = fake.calls(mark, client_ids=[cli.pool.client_id])
+    assert calls and not any(c.get("secretHash") or c.get("clientSecret") for c in calls), calls
+    # The confidential client still gets its secret.
+    mark = fake.mark()
+    r = run_authctl(["signin", "--profile", "ops", "--username", "alice", "--password-stdin"], env, input=ALICE_PASSWORD + "\n")
+    assert r.code == 0, r
+    assert all(c.get("secretHash") for c in fake.calls(mark, client_ids=[cli.pool.secret_client_id], operation="InitiateAuth"))
+    # Reconfigured to the public client: the secret item is gone.
+    r = run_authctl(["configure", "--profile", "ops", "--client-id", cli.pool.client_id], env)
+    assert r.code == 0, r
+    assert cli.keyring.search(kind="client-secret", profile="ops") == []
+
+
+def test_mistyped_profile_is_named(cli):
+    env = base_env(cli.keyring)
+    r = run_authctl(["configure", "--profile", "work", "--user-pool-id", cli.pool.pool_id, "--client-id", cli.pool.client_id], env)
+    assert r.code == 0, r
+    r = run_authctl(["signin", "--profile", "wrok", "--username", "alice", "--password-stdin"], env, input=ALICE_PASSWORD + "\n")
+    assert r.code == 78, r
+    assert "profile wrok is not in" in r.err and "work" in r.err, r

@@ -324,3 +324,55 @@ def test_make_install_files(tmp_path):
     assert installed == sorted(str(Path(prefix[1:]) / rel) for rel in (
         "bin/authctl", "share/bash-completion/completions/authctl", "share/zsh/site-functions/_authctl",
         "share/fish/vendor_completions.d/authctl.fish", "share/man/man1/authctl.1")), installed
+
+
+def test_exec_hands_down_default_sigpipe_and_no_descriptors(cli, fake):
+    """The Swift runtime ignores SIGPIPE and an ignored signal stays ignored across exec: the
+    command must get the default back (`authctl exec -- yes | head -1` ends). Nor may it inherit
+    authctl's descriptors (the live connection to Cognito, D-Bus sockets)."""
+    assert cli.signin().code == 0
+    cli.keyring.rewrite_session(lambda s: s.update(accessTokenExpiresAt=iso_utc(datetime.now(timezone.utc) - timedelta(hours=1))))
+    # grep itself, not python (CPython ignores SIGPIPE at start-up whatever it inherited).
+    r = cli.run("exec", "--", "grep", "^SigIgn:", "/proc/self/status")
+    assert r.code == 0, r
+    assert not int(r.out.split()[1], 16) & (1 << 12), f"SIGPIPE ignored in the command: {r.out}"
+    # Expired again, so authctl has a live connection (and the keyring's bus) open at exec time.
+    cli.keyring.rewrite_session(lambda s: s.update(accessTokenExpiresAt=iso_utc(datetime.now(timezone.utc) - timedelta(hours=1))))
+    script = "import os; print(' '.join(sorted(os.listdir('/proc/self/fd'), key=int)))"
+    r = cli.run("exec", "--", "python3", "-c", script)
+    assert r.code == 0, r
+    # 0, 1, 2 and the descriptor os.listdir opened for /proc/self/fd itself.
+    assert r.out.split() == ["0", "1", "2", "3"], r
+    env = cli.env()
+    p = subprocess.run(["sh", "-c", f"'{authctl_bin()}' exec -- yes | head -1"],
+                       env=env, capture_output=True, text=True, timeout=30, cwd=env["HOME"])
+    assert p.stdout.splitlines()[0] == "y", p
+    assert "Broken pipe" not in p.stderr, p
+
+
+def test_exec_type_sets_authctl_token(cli):
+    assert cli.signin().code == 0
+    session = cli.keyring.session()
+    r = cli.run("exec", "--type", "id", "--", "sh", "-c", 'test "$AUTHCTL_TOKEN" = "$AUTHCTL_ID_TOKEN" && echo same')
+    assert (r.code, r.out) == (0, "same\n"), r
+    r = cli.run("exec", "--", "sh", "-c", 'test "$AUTHCTL_TOKEN" = "$AUTHCTL_ACCESS_TOKEN" && echo same')
+    assert (r.code, r.out) == (0, "same\n"), r
+    r = cli.run("exec", "--output", "json", "--", "true")
+    assert r.code == 64, r
+    assert session["accessToken"] not in r.out + r.err
+
+
+@pytest.mark.parametrize("mode", ["nobus", "noprovider"])
+def test_status_without_a_secret_service(pool, fake, keyrings, mode):
+    """No Secret Service: status still prints a line (and JSON) for every profile, says why it
+    cannot tell, and exits 78."""
+    from harness import Cli
+    cli = Cli(pool, keyrings(mode), fake.endpoint)
+    r, doc = status_json(cli)
+    assert r.code == 78, r
+    entry = doc["profiles"][0]
+    assert entry["state"] == "store-unavailable" and entry["signedIn"] is False, doc
+    assert "Secret Service" in entry["problem"], doc
+    r = cli.run("status")
+    assert r.code == 78, r
+    assert r.out.startswith("* default: unknown:"), r

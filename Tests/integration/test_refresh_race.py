@@ -228,3 +228,47 @@ def test_rotation_passing_5xx_keeps_the_session(rotating_cli, fake):
     after = cli.keyring.session()
     assert r.out == after["accessToken"] + "\n"
     assert after["refreshToken"] != before["refreshToken"]
+
+
+@pytest.mark.parametrize("status", [502, 503])
+def test_rotation_proxy_error_page_keeps_the_session(rotating_cli, fake, status):
+    """A load balancer's HTML error page (not the service's JSON) in front of a rotating client: not
+    taken as 'operation not offered'. The fallback REFRESH_TOKEN_AUTH is refused for rotation, and
+    that refusal must not end the session."""
+    cli = rotating_cli
+    assert cli.signin().code == 0
+    before = expire_stored_access_token(cli)
+    fake.add_fault(operation="GetTokensFromRefreshToken", kind="html", status=status, count=1)
+    r = cli.run("token")
+    assert r.code == 69, r
+    assert r.out == ""
+    assert cli.keyring.session() == before, "the session must survive a proxy's error page"
+    r = cli.run("token")
+    assert r.code == 0, r
+    assert r.out == cli.keyring.session()["accessToken"] + "\n"
+
+
+def test_signin_waits_for_a_refresh_under_way(cli):
+    """The refresh lock is $XDG_RUNTIME_DIR/authctl/<profile>.lock; signin stores under it, so a
+    refresh that started first cannot overwrite the new session with the one it replaced."""
+    import fcntl
+    import os
+    lock_dir = cli.keyring.runtime_dir / "authctl"
+    lock_dir.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(lock_dir / "default.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    env = cli.env()
+    proc = subprocess.Popen([str(authctl_bin()), "signin", "--username", "alice", "--password-stdin"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=env["HOME"],
+                            start_new_session=True)
+    proc.stdin.write((cli.pool.users["alice"] + "\n").encode())
+    proc.stdin.close()
+    try:
+        time.sleep(3)
+        assert proc.poll() is None, "signin stored its session without taking the lock"
+        assert cli.keyring.session_items() == []
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    assert cli.keyring.session()["username"] == "alice"

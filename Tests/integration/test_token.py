@@ -267,3 +267,48 @@ def test_service_unavailable_prints_nothing_and_keeps_the_session(cli, fake):
     r = cli.run("token")
     assert r.code == 0, r
     assert r.out == cli.keyring.session()["accessToken"] + "\n" != before["accessToken"] + "\n"
+
+
+def add_user(cognito, cli: Cli, name: str, password: str = "Carol-Pass-123!") -> str:
+    cognito.admin_create_user(UserPoolId=cli.pool.pool_id, Username=name, MessageAction="SUPPRESS",
+                              UserAttributes=[{"Name": "email", "Value": f"{name}@example.com"}])
+    cognito.admin_set_user_password(UserPoolId=cli.pool.pool_id, Username=name, Password=password, Permanent=True)
+    return password
+
+
+def test_password_stdin_for_another_user_signs_in_as_that_user(cli, cognito):
+    """alice's session is stored; a job asking for carol's token must get carol's, not alice's."""
+    password = add_user(cognito, cli, "carol")
+    assert cli.signin().code == 0
+    r = cli.run("token", "--username", "carol", "--password-stdin", input=password + "\n")
+    assert r.code == 0, r
+    assert jwt_claims(r.out.strip())["username"] == "carol"
+    assert cli.keyring.session()["username"] == "carol"
+    # Usernames compare as Cognito's do by default (case-insensitively): no new sign-in.
+    r = cli.run("token", "--username", "Carol", "--password-stdin", input="not used\n")
+    assert r.code == 0, r
+    assert r.out.strip() == cli.keyring.session()["accessToken"]
+
+
+def test_username_without_password_stdin_is_refused(cli):
+    assert cli.signin().code == 0
+    r = cli.run("token", "--username", "carol")
+    assert r.code == 64, r
+    assert "--password-stdin" in r.err
+    assert r.out == ""
+
+
+def test_parallel_jobs_without_a_session_sign_in_once(cli, fake):
+    """Eight jobs start together with no session and --password-stdin: one signs in under the
+    profile's lock, the others take its session from the store."""
+    mark = fake.mark()
+    env = cli.env()
+    procs = [subprocess.Popen([str(authctl_bin()), "token", "--username", "alice", "--password-stdin"], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=env["HOME"],
+                              start_new_session=True) for _ in range(8)]
+    outs = [p.communicate(input=(cli.pool.users["alice"] + "\n").encode(), timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [(p.returncode, e) for p, (_, e) in zip(procs, outs)]
+    tokens = {o.decode().strip() for o, _ in outs}
+    assert tokens == {cli.keyring.session()["accessToken"]}, "all print the one stored session's token"
+    starts = [c for c in signin_calls(fake, mark, cli) if c["operation"] == "InitiateAuth"]
+    assert len(starts) == 1, starts

@@ -128,3 +128,48 @@ def test_two_devices_have_independent_stores(cli, keyrings):
     assert cli.run("whoami").code == 0
     assert other.signin().code == 0
     assert cli.keyring.session()["refreshToken"] != other.keyring.session()["refreshToken"]
+
+
+def test_client_secret_missing_is_a_configuration_error_and_keeps_the_session(pool, keyring, fake):
+    """A confidential client's secret missing in this shell: Cognito refuses the refresh for the
+    SECRET_HASH, not the refresh token. That is exit 78 naming the fix; the session stays."""
+    from harness import Cli
+    cli = Cli(pool, keyring, fake.endpoint, secret_client=True)
+    assert cli.signin().code == 0
+    past = iso_utc(datetime.now(timezone.utc) - timedelta(hours=1))
+    cli.keyring.rewrite_session(lambda s: s.update(accessTokenExpiresAt=past))
+    before = cli.keyring.session()
+    r = cli.run("whoami", AUTHCTL_CLIENT_SECRET=None)
+    assert r.code == 78, r
+    assert "AUTHCTL_CLIENT_SECRET" in r.err and "configure" in r.err, r
+    assert cli.keyring.session() == before, "a good session must not be removed for a configuration problem"
+    assert cli.run("whoami").code == 0, "with the secret back, the same session refreshes"
+
+
+def test_access_token_refused_as_expired_is_refreshed_once(cli, fake):
+    """This machine's clock behind the service's: the stored expiry looks fine, but Cognito says the
+    access token has expired. One refresh and the call again; the session is not thrown away."""
+    assert cli.signin().code == 0
+    before = cli.keyring.session()
+    fake.add_fault(operation="GetUser", kind="error", errorType="NotAuthorizedException",
+                   message="Access Token has expired", count=1)
+    mark = fake.mark()
+    r = cli.run("whoami", "--output", "json")
+    assert r.code == 0, r
+    assert r.json()["username"] == "alice"
+    assert len(refreshes(fake, mark, cli)) == 1, fake.calls(mark)
+    assert len(fake.calls(mark, operation="GetUser")) == 2
+    assert cli.keyring.session()["accessToken"] != before["accessToken"]
+
+
+def test_access_token_refused_as_expired_twice_ends_the_session(cli, fake):
+    """Refused as expired even after a refresh: the session has ended (removed), exit 77, no loop."""
+    assert cli.signin().code == 0
+    fake.add_fault(operation="GetUser", kind="error", errorType="NotAuthorizedException",
+                   message="Access Token has expired", count=-1)
+    mark = fake.mark()
+    r = cli.run("whoami")
+    assert r.code == 77, r
+    assert "ended" in r.err, r
+    assert len(fake.calls(mark, operation="GetUser")) == 2
+    assert cli.keyring.session_items() == []
