@@ -104,13 +104,31 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutUnreachableKeepsSession() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in (503, ["message": "down"]) }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .unavailable)
-            XCTAssertTrue(error.message.contains("Nothing was revoked"))
+            // A 5xx may come after the service acted: not "Nothing was revoked".
+            XCTAssertTrue(error.message.contains("may or may not have been revoked"), error.message)
+            XCTAssertFalse(error.message.contains("Nothing was revoked"))
             XCTAssertTrue(error.message.contains("authctl signout"))
         }
         XCTAssertNotNil(try stored(harness))
+        XCTAssertEqual(harness.console.stdout, [#"{"exposureUntil":null,"globalSignOut":"failed","revokeToken":"skipped","signedOutLocally":false}"#])
+    }
+
+    func testNothingRevokedOnlyWhenCertainlyNotPerformed() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["GlobalSignOut"] = { _ in
+            FakeCognito.error("TooManyRequestsException", "Rate exceeded")
+        }
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+            XCTAssertTrue(AuthctlError.from(error).message.contains("Nothing was revoked"))
+        }
+        for (kind, maybe) in [(TransportError.Kind.notConnected, false), (.timeout, true), (.connection, true)] {
+            let watcher = AttemptWatcher(ThrowingTransport(kind))
+            XCTAssertThrowsError(try watcher.send(HTTPRequest(url: "http://127.0.0.1:9/")))
+            XCTAssertEqual(watcher.mayHaveActed, maybe, "\(kind)")
+        }
     }
 
     func testGlobalSignOutThrottledExits75() throws {
@@ -122,20 +140,120 @@ final class SignOutCommandTests: XCTestCase {
         XCTAssertNotNil(try stored(harness))
     }
 
-    func testGlobalSignOutAlreadyRevokedDeletesAndSucceeds() throws {
+    /// "Revoked" may mean this device's token alone (RevokeToken): removed here, but not claimed as
+    /// every device signed out.
+    func testGlobalSignOutRevokedTokenDeletesButCannotConfirm() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .notAuthorized)
+            XCTAssertTrue(error.message.contains("may still be signed in"), error.message)
+            XCTAssertTrue(error.message.contains("authctl signout --global --user alice"), error.message)
+        }
         XCTAssertNil(try stored(harness))
-        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "already-ended")
+        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "failed")
+        XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, true)
     }
 
-    func testGlobalSignOutWithDeadRefreshTokenDeletesAndSucceeds() throws {
+    func testGlobalSignOutWithDeadRefreshTokenDeletesButCannotConfirm() throws {
         let harness = try seeded(expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
+        }
         XCTAssertNil(try stored(harness))
-        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "already-ended")
+        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "failed")
+    }
+
+    func testGlobalSignOutExpiredTokenIsRefreshedAndRetried() throws {
+        let harness = try seeded()
+        var answers = [FakeCognito.error("NotAuthorizedException", "Access Token has expired"), (200, [String: Any]())]
+        harness.cognito.handlers["GlobalSignOut"] = { _ in answers.removeFirst() }
+        harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: nil, now: self.now)) }
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "ok")
+        XCTAssertEqual(harness.cognito.count("GlobalSignOut"), 2)
+        XCTAssertNil(try stored(harness))
+    }
+
+    func testGlobalSignOutUserDeletedRemovesTheSession() throws {
+        let harness = try seeded()
+        harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("UserNotFoundException", "User does not exist.") }
+        try SignOut.parse(["--global", "--yes"]).run(in: harness.context)
+        XCTAssertNil(try stored(harness))
+        XCTAssertTrue(harness.console.stderr.contains { $0.contains("no longer exists") }, "\(harness.console.stderr)")
+    }
+
+    /// The window is now plus the tokens' lifetime (exp − iat): a device that signed in later holds
+    /// tokens that outlive this device's own.
+    func testGlobalExposureIsNowPlusTheTokenLifetime() throws {
+        let harness = Harness(now: now)
+        let issued = now.addingTimeInterval(-1800)
+        var tokens = FakeCognito.tokens(expiresIn: 1800, now: now)["AuthenticationResult"] as! [String: Any]
+        tokens["AccessToken"] = FakeCognito.jwt(["username": "alice", "sub": "sub-1", "token_use": "access", "client_id": "client1",
+                                                 "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 1800])
+        tokens["IdToken"] = FakeCognito.jwt(["cognito:username": "alice", "sub": "sub-1", "token_use": "id", "aud": "client1",
+                                             "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 5400])
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        try SessionRepository(store: harness.store).save(try StoredSession(
+            tokens: AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: 1800, tokenType: "Bearer",
+                                         refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String),
+            fallbackUsername: "alice", profile: "default", client: client, now: now))
+        harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        // The id token's lifetime, 7200 s, is the longer one.
+        XCTAssertEqual(try report(harness)["exposureUntil"] as? String, Format.iso8601(now.addingTimeInterval(7200)))
+    }
+
+    func testGlobalSignOutDeleteFailureSaysEveryDeviceWasSignedOut() throws {
+        let store = DeleteFailingStore()
+        let harness = Harness(store: store, now: now)
+        try harness.seedSession(expiresIn: 3600, now: now)
+        harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .configuration)
+            XCTAssertTrue(error.message.hasPrefix("Signed alice out of every device, but the session"), error.message)
+            XCTAssertTrue(error.message.contains("could not be removed"), error.message)
+        }
+        XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "ok")
+        XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, false)
+    }
+
+    func testDeadSessionDeleteFailureIsNotReportedAsSignedOut() throws {
+        let harness = Harness(store: DeleteFailingStore(), now: now)
+        try harness.seedSession(expiresIn: 3600, now: now)
+        harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+            XCTAssertTrue(AuthctlError.from(error).message.contains("could not be removed"))
+        }
+        XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, false)
+    }
+
+    func testLocalSignOutDeleteFailureIsReported() throws {
+        let harness = Harness(store: DeleteFailingStore(), now: now)
+        try harness.seedSession(expiresIn: 3600, now: now)
+        harness.cognito.handlers["RevokeToken"] = { _ in (200, [:]) }
+        XCTAssertThrowsError(try SignOut.parse(["--output", "json"]).run(in: harness.context)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .configuration)
+        }
+        XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, false)
+        XCTAssertEqual(try report(harness)["revokeToken"] as? String, "ok")
+    }
+
+    func testUnreadableSessionIsRemoved() throws {
+        let harness = Harness(now: now)
+        try harness.store.write(SessionRepository.key(profile: "default"), label: "x", secret: "{not json")
+        try SignOut.parse([]).run(in: harness.context)
+        XCTAssertNil(try harness.store.read(SessionRepository.key(profile: "default")))
+        XCTAssertTrue(harness.console.stderr.contains { $0.contains("nothing could be revoked") })
+        try harness.store.write(SessionRepository.key(profile: "default"), label: "x", secret: "{not json")
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
+        }
+        XCTAssertNil(try harness.store.read(SessionRepository.key(profile: "default")))
+        XCTAssertTrue(harness.cognito.calls.isEmpty)
     }
 
     func testUserRequiresGlobal() {
@@ -191,6 +309,52 @@ final class AdminSignOutTests: XCTestCase {
                 XCTAssertTrue((error as? AuthctlError)?.message.contains("words of the service") ?? false)
             }
         }
+    }
+
+    func testPartialEnvironmentCredentialsAreRefused() throws {
+        let path = NSTemporaryDirectory() + "creds-\(UUID().uuidString)"
+        try "[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key = f\n".write(toFile: path, atomically: true, encoding: .utf8)
+        for (env, missing) in [(["AWS_ACCESS_KEY_ID": "E"], "AWS_SECRET_ACCESS_KEY"), (["AWS_SECRET_ACCESS_KEY": "F"], "AWS_ACCESS_KEY_ID")] {
+            XCTAssertThrowsError(try AWSCredentialChain.resolve(environment: env.merging(["AWS_SHARED_CREDENTIALS_FILE": path]) { $1 })) { error in
+                let error = error as? AuthctlError
+                XCTAssertEqual(error?.code, .configuration)
+                XCTAssertTrue(error?.message.contains("\(missing) is not") ?? false, error?.message ?? "")
+            }
+        }
+    }
+
+    func testExposureFromTheAppClientsLifetime() throws {
+        let harness = Harness(environment: credentials)
+        harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in (200, [:]) }
+        harness.cognito.handlers["DescribeUserPoolClient"] = { body in
+            XCTAssertEqual(body["ClientId"] as? String, "client1")
+            return (200, ["UserPoolClient": ["ClientId": "client1", "ClientSecret": "never-shown", "AccessTokenValidity": 30,
+                                             "IdTokenValidity": 2, "TokenValidityUnits": ["AccessToken": "minutes"]]])
+        }
+        try SignOut.parse(["--global", "--user", "mallory", "--yes", "--output", "json"]).run(in: harness.context)
+        let json = try JSONSerialization.jsonObject(with: Data((harness.console.stdout.last ?? "").utf8)) as? [String: Any] ?? [:]
+        XCTAssertEqual(json["tokenLifetimeSeconds"] as? Int, 7200, "id token: 2 hours (hours by default)")
+        XCTAssertEqual(json["exposureAssumed"] as? Bool, false)
+        XCTAssertFalse((harness.console.stdout + harness.console.stderr).joined().contains("never-shown"))
+    }
+
+    func testTokenValidityUnits() {
+        XCTAssertEqual(UserPoolClientType().accessTokenLifetime, 3600)
+        XCTAssertEqual(UserPoolClientType(accessTokenValidity: 5).accessTokenLifetime, 5 * 3600)
+        XCTAssertEqual(UserPoolClientType(accessTokenValidity: 5, tokenValidityUnits: .init(accessToken: "minutes")).accessTokenLifetime, 300)
+        XCTAssertEqual(UserPoolClientType(idTokenValidity: 1, tokenValidityUnits: .init(idToken: "days")).idTokenLifetime, 86400)
+        XCTAssertEqual(UserPoolClientType(idTokenValidity: 900, tokenValidityUnits: .init(idToken: "seconds")).idTokenLifetime, 900)
+    }
+
+    func testFailureWithJSONPrintsTheReport() {
+        let harness = Harness(environment: credentials)
+        harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in FakeCognito.error("TooManyRequestsException", "Rate exceeded") }
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .throttled)
+            XCTAssertTrue(AuthctlError.from(error).message.contains("Nothing was revoked"))
+        }
+        XCTAssertEqual(harness.console.stdout, [#"{"exposureAssumed":null,"exposureUntil":null,"globalSignOut":"failed","revokeToken":"skipped","#
+                                                + #""signedOutAt":null,"signedOutLocally":false,"tokenLifetimeSeconds":null,"user":"mallory","userPoolId":"eu-west-1_TestPool"}"#])
     }
 
     func testLeavesLocalStoreAlone() throws {
@@ -253,6 +417,22 @@ final class ChangePasswordCommandTests: XCTestCase {
         XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
     }
 
+    func testLostAnswerSaysThePasswordMayHaveChanged() throws {
+        for (kind, maybe) in [(TransportError.Kind.timeout, true), (.connection, true), (.notConnected, false)] {
+            let harness = Harness(console: FakeConsole(stdin: ["Old-1", "New-Pass-1"]), now: now)
+            try harness.seedSession(expiresIn: 3600, now: now)
+            let context = CommandContext(console: harness.console, environment: harness.context.environment, now: { self.now },
+                                         makeTransport: { _ in ThrowingTransport(kind) }, makeStore: { harness.store })
+            XCTAssertThrowsError(try ChangePassword.parse(["--stdin"]).run(in: context)) { error in
+                let error = AuthctlError.from(error)
+                XCTAssertEqual(error.code, .unavailable)
+                XCTAssertEqual(error.message.contains("the password may or may not have been changed; try signing in with the new one"), maybe,
+                               "\(kind): \(error.message)")
+            }
+            XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        }
+    }
+
     func testNotSignedInAsksNothing() {
         let console = FakeConsole(interactive: true, promptAnswers: ["a", "b", "b"])
         let harness = Harness(console: console, now: now)
@@ -261,4 +441,21 @@ final class ChangePasswordCommandTests: XCTestCase {
         }
         XCTAssertTrue(console.prompts.isEmpty)
     }
+}
+
+/// A transport whose every request fails below HTTP with `kind`.
+final class ThrowingTransport: HTTPTransport {
+    let kind: TransportError.Kind
+    init(_ kind: TransportError.Kind) { self.kind = kind }
+    func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        throw TransportError(kind: kind, message: "failed (\(kind.rawValue))")
+    }
+}
+
+/// A keyring that reads and writes but cannot delete (the Secret Service went away meanwhile).
+final class DeleteFailingStore: SecretStore {
+    let inner = InMemorySecretStore()
+    func read(_ key: SecretKey) throws -> String? { try inner.read(key) }
+    func write(_ key: SecretKey, label: String, secret: String) throws { try inner.write(key, label: label, secret: secret) }
+    func delete(_ key: SecretKey) throws -> Bool { throw SecureStoreError(kind: .unavailable, message: "the Secret Service went away") }
 }
