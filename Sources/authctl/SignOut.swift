@@ -165,7 +165,7 @@ struct SignOut: AuthctlCommand {
                              refusal: CognitoError?, earlierAttemptMayHaveActed: Bool) throws {
         let exposure = Self.exposure(of: stored, now: context.now())
         let removal = Self.remove(keeper, profile: settings.profile)
-        let reason = refusal.map { $0.message } ?? "the refresh token was refused"
+        let reason = refusal.map { $0.message } ?? "its tokens were refused"
         let ended: String?
         if let refusal, refusal.isType("UserNotFoundException") {
             ended = "Cognito says \(stored.username) no longer exists in \(stored.userPoolId) (\(refusal.message)): no device can use or refresh its tokens any more."
