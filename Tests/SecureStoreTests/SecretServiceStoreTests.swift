@@ -73,11 +73,13 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertEqual(try store.read(key), secret)
     }
 
-    func testReadIgnoresPoolAndClientAttributes() throws {
+    func testReadIgnoresThePoolAndNarrowsByAGivenClient() throws {
         let profile = uniqueProfile()
         try store.write(session(profile, pool: "eu-west-1_One", client: "c1"), label: "l", secret: "s1")
         XCTAssertEqual(try store.read(SecretKey(kind: "session", profile: profile)), "s1")
-        XCTAssertEqual(try store.read(session(profile, pool: "us-east-1_Other", client: "zz")), "s1")
+        XCTAssertEqual(try store.read(session(profile, pool: "us-east-1_Other", client: "c1")), "s1")
+        // A client secret kept for one app client is not another client's.
+        XCTAssertNil(try store.read(session(profile, pool: "eu-west-1_One", client: "zz")))
     }
 
     func testReadOfMissingKeyIsNil() throws {
@@ -132,10 +134,10 @@ final class SecretServiceStoreTests: XCTestCase {
         try store.write(session(profile, pool: "eu-west-1_First", client: "c1"), label: "one", secret: "1")
         try store.write(session(profile, pool: "eu-west-1_Second", client: "c1"), label: "two", secret: "2")
         XCTAssertEqual(try itemCount(profile: profile), 1)
-        XCTAssertEqual(try store.read(session(profile)), "2")
+        XCTAssertEqual(try store.read(SecretKey(kind: "session", profile: profile)), "2")
         try store.write(session(profile, pool: "eu-west-1_Second", client: "c2"), label: "three", secret: "3")
         XCTAssertEqual(try itemCount(profile: profile), 1)
-        XCTAssertEqual(try store.read(session(profile)), "3")
+        XCTAssertEqual(try store.read(SecretKey(kind: "session", profile: profile)), "3")
         let search = try service.secretToolSearch(["kind": "session", "profile": profile])
         XCTAssertTrue(search.stderr.contains("attribute.user_pool_id = eu-west-1_Second"), search.all)
         XCTAssertTrue(search.stderr.contains("attribute.client_id = c2"), search.all)

@@ -49,32 +49,32 @@ final class SettingsTests: XCTestCase {
     func testEnvironmentBeatsFileAndFlagsBeatEnvironment() throws {
         writeConfig(profileText)
         let env = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-central-1_Env", "AUTHCTL_CLIENT_ID": "envclient",
-                   "AUTHCTL_ENDPOINT": "http://env.example/", "AUTHCTL_USERNAME": "envuser", "AUTHCTL_REGION": "eu-central-1"]
+                   "AUTHCTL_ENDPOINT": "https://env.example/", "AUTHCTL_USERNAME": "envuser", "AUTHCTL_REGION": "eu-central-1"]
         let fromEnv = try SettingsResolver.resolve(try options([]), environment: env)
         XCTAssertEqual(fromEnv.userPoolId, "eu-central-1_Env")
         XCTAssertEqual(fromEnv.clientId, "envclient")
-        XCTAssertEqual(fromEnv.endpoint, "http://env.example/")
+        XCTAssertEqual(fromEnv.endpoint, "https://env.example/")
         XCTAssertEqual(fromEnv.username, "envuser")
         XCTAssertEqual(fromEnv.region, "eu-central-1")
 
         let fromFlags = try SettingsResolver.resolve(
-            try options(["--user-pool-id", "ap-south-1_Flag", "--client-id", "flagclient", "--endpoint", "http://flag/", "--region", "ap-south-1"]),
+            try options(["--user-pool-id", "ap-south-1_Flag", "--client-id", "flagclient", "--endpoint", "https://flag.example/", "--region", "ap-south-1"]),
             environment: env)
         XCTAssertEqual(fromFlags.userPoolId, "ap-south-1_Flag")
         XCTAssertEqual(fromFlags.clientId, "flagclient")
-        XCTAssertEqual(fromFlags.endpoint, "http://flag/")
+        XCTAssertEqual(fromFlags.endpoint, "https://flag.example/")
         XCTAssertEqual(fromFlags.region, "ap-south-1")
     }
 
     func testAWSConventionsRankBelowAuthctlVariables() throws {
         let base = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-west-1_P"]
         var env = base
-        env["AWS_ENDPOINT_URL"] = "http://generic/"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://generic/")
-        env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"] = "http://cognito-specific/"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://cognito-specific/")
-        env["AUTHCTL_ENDPOINT"] = "http://authctl/"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "http://authctl/")
+        env["AWS_ENDPOINT_URL"] = "https://generic.example/"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://generic.example/")
+        env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"] = "https://cognito-specific.example/"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://cognito-specific.example/")
+        env["AUTHCTL_ENDPOINT"] = "https://authctl.example/"
+        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://authctl.example/")
 
         // The pool id names its region; the shell-wide AWS_* region variables do not override it.
         var regions = base
