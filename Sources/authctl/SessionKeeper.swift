@@ -99,7 +99,13 @@ struct SessionKeeper {
                 throw AuthctlError.from(error, endpoint: client.endpoint)
             }
             try current.apply(refreshed: tokens, now: context.now())
-            try repository.save(current)
+            do {
+                try repository.save(current)
+            } catch let error as SecureStoreError {
+                // The service has answered (and, with rotation, replaced the refresh token): use the
+                // new tokens for this call rather than waste them, and say the store is behind.
+                context.console.message("authctl: warning: the refreshed session could not be stored (\(AuthctlError.from(error).message)); the next command may have to sign in again.")
+            }
             return current
         }
     }

@@ -88,6 +88,18 @@ final class UnavailableStore: SecretStore {
     func delete(_ key: SecretKey) throws -> Bool { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
 }
 
+/// An in-memory store whose writes fail (a keyring that locked, or stopped answering, mid-command).
+final class WriteFailingStore: SecretStore {
+    let inner = InMemorySecretStore()
+    var failWrites = false
+    func read(_ key: SecretKey) throws -> String? { try inner.read(key) }
+    func write(_ key: SecretKey, label: String, secret: String) throws {
+        if failWrites { throw SecureStoreError(kind: .timeout, message: "the Secret Service did not answer within 5 s") }
+        try inner.write(key, label: label, secret: secret)
+    }
+    func delete(_ key: SecretKey) throws -> Bool { try inner.delete(key) }
+}
+
 struct Harness {
     /// Stores a signed-in session for alice whose access token expires `expiresIn` seconds after `now`.
     func seedSession(expiresIn: Int, now: Date) throws {

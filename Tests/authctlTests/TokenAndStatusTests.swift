@@ -37,6 +37,22 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stdout.last, stored?.accessToken)
     }
 
+    func testRefreshedTokensAreUsedWhenTheKeyringCannotStoreThem() throws {
+        // The service has answered (with rotation it has replaced the refresh token): wasting the
+        // new tokens would not bring the old ones back. Print the token, warn that the store is behind.
+        let store = WriteFailingStore()
+        let harness = Harness(store: store, now: now)
+        try seed(harness, expiresIn: -10)
+        store.failWrites = true
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
+        try Token.parse([]).run(in: harness.context)
+        XCTAssertEqual(harness.console.stdout.count, 1)
+        XCTAssertNotEqual(harness.console.stdout.first, try SessionRepository(store: store).load(profile: "default")?.accessToken,
+                          "the printed token is the refreshed one")
+        XCTAssertEqual(harness.console.stderr.count, 1)
+        XCTAssertTrue(harness.console.stderr[0].contains("could not be stored"), harness.console.stderr[0])
+    }
+
     func testNotSignedIn() {
         let harness = Harness(now: now)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
