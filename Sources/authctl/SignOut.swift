@@ -174,22 +174,21 @@ struct SignOut: AuthctlCommand {
         } else {
             ended = nil
         }
-        let report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: ended == nil ? .failed : .alreadyEnded,
+        // The session has ended (exit 0, "already-ended", as the issue specifies: the person is
+        // not left signed in with a dead session, and a script sees a session that is over). What
+        // cannot be told from here is said: a refusal alone does not prove other devices are out.
+        let report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .alreadyEnded,
                                    revokeToken: .skipped, exposureUntil: exposure)
         if let removal {
             emit(context, report)
             throw Self.notRemoved(removal, what: (ended.map { $0 + " " } ?? "") + "The dead session")
         }
-        guard let ended else {
-            emit(context, report)
-            throw AuthctlError(.notAuthorized, """
-                Cognito refused this device's session (\(reason)), so other devices could not be signed out from here. \
-                The session was revoked on this device alone or on every device; authctl cannot tell which, so other devices \
-                may still be signed in. The dead session was removed from this device. \
-                \(Self.howToSignOutEverywhere(username: stored.username))
-                """)
-        }
-        finish(context, report, note: ended + " The session was removed from this device.", lifetime: stored.tokenLifetime)
+        let note = ended.map { $0 + " The session was removed from this device." } ?? """
+            The session had already ended: Cognito refused it (\(reason)); it was removed from this device. \
+            It was revoked on this device alone or on every device, and authctl cannot tell which, so other devices \
+            may still be signed in. \(Self.howToSignOutEverywhere(username: stored.username))
+            """
+        finish(context, report, note: note, lifetime: stored.tokenLifetime)
     }
 
     static func howToSignOutEverywhere(username: String?) -> String {
@@ -374,7 +373,7 @@ enum Confirmation {
     static func require(_ question: String, confirmed: Bool, console: Console,
                         withoutTerminal reason: String = "this signs out every device and cannot be undone") throws {
         if confirmed { return }
-        guard console.isInteractive else {
+        guard console.canPrompt else {
             throw AuthctlError(.usage, "\(reason): pass --yes to confirm without a terminal")
         }
         let answer = console.prompt(question, secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
