@@ -92,9 +92,8 @@ struct SessionKeeper {
                     Cognito refused the app client's secret (\(error.message)): set AUTHCTL_CLIENT_SECRET, or keep it with \
                     `authctl configure --client-secret-stdin`
                     """)
-            } catch let error as CognitoError where error.isNotAuthorized {
-                try repository.delete(profile: settings.profile)
-                throw AuthctlError.sessionEnded(profile: settings.profile, reason: "the refresh token was refused: \(error.message)")
+            } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
+                throw endSession(reason: "the refresh token was refused: \(error.message)")
             } catch {
                 throw AuthctlError.from(error, endpoint: client.endpoint)
             }
@@ -152,9 +151,18 @@ struct SessionKeeper {
         error.message.lowercased().contains("expired")
     }
 
-    /// Removes a session the service no longer accepts and says so.
+    /// Removes a session the service no longer accepts and says so, or says that it could not be
+    /// removed (the keyring's error and exit code: the dead item is still there).
     func endSession(reason: String) -> AuthctlError {
-        _ = try? repository.delete(profile: settings.profile)
+        do {
+            try repository.delete(profile: settings.profile)
+        } catch {
+            let failure = AuthctlError.from(error)
+            return AuthctlError(failure.code, """
+                The session for profile \(settings.profile) has ended (\(reason)), but it could not be removed from this \
+                device: \(failure.message)
+                """)
+        }
         return AuthctlError.sessionEnded(profile: settings.profile, reason: reason)
     }
 }

@@ -53,6 +53,28 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertTrue(harness.console.stderr[0].contains("could not be stored"), harness.console.stderr[0])
     }
 
+    func testAnEndedSessionThatCannotBeRemovedSaysSo() throws {
+        let harness = Harness(store: DeleteFailingStore(), now: now)
+        try seed(harness, expiresIn: -10)
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+            let error = AuthctlError.from(error)
+            XCTAssertEqual(error.code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
+            XCTAssertTrue(error.message.contains("could not be removed"), error.message)
+        }
+        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+    }
+
+    func testDeletedUserEndsTheSessionOnRefresh() throws {
+        let harness = Harness(now: now)
+        try seed(harness, expiresIn: -10)
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("UserNotFoundException", "User does not exist.") }
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+            XCTAssertTrue((error as? AuthctlError)?.sessionEnded ?? false, "\(error)")
+        }
+        XCTAssertNil(try SessionRepository(store: harness.store).load(profile: "default"))
+    }
+
     func testNotSignedIn() {
         let harness = Harness(now: now)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
