@@ -3,11 +3,43 @@
 //     swift run -c release authctl-bench [--iterations N] [--warmup N]
 //
 // Prints a Markdown table (min / median / p90 in milliseconds) for docs/performance.md.
+// A build without optimisation (`#if DEBUG`) warns loudly on stderr: its figures are meaningless.
 // The spec's budget: SRP client math (A, x, u, S, HKDF) at most 5 ms on the 2-core machine.
 import CognitoClient
 import Foundation
 
 let budgetMilliseconds = 5.0
+
+if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
+    print("""
+        usage: authctl-bench [--iterations N] [--warmup N]
+
+        Times the SRP client math of one `authctl signin` (A, x, u, S, HKDF, signature) with
+        OpenSSL BIGNUM and prints min / median / p90 in milliseconds as a Markdown table,
+        with the 1-minute load average before and after. Build it with optimisation:
+            swift build -c release --scratch-path .build-bench --product authctl-bench
+            .build-bench/release/authctl-bench
+        Defaults: 20 warm-up and 200 timed iterations per row.
+        """)
+    exit(0)
+}
+
+#if DEBUG
+/// A debug build (-Onone) times unoptimised Swift: its figures say nothing about the budget.
+let buildKind = "DEBUG build (unoptimised: figures are meaningless)"
+FileHandle.standardError.write(Data("""
+    ************************************************************************
+    authctl-bench: WARNING: this is a DEBUG build, compiled without optimisation.
+    Its timings are meaningless for the 5 ms budget; do not record them.
+    Build and run it in release mode instead:
+        swift build -c release --scratch-path .build-bench --product authctl-bench
+        .build-bench/release/authctl-bench
+    ************************************************************************
+
+    """.utf8))
+#else
+let buildKind = "release build"
+#endif
 
 func option(_ name: String, default value: Int) -> Int {
     let arguments = CommandLine.arguments
@@ -87,6 +119,8 @@ func loadAverage() -> String {
     return String(first)
 }
 
+let loadBefore = loadAverage()
+
 do {
     let pool = "eu-west-1_AbCdEf123"
     let userId = "3f9c0d5e-8a71-4c2b-9d4e-6b5a7c8d9e0f"
@@ -116,9 +150,10 @@ do {
     }
 
     func format(_ value: Double) -> String { String(format: "%.3f", value) }
-    print("authctl-bench: SRP client math, OpenSSL BIGNUM, release build")
+    print("authctl-bench: SRP client math, OpenSSL BIGNUM, \(buildKind)")
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel()); "
-        + "load average \(loadAverage()); \(warmup) warm-up + \(iterations) timed iterations each")
+        + "load average \(loadBefore) before, \(loadAverage()) after; "
+        + "\(warmup) warm-up + \(iterations) timed iterations each")
     print("")
     print("| measurement | min (ms) | median (ms) | p90 (ms) |")
     print("|---|---:|---:|---:|")
