@@ -94,3 +94,19 @@ def any_cli(request: pytest.FixtureRequest, pool: Pool, keyring: Keyring, fake: 
 @pytest.fixture(scope="session")
 def authctl_binary() -> Path:
     return harness.authctl_bin()
+
+
+@pytest.fixture
+def signed_in(cli: Cli) -> Cli:
+    """`cli` with alice signed in."""
+    r = cli.signin()
+    assert r.code == 0, r
+    return cli
+
+
+@pytest.fixture
+def any_signed_in(any_cli: Cli) -> Cli:
+    """`any_cli` (public and confidential client) with alice signed in."""
+    r = any_cli.signin()
+    assert r.code == 0, r
+    return any_cli

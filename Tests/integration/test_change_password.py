@@ -21,13 +21,6 @@ TOO_MANY = "Too many attempts; wait a few minutes and try again"
 MOTO_POLICY_MESSAGE = "The provided password does not confirm to the configured password policy"
 
 
-@pytest.fixture
-def signed_in(cli):
-    r = cli.signin()
-    assert r.code == 0, r
-    return cli
-
-
 def change(cli: Cli, current: str, new: str, *more: str):
     return cli.run("change-password", "--stdin", *more, input=f"{current}\n{new}\n")
 

@@ -28,20 +28,6 @@ FAILED_REPORT = {"signedOutLocally": False, "globalSignOut": "failed", "revokeTo
 COULD_NOT_CONFIRM = "may still be signed in"
 
 
-@pytest.fixture
-def signed_in(cli):
-    r = cli.signin()
-    assert r.code == 0, r
-    return cli
-
-
-@pytest.fixture
-def any_signed_in(any_cli):
-    r = any_cli.signin()
-    assert r.code == 0, r
-    return any_cli
-
-
 def raw_session(keyring):
     """The stored item exactly (secret JSON text, label, attributes), for byte-identical checks."""
     return [(i.get("secret"), i.get("label"), sorted(i["attributes"].items())) for i in keyring.session_items()]

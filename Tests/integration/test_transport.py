@@ -14,13 +14,6 @@ def getuser_calls(fake, mark):
     return fake.calls(mark, operation="GetUser")
 
 
-@pytest.fixture
-def signed_in(cli):
-    r = cli.signin()
-    assert r.code == 0, r
-    return cli
-
-
 def assert_session_kept(cli, before):
     assert cli.keyring.session() == before, "a failed call must not lose or change the session"
 

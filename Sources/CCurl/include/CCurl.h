@@ -3,8 +3,8 @@
 // Why this exists: curl_easy_setopt() and curl_easy_getinfo() are C variadic functions, and Swift
 // cannot call variadic C functions. This header exposes one typed, non-variadic wrapper per
 // argument kind libcurl expects (long, curl_off_t, char *, void *, curl_slist *, struct curl_blob,
-// callback function pointers), in the manner of swift-corelibs-foundation's
-// CFURLSessionInterface.h and swift-nio's CNIOLinux. Passing the wrong kind for an option is
+// callback function pointers), in the manner of swift-corelibs-foundation's libcurl
+// interface header and swift-nio's CNIOLinux. Passing the wrong kind for an option is
 // undefined behaviour in libcurl, so each wrapper documents which CURLOPTTYPE_* it is for.
 //
 // Everything else in libcurl (curl_easy_init, curl_easy_perform, curl_easy_reset,
