@@ -117,10 +117,13 @@ struct SessionKeeper {
     }
 
     /// Stores a new session under the refresh lock, so a refresh that was under way cannot
-    /// overwrite it with the session it replaced.
-    func save(_ session: StoredSession) throws {
+    /// overwrite it with the session it replaced. Returns the session it replaced, if readable.
+    @discardableResult
+    func save(_ session: StoredSession) throws -> StoredSession? {
         try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
+            let replaced = try? repository.load(profile: settings.profile)
             try repository.save(session)
+            return replaced ?? nil
         }
     }
 

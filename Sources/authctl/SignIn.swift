@@ -152,7 +152,18 @@ struct SignIn: AuthctlCommand {
         let console = context.console
         let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username,
                                         profile: settings.profile, client: client, now: context.now())
-        try keeper.save(session)
+        let replaced = try keeper.save(session)
+        // Signing in again must not leave the previous refresh token usable on the service for
+        // weeks while nothing here remembers it: revoke it (best effort, same app client only).
+        if let replaced, replaced.refreshToken != session.refreshToken,
+           replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId {
+            do {
+                try context.service(settings, client: client).revokeToken(refreshToken: replaced.refreshToken,
+                                                                          client: try keeper.appClient(client))
+            } catch {
+                console.message("authctl: warning: the refresh token of the session this sign-in replaced could not be revoked (\(AuthctlError.from(error).message)); it stays usable until it expires.")
+            }
+        }
         switch global.output {
         case .json:
             context.printJSON(SignInSummary(username: session.username, sub: session.sub, profile: session.profile,

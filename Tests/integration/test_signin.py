@@ -211,3 +211,34 @@ def test_help_offers_no_password_option(cli):
     r = cli.run("configure", "--help")
     assert r.code == 0, r
     assert not re.search(r"--client-secret(?!-stdin)", r.out + r.err), r.out
+
+
+def test_signing_in_again_revokes_the_replaced_refresh_token(any_cli, fake, cognito):
+    """A second sign-in replaces the stored session; the replaced refresh token is revoked
+    (RevokeToken, which the fake implements as Cognito does: moto lacks it), not left usable."""
+    assert any_cli.signin().code == 0
+    first = any_cli.keyring.session()["refreshToken"]
+    mark = fake.mark()
+    r = any_cli.signin()
+    assert r.code == 0, r
+    assert "warning" not in r.err, r
+    assert any_cli.keyring.session()["refreshToken"] != first
+    assert [c["status"] for c in fake.calls(mark, operation="RevokeToken")] == [200]
+    params = {"REFRESH_TOKEN": first}
+    if any_cli.secret_client:
+        import base64, hashlib, hmac
+        digest = hmac.new(any_cli.pool.client_secret.encode(), ("alice" + any_cli.client_id).encode(), hashlib.sha256).digest()
+        params["SECRET_HASH"] = base64.b64encode(digest).decode()
+    with pytest.raises(cognito.exceptions.NotAuthorizedException):
+        cognito.initiate_auth(ClientId=any_cli.client_id, AuthFlow="REFRESH_TOKEN_AUTH", AuthParameters=params)
+    # The new session works.
+    assert any_cli.run("whoami").code == 0
+
+
+def test_signing_in_again_says_when_the_old_token_could_not_be_revoked(cli, fake):
+    assert cli.signin().code == 0
+    fake.add_fault(operation="RevokeToken", kind="status", status=500, count=-1)
+    r = cli.signin()
+    assert r.code == 0, r
+    assert "could not be revoked" in r.err and "stays usable until it expires" in r.err, r
+    assert cli.run("whoami").code == 0
