@@ -115,7 +115,7 @@ final class CurlTransportTests: XCTestCase {
         let port = try startServer()
         let transport = try CurlTransport(options: TransportOptions(requestTimeout: 1))
         let start = Date()
-        assertTransportError(.timeout, containing: "127.0.0.1") {
+        assertTransportError(.timeout, containing: "127.0.0.1", sent: true) {
             _ = try transport.send(HTTPRequest(url: "http://127.0.0.1:\(port)/stall", body: Data("{}".utf8)))
         }
         let elapsed = Date().timeIntervalSince(start)
@@ -126,7 +126,7 @@ final class CurlTransportTests: XCTestCase {
     func testConnectionRefused() throws {
         let port = try closedPort()
         let transport = try CurlTransport(options: TransportOptions())
-        assertTransportError(.notConnected, containing: "127.0.0.1") {
+        assertTransportError(.notConnected, containing: "127.0.0.1", sent: false) {
             _ = try transport.send(HTTPRequest(url: "http://127.0.0.1:\(port)/echo", body: Data("{}".utf8)))
         }
     }
@@ -156,7 +156,7 @@ final class CurlTransportTests: XCTestCase {
         let url = "https://127.0.0.1:\(port)/echo"
 
         let strict = try CurlTransport(options: TransportOptions())
-        assertTransportError(.tls, containing: "127.0.0.1") {
+        assertTransportError(.tls, containing: "127.0.0.1", sent: false) {
             _ = try strict.send(HTTPRequest(url: url, body: Data("{}".utf8)))
         }
 
@@ -194,7 +194,7 @@ final class CurlTransportTests: XCTestCase {
         var clientPort: Int
     }
 
-    private func assertTransportError(_ kind: TransportError.Kind, containing text: String,
+    private func assertTransportError(_ kind: TransportError.Kind, containing text: String, sent: Bool? = nil,
                                       file: StaticString = #filePath, line: UInt = #line,
                                       _ body: () throws -> Void) {
         do {
@@ -202,6 +202,9 @@ final class CurlTransportTests: XCTestCase {
             XCTFail("expected TransportError(.\(kind))", file: file, line: line)
         } catch let error as TransportError {
             XCTAssertEqual(error.kind, kind, "message: \(error.message)", file: file, line: line)
+            if let sent {
+                XCTAssertEqual(error.requestMayHaveBeenSent, sent, "whether the request may have been sent", file: file, line: line)
+            }
             XCTAssertTrue(error.message.contains(text), "\"\(error.message)\" should mention \(text)", file: file, line: line)
         } catch {
             XCTFail("expected TransportError, got \(error)", file: file, line: line)

@@ -22,6 +22,8 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     public var message: String
     public var httpStatus: Int?
     public var transportKind: TransportError.Kind?
+    /// For `.transport`: whether the request may have reached the service.
+    public var requestMayHaveBeenSent = true
     /// For `.unsupportedChallenge`: the challenge name.
     public var challengeName: String?
 
@@ -45,7 +47,9 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public static func transport(_ error: TransportError) -> CognitoError {
-        CognitoError(kind: .transport, message: error.message, transportKind: error.kind)
+        var failure = CognitoError(kind: .transport, message: error.message, transportKind: error.kind)
+        failure.requestMayHaveBeenSent = error.requestMayHaveBeenSent
+        return failure
     }
 
     public static func malformed(_ message: String, status: Int?) -> CognitoError {
@@ -74,9 +78,10 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
         return httpStatus >= 500 && httpStatus <= 599
     }
 
-    /// No connection was made, so the service cannot have acted on the request.
+    /// Nothing of the request was sent (no connection, a failed TLS handshake), so the service
+    /// cannot have acted on it.
     public var certainlyNotSent: Bool {
-        kind == .transport && transportKind == .notConnected
+        kind == .transport && !requestMayHaveBeenSent
     }
 
     /// The credentials or tokens were refused: wrong password, revoked or expired token.

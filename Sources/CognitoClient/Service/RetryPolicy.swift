@@ -36,7 +36,9 @@ public struct RetryPolicy: Sendable {
         if error.isThrottling && error.isType("TooManyRequestsException", "ThrottlingException") {
             return true
         }
-        if error.certainlyNotSent { return true }
+        // Not sent for want of a connection: worth another try. (A TLS failure is not sent either,
+        // but a certificate does not change in a second.)
+        if error.certainlyNotSent && error.transportKind == .notConnected { return true }
         guard idempotent else { return false }
         switch error.kind {
         case .transport:

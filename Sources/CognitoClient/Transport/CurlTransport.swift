@@ -252,6 +252,19 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     // MARK: - Errors
 
     private func transportError(_ code: CURLcode, host: String, accumulator: ResponseAccumulator) -> TransportError {
+        var error = classify(code, host: host, accumulator: accumulator)
+        // libcurl counts the request bytes it wrote. None: the server cannot have acted on it
+        // (TLS handshake failures included). Some, then a failed reconnect (a dead keep-alive
+        // connection retried by libcurl): it may have, whatever the final error says.
+        var requestBytes = 0
+        if authctl_curl_easy_getinfo_long(easy.raw, CURLINFO_REQUEST_SIZE, &requestBytes) == CURLE_OK {
+            error.requestMayHaveBeenSent = requestBytes > 0
+            if requestBytes > 0 && error.kind == .notConnected { error.kind = .connection }
+        }
+        return error
+    }
+
+    private func classify(_ code: CURLcode, host: String, accumulator: ResponseAccumulator) -> TransportError {
         let detail = String(cString: easy.errorBuffer).trimmingCharacters(in: .whitespacesAndNewlines)
         let text = curlErrorText(code)
         let diagnosis = detail.isEmpty || detail == text ? text : "\(text) (\(detail))"

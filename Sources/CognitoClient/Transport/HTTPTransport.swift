@@ -49,10 +49,14 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
 
     public var kind: Kind
     public var message: String
+    /// Whether any byte of the request may have reached the server. False only when the
+    /// transport knows it sent nothing (no connection, a failed TLS handshake).
+    public var requestMayHaveBeenSent: Bool
 
-    public init(kind: Kind, message: String) {
+    public init(kind: Kind, message: String, requestMayHaveBeenSent: Bool? = nil) {
         self.kind = kind
         self.message = message
+        self.requestMayHaveBeenSent = requestMayHaveBeenSent ?? (kind != .notConnected)
     }
 
     public var description: String { message }
