@@ -34,6 +34,9 @@ struct Exec: AuthctlCommand {
     }
 
     func run(in context: CommandContext) throws {
+        // Descriptors the caller handed down (`3>file`, a make jobserver, `<(...)`) go on to CMD;
+        // only those authctl opens itself from here on are closed at exec.
+        let inherited = Self.openDescriptors()
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let (session, _) = try SessionKeeper(context: context, settings: settings).freshSession(minValidity: minValid)
         let checks = TokenChecks(context: context, settings: settings)
@@ -45,7 +48,7 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_TOKEN", checks.token(session, type), 1)
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
-        Self.prepareForExec()
+        Self.prepareForExec(keeping: inherited)
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }
         argv.append(nil)
@@ -55,17 +58,19 @@ struct Exec: AuthctlCommand {
         throw AuthctlError(code, "cannot run \(command[0]): \(reason)")
     }
 
+    static func openDescriptors() -> Set<Int32> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })
+    }
+
     /// What exec would otherwise hand down: the Swift runtime ignores SIGPIPE (an ignored signal
     /// stays ignored across exec, so `authctl exec -- yes | head -1` would never end on SIGPIPE),
     /// and descriptors opened by libcurl and D-Bus (the live connection to Cognito among them).
-    static func prepareForExec() {
+    static func prepareForExec(keeping inherited: Set<Int32>) {
         signal(SIGPIPE, SIG_DFL)
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
         sigprocmask(SIG_SETMASK, &unblocked, nil)
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for name in descriptors {
-            guard let fd = Int32(name), fd > 2 else { continue }
+        for fd in openDescriptors().subtracting(inherited) where fd > 2 {
             let flags = fcntl(fd, F_GETFD)
             if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
         }

@@ -350,6 +350,35 @@ def test_exec_hands_down_default_sigpipe_and_no_descriptors(cli, fake):
     assert "Broken pipe" not in p.stderr, p
 
 
+def test_exec_passes_on_the_callers_descriptors(cli):
+    """A descriptor the caller hands down (`9>file`, a jobserver, `<(...)`) reaches the command."""
+    assert cli.signin().code == 0
+    cli.keyring.rewrite_session(lambda s: s.update(accessTokenExpiresAt=iso_utc(datetime.now(timezone.utc) - timedelta(hours=1))))
+    env = cli.env()
+    read_end, write_end = os.pipe()
+    fd = next(n for n in range(40, 100) if not _is_open(n))
+    os.dup2(write_end, fd, inheritable=True)
+    os.close(write_end)
+    try:
+        p = subprocess.run([str(authctl_bin()), "exec", "--", "python3", "-c", f"import os; os.write({fd}, b'through-fd\\n')"], env=env,
+                           capture_output=True, text=True, timeout=30, cwd=env["HOME"], pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    with os.fdopen(read_end) as reader:
+        got = reader.read()
+    assert p.returncode == 0, p
+    assert got == "through-fd\n", (got, p.stderr)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+
 def test_exec_type_sets_authctl_token(cli):
     assert cli.signin().code == 0
     session = cli.keyring.session()
