@@ -16,6 +16,7 @@ struct AdminSignOut {
         let poolId = try settings.checkedPoolId()
         let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
         let endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
+        try ClientSettings.checkEndpoint(endpoint)
         let (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
         try Confirmation.require("Sign out \(username) on ALL devices? [y/N] ", confirmed: confirmed, console: context.console)
 

@@ -255,9 +255,11 @@ struct ChallengeResponder {
         do {
             try pending.save(context.store, profile: settings.profile)
         } catch let error as SecureStoreError {
-            throw AuthctlError(.usage, """
+            // Another run would start another sign-in and send another code, so --mfa-code with
+            // this one can never match: only a terminal or a Secret Service can help.
+            throw AuthctlError(.configuration, """
                 this sign-in needs the code sent\(where_), and without the Secret Service (\(error.message)) it cannot wait \
-                for a second run: run on a terminal, or pass --mfa-code CODE
+                for a second run (which would send a new code): run it on a terminal, or where a Secret Service is reachable
                 """)
         }
         throw AuthctlError(.usage, "the sign-in waits for the code sent\(where_): within 3 minutes run \(PendingChallenge.nextCommand(profile: settings.profile))")

@@ -197,7 +197,8 @@ enum SettingsResolver {
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
-        if let endpoint = settings.endpoint { try ClientSettings.checkEndpoint(endpoint) }
+        // The endpoint is checked where a request is made (ClientSettings): a generic
+        // AWS_ENDPOINT_URL set for other tools must not stop `status` or a local sign-out.
         return settings
     }
 }

@@ -93,7 +93,7 @@ struct SessionKeeper {
                     `authctl configure --client-secret-stdin`
                     """)
             } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
-                throw endSession(reason: "the refresh token was refused: \(error.message)")
+                throw endSession(current, reason: "the refresh token was refused: \(error.message)", lockHeld: true)
             } catch {
                 throw AuthctlError.from(error, endpoint: client.endpoint)
             }
@@ -129,8 +129,8 @@ struct SessionKeeper {
 
     /// Runs calls that use the session's access token, with a fresh session (see `freshSession`).
     /// An access token the service refuses as expired (this machine's clock is behind, say) is
-    /// refreshed once and the calls run again; a token refused otherwise (revoked, user deleted)
-    /// ends the session here (it is removed). Any other failure becomes the usual message and code.
+    /// refreshed once and the calls run again (refused as expired once more: an error, the session
+    /// kept); a token refused otherwise (revoked, user deleted) ends the session here (it is removed). Any other failure becomes the usual message and code.
     func withFreshSession<T>(minValidity: Double = 60,
                              _ body: (_ session: StoredSession, _ service: CognitoService) throws -> T) throws -> T {
         var (session, service) = try freshSession(minValidity: minValidity)
@@ -138,11 +138,18 @@ struct SessionKeeper {
         while true {
             do {
                 return try body(session, service)
-            } catch let error as CognitoError where error.isNotAuthorized && Self.saysExpired(error) && !refreshedOnce {
+            } catch let error as CognitoError where error.isNotAuthorized && Self.saysExpired(error) {
+                guard !refreshedOnce else {
+                    // A token just issued is not expired: the clocks disagree, the session is fine.
+                    throw AuthctlError(.notAuthorized, """
+                        Cognito refuses even a freshly refreshed access token as expired (\(error.message)); check this \
+                        machine's clock. The session was kept.
+                        """)
+                }
                 refreshedOnce = true
                 session = try refresh(replacing: session, minValidity: nil, service: service)
             } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
-                throw endSession(reason: "Cognito refused the access token: \(error.message)")
+                throw endSession(session, reason: "Cognito refused the access token: \(error.message)")
             } catch let error as CognitoError {
                 throw AuthctlError.from(error, endpoint: service.endpoint)
             }
@@ -154,11 +161,25 @@ struct SessionKeeper {
         error.message.lowercased().contains("expired")
     }
 
-    /// Removes a session the service no longer accepts and says so, or says that it could not be
-    /// removed (the keyring's error and exit code: the dead item is still there).
-    func endSession(reason: String) -> AuthctlError {
+    /// Removes `session`, which the service no longer accepts, and says so; or says that it could
+    /// not be removed (the keyring's error and exit code: the dead item is still there). Under the
+    /// profile's lock (`lockHeld`: the caller has it), and only while the store still holds that
+    /// session: one another process signed in or refreshed meanwhile is never removed in its place.
+    func endSession(_ session: StoredSession, reason: String, lockHeld: Bool = false) -> AuthctlError {
+        let removeIfCurrent = {
+            guard let current = (try? repository.load(profile: settings.profile)) ?? nil,
+                  current.accessToken == session.accessToken else { return false }
+            return try repository.delete(profile: settings.profile)
+        }
         do {
-            try repository.delete(profile: settings.profile)
+            let removed = lockHeld ? try removeIfCurrent()
+                : try RefreshLock.withLock(profile: settings.profile, environment: context.environment, removeIfCurrent)
+            guard removed else {
+                return AuthctlError(.notAuthorized, """
+                    Cognito refused the session this command used (\(reason)); profile \(settings.profile) now holds a \
+                    newer session, which was kept: run the command again
+                    """)
+            }
         } catch {
             let failure = AuthctlError.from(error)
             return AuthctlError(failure.code, """
@@ -184,7 +205,12 @@ enum RefreshLock {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl"
     }
 
-    static func withLock<T>(profile: String, environment: [String: String], _ body: () throws -> T) throws -> T {
+    /// How long to wait for another process's refresh or sign-in (its own requests are bounded by
+    /// their timeouts, but a sign-in may be waiting for a person to type a code).
+    static let maximumWait: Double = 120
+
+    static func withLock<T>(profile: String, environment: [String: String], waitingAtMost maximumWait: Double = maximumWait,
+                            _ body: () throws -> T) throws -> T {
         let directory = directory(environment: environment)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
@@ -195,10 +221,18 @@ enum RefreshLock {
             throw AuthctlError(.unexpected, "cannot open the refresh lock \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR {
+        let deadline = Date().addingTimeInterval(maximumWait)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw AuthctlError(.unexpected, "cannot lock \(path): \(String(cString: strerror(errno)))")
             }
+            guard Date() < deadline else {
+                throw AuthctlError(.throttled, """
+                    another authctl process has been refreshing or signing in to profile \(profile) for over \
+                    \(Int(maximumWait)) s (it holds \(path)); try again when it has finished
+                    """)
+            }
+            usleep(50_000)
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

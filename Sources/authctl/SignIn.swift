@@ -118,7 +118,9 @@ struct SignIn: AuthctlCommand {
                 or start a new sign-in with a password
                 """)
         }
-        if let wanted = username ?? settings.username, !pending.isFor(username: wanted) {
+        // Only an explicit --username can contradict the waiting sign-in: a default one
+        // (AUTHCTL_USERNAME, the profile's) must not block finishing what --username started.
+        if let wanted = username, !pending.isFor(username: wanted) {
             throw AuthctlError(.usage, """
                 the sign-in waiting in profile \(profile) is for \(pending.displayName), not \(wanted); \
                 finish it without --username (or with --username \(pending.displayName)), or start a new sign-in with a password

@@ -56,7 +56,7 @@ struct SignOut: AuthctlCommand {
             case .unreadable:
                 // Nothing in it can be revoked, but an unusable item must not stay.
                 context.console.message("authctl: warning: the stored session for profile \(settings.profile) is unreadable; nothing could be revoked with it, so its refresh token (if any) stays usable until it expires.")
-                let removal = Self.remove(keeper, profile: settings.profile)
+                let removal = Self.remove(keeper, profile: settings.profile, lockHeld: true)
                 return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: .failed, exposureUntil: nil),
                         removal.map { Self.notRemoved($0, what: "The unreadable session") })
             case .session(let loaded):
@@ -77,7 +77,7 @@ struct SignOut: AuthctlCommand {
                     context.console.message("authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires.")
                 }
             }
-            let removal = Self.remove(keeper, profile: settings.profile)
+            let removal = Self.remove(keeper, profile: settings.profile, lockHeld: true)
             return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revoke,
                                   exposureUntil: session.tokensValidUntil),
                     removal.map { Self.notRemoved($0, what: revoke == .ok ? "The session (its refresh token is revoked)" : "The session") })
@@ -248,10 +248,18 @@ struct SignOut: AuthctlCommand {
         }
     }
 
-    /// Deletes the profile's session; returns the failure rather than throwing, so the report can say it.
-    static func remove(_ keeper: SessionKeeper, profile: String) -> AuthctlError? {
+    /// Deletes the profile's session; returns the failure rather than throwing, so the report can
+    /// say it. Under the refresh lock (unless the caller holds it), so a refresh under way cannot
+    /// store the dead session again after it is deleted.
+    static func remove(_ keeper: SessionKeeper, profile: String, lockHeld: Bool = false) -> AuthctlError? {
         do {
-            try keeper.repository.delete(profile: profile)
+            if lockHeld {
+                try keeper.repository.delete(profile: profile)
+            } else {
+                try RefreshLock.withLock(profile: profile, environment: keeper.context.environment) {
+                    _ = try keeper.repository.delete(profile: profile)
+                }
+            }
             return nil
         } catch {
             return AuthctlError.from(error)

@@ -87,7 +87,10 @@ struct Token: AuthctlCommand {
                 // Under the profile's lock: of many jobs started together on no session, one signs
                 // in and the others take its session from the store.
                 signedIn = try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
-                    if let current = try keeper.repository.load(profile: settings.profile), current.isSignedIn(as: name),
+                    // An unreadable item (AuthctlError) is no session: the sign-in below replaces it.
+                    let stored: StoredSession?
+                    do { stored = try keeper.repository.load(profile: settings.profile) } catch is AuthctlError { stored = nil }
+                    if let current = stored, current.isSignedIn(as: name),
                        !current.expiresWithin(minValid, now: context.now()), (try? keeper.checkConfiguredClient(current)) != nil {
                         return current
                     }

@@ -146,3 +146,27 @@ final class StatusCommandTests: XCTestCase {
         XCTAssertTrue(harness.cognito.calls.isEmpty)
     }
 }
+
+final class RefreshLockTests: XCTestCase {
+    func testWaitIsBoundedWhileAnotherProcessHoldsTheLock() throws {
+        let runtime = NSTemporaryDirectory() + "authctl-lock-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let environment = ["XDG_RUNTIME_DIR": runtime, "HOME": runtime]
+        let directory = RefreshLock.directory(environment: environment)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Another open file description of the same lock file: flock treats it as another holder.
+        let other = open(directory + "/default.lock", O_RDWR | O_CREAT, 0o600)
+        XCTAssertGreaterThanOrEqual(other, 0)
+        defer { close(other) }
+        XCTAssertEqual(flock(other, LOCK_EX), 0)
+        var ran = false
+        XCTAssertThrowsError(try RefreshLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .throttled)
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("another authctl process") ?? false)
+        }
+        XCTAssertFalse(ran)
+        flock(other, LOCK_UN)
+        try RefreshLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }
+        XCTAssertTrue(ran)
+    }
+}

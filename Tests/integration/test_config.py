@@ -192,3 +192,13 @@ def test_mistyped_profile_is_named(cli):
     r = run_authctl(["signin", "--profile", "wrok", "--username", "alice", "--password-stdin"], env, input=ALICE_PASSWORD + "\n")
     assert r.code == 78, r
     assert "profile wrok is not in" in r.err and "work" in r.err, r
+
+
+def test_generic_plain_http_endpoint_does_not_stop_offline_commands(cli):
+    """AWS_ENDPOINT_URL=http://localstack:4566 set for other tools: `status` (no request) still
+    answers; a command that would send the tokens there refuses (78)."""
+    env = {"AUTHCTL_ENDPOINT": None, "AWS_ENDPOINT_URL": "http://localstack:4566"}
+    r = cli.run("status", **env)
+    assert r.code == 77 and "not signed in" in r.out, r
+    r = cli.run(*SIGNIN, input=ALICE_PASSWORD + "\n", **env)
+    assert r.code == 78 and "AWS_ENDPOINT_URL" in r.err, r

@@ -853,3 +853,26 @@ def test_mfa_disable_when_not_on(cli, fake):
     r = cli.run("mfa", "disable", "totp", "--yes", "--output", "json")
     assert r.code == 0 and r.json() == {"totp": "disabled", "changed": False}, r
     assert fake.calls(mark, operation="SetUserMFAPreference") == []
+
+
+def test_a_default_username_does_not_block_finishing_a_waiting_sign_in(cli, fake):
+    """AUTHCTL_USERNAME names a default user; a sign-in started with --username for another user
+    waits for its code, and `signin --mfa-code` (no --username) finishes it despite the default."""
+    set_mfa(fake, cli.pool, "sms")
+    r = cli.signin(AUTHCTL_USERNAME="bob")
+    assert r.code == 64, r
+    sent = last_code(fake, cli.pool)
+    r = cli.run("signin", "--mfa-code", sent["code"], AUTHCTL_USERNAME="bob")
+    assert r.code == 0, r
+    assert cli.keyring.session()["username"] == "alice"
+
+
+def test_code_sent_without_a_terminal_nor_a_secret_service(pool, fake, keyrings):
+    """No terminal and no keyring: the sent code cannot wait for a second run (which would send a
+    new one), so authctl says so with the no-keyring code, 78, and no useless --mfa-code advice."""
+    from harness import Cli
+    cli = Cli(pool, keyrings("nobus"), fake.endpoint)
+    set_mfa(fake, pool, "sms")
+    r = cli.signin("alice", None, "--no-store")
+    assert r.code == 78, r
+    assert "cannot wait" in r.err and "--mfa-code" not in r.err, r

@@ -312,3 +312,12 @@ def test_parallel_jobs_without_a_session_sign_in_once(cli, fake):
     assert tokens == {cli.keyring.session()["accessToken"]}, "all print the one stored session's token"
     starts = [c for c in signin_calls(fake, mark, cli) if c["operation"] == "InitiateAuth"]
     assert len(starts) == 1, starts
+
+
+def test_password_stdin_replaces_an_unreadable_session(cli):
+    """An unreadable stored item is no valid session: token --password-stdin signs in over it."""
+    assert cli.signin().code == 0
+    cli.keyring.rewrite_session(lambda s: s.pop("accessToken"))
+    r = cli.run("token", "--username", "alice", "--password-stdin", input=cli.pool.users["alice"] + "\n")
+    assert r.code == 0, r
+    assert r.out.strip() == cli.keyring.session()["accessToken"]
