@@ -176,3 +176,25 @@ def test_access_token_refused_as_expired_twice_keeps_the_session(cli, fake):
     assert len(cli.keyring.session_items()) == 1
     fake.clear_faults()
     assert cli.run("whoami").code == 0
+
+
+def test_a_refused_session_is_removed_only_while_it_is_the_stored_one(cli, fake, cognito):
+    """whoami's GetUser is slow; meanwhile the session is ended and the person signs in again. When
+    whoami's (old) token is then refused, the new session must stay: only the refused one may go."""
+    import subprocess
+    import time
+    from harness import authctl_bin
+    assert cli.signin().code == 0
+    fake.add_fault(operation="GetUser", kind="stall", seconds=4, count=1)
+    env = cli.env()
+    slow = subprocess.Popen([str(authctl_bin()), "whoami"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=env["HOME"], start_new_session=True)
+    time.sleep(1)
+    cognito.admin_user_global_sign_out(UserPoolId=cli.pool.pool_id, Username="alice")
+    assert cli.signin().code == 0
+    fresh = cli.keyring.session()
+    out, err = slow.communicate(timeout=30)
+    assert slow.returncode == 77, (out, err)
+    assert "newer session" in err and "kept" in err, err
+    assert cli.keyring.session() == fresh
+    assert cli.run("whoami").code == 0
