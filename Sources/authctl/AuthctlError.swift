@@ -22,6 +22,8 @@ struct AuthctlError: Error, CustomStringConvertible {
     var message: String
     /// The service ended the session and it was removed from this device.
     var sessionEnded = false
+    /// The stored session item exists but cannot be decoded (the keyring itself answered).
+    var unreadableSession = false
 
     init(_ code: Code, _ message: String) {
         self.code = code
@@ -32,6 +34,12 @@ struct AuthctlError: Error, CustomStringConvertible {
 
     static func notSignedIn(profile: String) -> AuthctlError {
         AuthctlError(.notAuthorized, "Not signed in (profile \(profile)). Run: authctl signin")
+    }
+
+    static func unreadableSession(profile: String) -> AuthctlError {
+        var error = AuthctlError(.notAuthorized, "the stored session for profile \(profile) is unreadable; run `authctl signin` to replace it")
+        error.unreadableSession = true
+        return error
     }
 
     static func sessionEnded(profile: String, reason: String) -> AuthctlError {

@@ -242,8 +242,7 @@ struct SignOut: AuthctlCommand {
     static func load(_ keeper: SessionKeeper, profile: String) throws -> Loaded {
         do {
             return try keeper.repository.load(profile: profile).map(Loaded.session) ?? .none
-        } catch is AuthctlError {
-            // `load` throws AuthctlError only for an item it cannot decode; store failures are SecureStoreError.
+        } catch let error as AuthctlError where error.unreadableSession {
             return .unreadable
         }
     }

@@ -45,7 +45,7 @@ struct Status: AuthctlCommand {
                     entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
                     entry.store = "secret-service"
                 }
-            } catch let error as AuthctlError {
+            } catch let error as AuthctlError where error.unreadableSession {
                 entry.state = .unreadable
                 entry.problem = error.message
             } catch let error as SecureStoreError {

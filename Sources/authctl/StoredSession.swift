@@ -93,7 +93,7 @@ struct SessionRepository {
         do {
             return try StoredSession.decoder.decode(StoredSession.self, from: Data(json.utf8))
         } catch {
-            throw AuthctlError(.notAuthorized, "the stored session for profile \(profile) is unreadable; run `authctl signin` to replace it")
+            throw AuthctlError.unreadableSession(profile: profile)
         }
     }
 

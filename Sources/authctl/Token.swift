@@ -89,7 +89,11 @@ struct Token: AuthctlCommand {
                 signedIn = try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
                     // An unreadable item (AuthctlError) is no session: the sign-in below replaces it.
                     let stored: StoredSession?
-                    do { stored = try keeper.repository.load(profile: settings.profile) } catch is AuthctlError { stored = nil }
+                    do {
+                        stored = try keeper.repository.load(profile: settings.profile)
+                    } catch let error as AuthctlError where error.unreadableSession {
+                        stored = nil
+                    }
                     if let current = stored, current.isSignedIn(as: name),
                        !current.expiresWithin(minValid, now: context.now()), (try? keeper.checkConfiguredClient(current)) != nil {
                         return current

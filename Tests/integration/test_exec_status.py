@@ -405,3 +405,13 @@ def test_status_without_a_secret_service(pool, fake, keyrings, mode):
     r = cli.run("status")
     assert r.code == 78, r
     assert r.out.startswith("* default: unknown:"), r
+
+
+def test_status_unreadable_session(cli, fake):
+    """An item that exists but cannot be decoded is reported as such (not as no keyring), exit 77."""
+    assert cli.signin().code == 0
+    cli.keyring.rewrite_session(lambda s: s.pop("accessToken"))
+    r, doc = status_json(cli)
+    assert r.code == 77, r
+    entry = doc["profiles"][0]
+    assert entry["state"] == "unreadable" and "authctl signin" in entry["problem"], doc
