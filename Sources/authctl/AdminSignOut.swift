@@ -25,16 +25,15 @@ struct AdminSignOut {
         let now = context.now
         signed.requestSigner = { request in try signer.sign(&request, date: now()) }
 
-        var watcher: AttemptWatcher?
         do {
-            try SignOut.watched(signed, into: &watcher).adminUserGlobalSignOut(userPoolId: poolId, username: username)
+            try signed.adminUserGlobalSignOut(userPoolId: poolId, username: username)
         } catch {
             if output == .json {
                 context.printJSON(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId))
             }
             let cognito = error as? CognitoError
             throw cognito.map { Self.failure($0, username: username, poolId: poolId, endpoint: endpoint,
-                                             mayHaveActed: watcher?.mayHaveActed ?? false) }
+                                             mayHaveActed: $0.outcomeUnknown) }
                 ?? AuthctlError.from(error, endpoint: endpoint)
         }
 

@@ -35,14 +35,12 @@ struct ChangePassword: AuthctlCommand {
         // An access token refused as expired is refreshed and the change asked once more (the
         // refused request changed nothing); one refused otherwise ends the session.
         try keeper.withFreshSession(minValidity: 60) { session, service in
-            var watcher: AttemptWatcher?
             do {
-                try SignOut.watched(service, into: &watcher)
-                    .changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
+                try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
             } catch let error as CognitoError where Self.refusesSession(error) {
                 throw error
             } catch let error as CognitoError {
-                throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: watcher?.mayHaveActed ?? false)
+                throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: error.outcomeUnknown)
             }
         }
         switch global.output {

@@ -63,15 +63,14 @@ struct SignOut: AuthctlCommand {
                 session = loaded
             }
             var revoke = SignOutReport.Outcome.ok
-            var watcher: AttemptWatcher?
             do {
                 let client = try keeper.clientSettings(for: session)
-                let service = Self.watched(try context.service(settings, client: client), into: &watcher)
-                try service.revokeToken(refreshToken: session.refreshToken, client: try keeper.appClient(client))
+                try context.service(settings, client: client)
+                    .revokeToken(refreshToken: session.refreshToken, client: try keeper.appClient(client))
             } catch {
                 revoke = .failed
                 let reason = AuthctlError.from(error).message
-                if watcher?.mayHaveActed ?? false {
+                if (error as? CognitoError)?.outcomeUnknown ?? false {
                     context.console.message("authctl: warning: the refresh token may not have been revoked (\(reason)): the request may or may not have reached Cognito; if it did not, the token stays usable until it expires.")
                 } else {
                     context.console.message("authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires.")
@@ -129,14 +128,17 @@ struct SignOut: AuthctlCommand {
             // An expired access token must not make global sign-out fail: refreshed first, and once
             // more when the service refuses it as expired.
             session = try keeper.withFreshSession(minValidity: 60) { session, service in
-                var watcher: AttemptWatcher?
-                defer { if watcher?.mayHaveActed ?? false { mayHaveActed = true } }
                 do {
-                    try Self.watched(service, into: &watcher).globalSignOut(accessToken: session.accessToken)
+                    try service.globalSignOut(accessToken: session.accessToken)
                     return session
-                } catch let error as CognitoError where error.kind == .service && !SessionKeeper.saysExpired(error)
-                    && (error.isNotAuthorized || error.isType("UserNotFoundException")) {
-                    throw Refused(error: error)
+                } catch let error as CognitoError {
+                    // Remembered across the retry after a refresh: the first request may have done it.
+                    if error.outcomeUnknown { mayHaveActed = true }
+                    if error.kind == .service && !SessionKeeper.saysExpired(error)
+                        && (error.isNotAuthorized || error.isType("UserNotFoundException")) {
+                        throw Refused(error: error)
+                    }
+                    throw error
                 }
             }
         } catch let refused as Refused {
@@ -269,15 +271,6 @@ struct SignOut: AuthctlCommand {
         AuthctlError(error.code, "\(what) could not be removed from this device's keyring: \(error.message). Run `authctl signout` again once the keyring works.")
     }
 
-    /// The same service over a transport that notes whether a failed attempt may have been performed.
-    static func watched(_ service: CognitoService, into watcher: inout AttemptWatcher?) -> CognitoService {
-        let observer = AttemptWatcher(service.transport)
-        watcher = observer
-        let copy = CognitoService(endpoint: service.endpoint, transport: observer, retryPolicy: service.retryPolicy)
-        copy.requestSigner = service.requestSigner
-        return copy
-    }
-
     /// Tokens issued now, on another device, pass offline checks for the tokens' lifetime: the
     /// window is now plus that lifetime, not this device's own expiry.
     static func exposure(of session: StoredSession, now: Date) -> Date {
@@ -288,32 +281,6 @@ struct SignOut: AuthctlCommand {
     /// which would end the session with its own message.
     struct Refused: Error {
         var error: CognitoError
-    }
-}
-
-/// Watches the attempts of one call (retries included): whether one may have reached the service
-/// and been performed without a clear answer (timeout, dropped connection, HTTP 5xx, an unreadable
-/// answer), as opposed to refused (an error type) or never sent (no connection made).
-final class AttemptWatcher: HTTPTransport {
-    let inner: HTTPTransport
-    private(set) var mayHaveActed = false
-
-    init(_ inner: HTTPTransport) {
-        self.inner = inner
-    }
-
-    func send(_ request: HTTPRequest) throws -> HTTPResponse {
-        do {
-            let response = try inner.send(request)
-            if !(200..<300).contains(response.status) {
-                let error = CognitoErrorParser.parse(response)
-                if error.kind != .service || error.isServerError { mayHaveActed = true }
-            }
-            return response
-        } catch let error as TransportError {
-            if !CognitoError.transport(error).certainlyNotSent { mayHaveActed = true }
-            throw error
-        }
     }
 }
 

@@ -322,3 +322,36 @@ final class SleepLog: @unchecked Sendable {
     var values: [Double] { lock.lock(); defer { lock.unlock() }; return stored }
     func append(_ value: Double) { lock.lock(); stored.append(value); lock.unlock() }
 }
+
+final class OutcomeUnknownTests: XCTestCase {
+    private func service(_ transport: ScriptedTransport) -> CognitoService {
+        CognitoService(endpoint: "http://127.0.0.1:1", transport: transport, retryPolicy: RetryPolicy(maxAttempts: 3, sleep: { _ in }))
+    }
+
+    func testAn5xxThenARefusalLeavesTheOutcomeUnknown() {
+        // The first attempt may have been performed; the retry's refusal does not tell otherwise.
+        let transport = ScriptedTransport([
+            ScriptedTransport.error("InternalErrorException", "boom", status: 500),
+            ScriptedTransport.error("NotAuthorizedException", "Access Token has been revoked"),
+        ])
+        XCTAssertThrowsError(try service(transport).globalSignOut(accessToken: "t")) { error in
+            XCTAssertEqual((error as? CognitoError)?.errorType, "NotAuthorizedException")
+            XCTAssertEqual((error as? CognitoError)?.outcomeUnknown, true)
+        }
+    }
+
+    func testARefusalAloneIsAClearAnswer() {
+        let transport = ScriptedTransport([ScriptedTransport.error("NotAuthorizedException", "Access Token has been revoked")])
+        XCTAssertThrowsError(try service(transport).globalSignOut(accessToken: "t")) { error in
+            XCTAssertEqual((error as? CognitoError)?.outcomeUnknown, false)
+        }
+    }
+
+    func testNothingSentIsAClearAnswer() {
+        let transport = ScriptedTransport(Array(repeating: .fail(TransportError(kind: .notConnected, message: "refused")), count: 3))
+        XCTAssertThrowsError(try service(transport).globalSignOut(accessToken: "t")) { error in
+            XCTAssertEqual((error as? CognitoError)?.outcomeUnknown, false)
+        }
+        XCTAssertEqual(transport.requests.count, 3)
+    }
+}

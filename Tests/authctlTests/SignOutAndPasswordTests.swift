@@ -125,9 +125,11 @@ final class SignOutCommandTests: XCTestCase {
             XCTAssertTrue(AuthctlError.from(error).message.contains("Nothing was revoked"))
         }
         for (kind, maybe) in [(TransportError.Kind.notConnected, false), (.timeout, true), (.connection, true)] {
-            let watcher = AttemptWatcher(ThrowingTransport(kind))
-            XCTAssertThrowsError(try watcher.send(HTTPRequest(url: "http://127.0.0.1:9/")))
-            XCTAssertEqual(watcher.mayHaveActed, maybe, "\(kind)")
+            let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: ThrowingTransport(kind),
+                                         retryPolicy: RetryPolicy(maxAttempts: 3, sleep: { _ in }))
+            XCTAssertThrowsError(try service.globalSignOut(accessToken: "t")) { error in
+                XCTAssertEqual((error as? CognitoError)?.outcomeUnknown, maybe, "\(kind)")
+            }
         }
     }
 

@@ -24,6 +24,9 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     public var transportKind: TransportError.Kind?
     /// For `.transport`: whether the request may have reached the service.
     public var requestMayHaveBeenSent = true
+    /// Set by `CognitoService.call`: an attempt of this call (retries included) may have been
+    /// performed by the service without a clear answer, so its outcome is unknown.
+    public var outcomeUnknown = false
     /// For `.unsupportedChallenge`: the challenge name.
     public var challengeName: String?
 
@@ -76,6 +79,17 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     public var isServerError: Bool {
         guard let httpStatus else { return false }
         return httpStatus >= 500 && httpStatus <= 599
+    }
+
+    /// This attempt may have been performed without a clear answer: the request may have been
+    /// sent and no answer came (timeout, connection lost), or the answer was a 5xx or unreadable.
+    public var mayHaveBeenPerformed: Bool {
+        switch kind {
+        case .transport: return requestMayHaveBeenSent
+        case .malformedResponse: return true
+        case .service: return isServerError
+        case .unsupportedChallenge, .invalidInput: return false
+        }
     }
 
     /// Nothing of the request was sent (no connection, a failed TLS handshake), so the service

@@ -54,12 +54,15 @@ public final class CognitoService {
         try requestSigner?(&httpRequest)
 
         var attempt = 0
+        var outcomeUnknown = false
         while true {
             attempt += 1
             do {
                 return try send(httpRequest, operation: operation, as: Response.self)
-            } catch let error as CognitoError {
+            } catch var error as CognitoError {
+                outcomeUnknown = outcomeUnknown || error.mayHaveBeenPerformed
                 guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent) else {
+                    error.outcomeUnknown = outcomeUnknown
                     throw error
                 }
                 retryPolicy.sleep(retryPolicy.delay(afterAttempt: attempt))
