@@ -82,6 +82,7 @@ struct Token: AuthctlCommand {
                                      client: client, now: context.now())
         }
         var signedIn: StoredSession?
+        var signInStarted = false
         if storeError == nil {
             do {
                 // Under the profile's lock: of many jobs started together on no session, one signs
@@ -98,6 +99,7 @@ struct Token: AuthctlCommand {
                        !current.expiresWithin(minValid, now: context.now()), (try? keeper.checkConfiguredClient(current)) != nil {
                         return current
                     }
+                    signInStarted = true
                     let fresh = try signIn()
                     do {
                         try keeper.repository.save(fresh)
@@ -106,7 +108,9 @@ struct Token: AuthctlCommand {
                     }
                     return fresh
                 }
-            } catch let error as SecureStoreError {
+            } catch let error as SecureStoreError where !signInStarted {
+                // The store failed before any sign-in (reading it): sign in without it below. A
+                // failure during the sign-in is thrown: another try would send another code.
                 storeError = error
             }
         }
