@@ -318,6 +318,7 @@ SELECT_ANSWERS = {TOTP: TOTP, SMS: SMS, EMAIL: EMAIL, "EMAIL_MFA": EMAIL}
 MFA_MODES = ("off", "totp", "sms", "email", "select", "setup")
 INVALID_SESSION = "Invalid session for the user."
 EXPIRED_SESSION = "Invalid session for the user, session is expired."
+NO_TOKEN_NOR_SESSION = "Missing required parameter AccessToken or Session"
 
 
 def new_totp_secret() -> str:
@@ -1137,8 +1138,12 @@ def answer_mfa_challenge(fake: FakeCognito, req: Request, client: ClientInfo) ->
     return finish_mfa(fake, ch)
 
 
-def _user_of_access_token(fake: FakeCognito, req: Request) -> tuple[str, str] | Reply:
-    """(pool id, username) of a live access token, asking moto (GetUser); or moto's refusal."""
+def _user_of_access_token(fake: FakeCognito, req: Request,
+                          missing: str = "Missing required parameter AccessToken") -> tuple[str, str] | Reply:
+    """(pool id, username) of a live access token, asking moto (GetUser); or moto's refusal.
+    A request without the token is refused with `missing`, as the service does."""
+    if not req.body.get("AccessToken"):
+        raise ServiceError("InvalidParameterException", missing)
     _revoked_access_token_guard(fake, req)
     token = req.body.get("AccessToken") or ""
     claims = jwt_claims(token)
@@ -1167,9 +1172,7 @@ def associate_software_token(fake: FakeCognito, req: Request) -> Reply | None:
             raise not_authorized(INVALID_SESSION, note=f"AssociateSoftwareToken with a {ch.name} session")
         ch = fake.new_mfa_session(ch, secret=new_totp_secret(), verified=False, attempts=0)
         return json_reply({"SecretCode": ch.secret, "Session": ch.session})
-    if not req.body.get("AccessToken"):
-        raise ServiceError("InvalidParameterException", "Missing required parameter AccessToken or Session")
-    who = _user_of_access_token(fake, req)
+    who = _user_of_access_token(fake, req, missing=NO_TOKEN_NOR_SESSION)
     if isinstance(who, Reply):
         return who
     with fake.lock:
@@ -1190,9 +1193,7 @@ def verify_software_token(fake: FakeCognito, req: Request) -> Reply | None:
             raise fake.wrong_code(ch, ServiceError("EnableSoftwareTokenMFAException", "Code mismatch"))
         ch = fake.new_mfa_session(ch, verified=True, friendly_device_name=name)
         return json_reply({"Status": "SUCCESS", "Session": ch.session})
-    if not req.body.get("AccessToken"):
-        raise ServiceError("InvalidParameterException", "Missing required parameter AccessToken or Session")
-    who = _user_of_access_token(fake, req)
+    who = _user_of_access_token(fake, req, missing=NO_TOKEN_NOR_SESSION)
     if isinstance(who, Reply):
         return who
     with fake.lock:
