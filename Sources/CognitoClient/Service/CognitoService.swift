@@ -1,19 +1,24 @@
 import Foundation
 
 /// Cognito's JSON-over-HTTPS protocol: `POST <endpoint>/` with
-/// `X-Amz-Target: AWSCognitoIdentityProviderService.<Operation>`.
+/// `X-Amz-Target: <targetPrefix>.<Operation>` (user pools: `AWSCognitoIdentityProviderService`;
+/// identity pools, see `CognitoIdentityService`: `AWSCognitoIdentityService`).
 /// Synchronous on purpose: a command makes a handful of calls in sequence.
 public final class CognitoService {
     public let endpoint: String
     public let transport: HTTPTransport
     public var retryPolicy: RetryPolicy
+    /// The service's `targetPrefix` in its botocore model.
+    public let targetPrefix: String
     /// Extra headers for every call (e.g. SigV4 signing is added by a signer, not here).
     public var requestSigner: ((inout HTTPRequest) throws -> Void)?
 
-    public init(endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard) {
+    public init(endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard,
+                targetPrefix: String = "AWSCognitoIdentityProviderService") {
         self.endpoint = endpoint.hasSuffix("/") ? endpoint : endpoint + "/"
         self.transport = transport
         self.retryPolicy = retryPolicy
+        self.targetPrefix = targetPrefix
     }
 
     static let encoder: JSONEncoder = {
@@ -47,7 +52,7 @@ public final class CognitoService {
             url: endpoint,
             headers: [
                 ("Content-Type", "application/x-amz-json-1.1"),
-                ("X-Amz-Target", "AWSCognitoIdentityProviderService.\(operation)"),
+                ("X-Amz-Target", "\(targetPrefix).\(operation)"),
                 ("Accept", "application/json"),
             ],
             body: body)
