@@ -20,6 +20,8 @@ struct Authctl: ParsableCommand {
             WhoAmI.self,
             Token.self,
             Exec.self,
+            AWSCredentialsCommand.self,
+            KubeToken.self,
             Status.self,
             MFA.self,
             Configure.self,

@@ -17,6 +17,8 @@ struct Settings: Equatable {
     var configFile: String
     /// The profiles the config file has, to name a mistyped one.
     var profilesInFile: [String] = []
+    /// AUTHCTL_IDENTITY_POOL_ID, else the profile's identity_pool_id (`--identity-pool-id` wins: IdentityPoolOptions).
+    var identityPoolId: String?
 
     /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
     var unknownProfileNote: String {
@@ -63,6 +65,7 @@ struct ProfileConfig: Equatable {
     var region: String?
     var endpoint: String?
     var username: String?
+    var identityPoolId: String?
 
     static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
         ("user_pool_id", \.userPoolId),
@@ -70,6 +73,7 @@ struct ProfileConfig: Equatable {
         ("region", \.region),
         ("endpoint", \.endpoint),
         ("username", \.username),
+        ("identity_pool_id", \.identityPoolId),
     ]
 }
 
@@ -182,7 +186,7 @@ enum SettingsResolver {
             ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
             ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
 
-        let settings = Settings(
+        var settings = Settings(
             profile: profileName,
             userPoolId: poolId,
             clientId: nonEmpty(options.clientId) ?? nonEmpty(env["AUTHCTL_CLIENT_ID"]) ?? nonEmpty(profile.clientId),
@@ -194,6 +198,7 @@ enum SettingsResolver {
             timeout: options.timeout ?? 30,
             configFile: configPath,
             profilesInFile: file.profiles.keys.sorted())
+        settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
@@ -233,8 +238,8 @@ struct ClientSettings: Equatable {
 
     /// An https:// URL with a host; plain http:// only to this machine (a local emulator), since
     /// tokens, and with `--flow password` the password, would cross the network in clear.
-    static func checkEndpoint(_ endpoint: String) throws {
-        let origin = "(from --endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL or the config file)"
+    static func checkEndpoint(_ endpoint: String,
+                              origin: String = "(from --endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL or the config file)") throws {
         guard let url = URLComponents(string: endpoint), let scheme = url.scheme?.lowercased(),
               scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
             throw AuthctlError(.configuration, "endpoint \"\(endpoint)\" is not an https:// URL with a host \(origin)")

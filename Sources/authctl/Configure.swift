@@ -16,6 +16,9 @@ struct Configure: AuthctlCommand {
     @Option(help: ArgumentHelp("Default username for the profile.", valueName: "name"))
     var username: String?
 
+    @Option(help: ArgumentHelp("Identity pool id, <region>:<uuid>, for `authctl aws-credentials`.", valueName: "id"))
+    var identityPoolId: String?
+
     @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the Secret Service.")
     var clientSecretStdin = false
 
@@ -32,6 +35,7 @@ struct Configure: AuthctlCommand {
         if let value = global.region { profile.region = value }
         if let value = global.endpoint { profile.endpoint = value }
         if let value = username { profile.username = value }
+        if let value = identityPoolId { profile.identityPoolId = try IdentityPoolSettings.checked(value, origin: "--identity-pool-id") }
 
         if console.isInteractive && !clientSecretStdin {
             if profile.userPoolId == nil { profile.userPoolId = ask("User pool id (e.g. eu-west-1_AbC123): ", console) }
@@ -72,7 +76,8 @@ struct Configure: AuthctlCommand {
         case .json:
             context.printJSON(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
                                                clientId: clientId, region: profile.region, endpoint: profile.endpoint,
-                                               username: profile.username, clientSecretStored: clientSecretStdin))
+                                               username: profile.username, identityPoolId: profile.identityPoolId,
+                                               clientSecretStored: clientSecretStdin))
         case .text:
             let secretNote = clientSecretStdin ? "; client secret kept in the Secret Service" : ""
             console.message("Profile \(profileName) written to \(file.path)\(secretNote)")
@@ -94,5 +99,6 @@ struct ConfigureSummary: Encodable {
     var region: String?
     var endpoint: String?
     var username: String?
+    var identityPoolId: String?
     var clientSecretStored: Bool
 }

@@ -22,6 +22,12 @@ struct Exec: AuthctlCommand {
     @Option(help: ArgumentHelp("Refresh first when the access token expires within this many seconds.", valueName: "seconds"))
     var minValid: Double = 60
 
+    @Flag(help: "Also put the identity pool's temporary AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_CREDENTIAL_EXPIRATION), as aws-credentials gives them.")
+    var aws = false
+
+    @OptionGroup(title: "AWS credentials (with --aws)")
+    var identityPool: IdentityPoolOptions
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
 
@@ -31,6 +37,9 @@ struct Exec: AuthctlCommand {
             throw ValidationError("exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }
         if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
+        if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
+            throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
+        }
     }
 
     func run(in context: CommandContext) throws {
@@ -38,6 +47,9 @@ struct Exec: AuthctlCommand {
         // only those authctl opens itself from here on are closed at exec.
         let inherited = Self.openDescriptors()
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let awsCredentials = try aws ? IdentityPoolCredentials(
+            context: context, settings: settings,
+            pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
         let (session, _) = try SessionKeeper(context: context, settings: settings).freshSession(minValidity: minValid)
         let checks = TokenChecks(context: context, settings: settings)
         try checks.checkClaims(session, .access)
@@ -48,6 +60,7 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_TOKEN", checks.token(session, type), 1)
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
+        for variable in awsCredentials.map(AWSCredentialsCommand.environment) ?? [] { setenv(variable.name, variable.value, 1) }
         Self.prepareForExec(keeping: inherited)
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }

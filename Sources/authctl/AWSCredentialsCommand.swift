@@ -1,0 +1,68 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+enum AWSCredentialsFormat: String, ExpressibleByArgument, CaseIterable {
+    /// The AWS CLI's and SDKs' `credential_process` JSON.
+    case process
+    /// `export AWS_ACCESS_KEY_ID=...` lines for `eval`.
+    case env
+}
+
+struct AWSCredentialsCommand: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "aws-credentials",
+        abstract: "Print temporary AWS credentials from a Cognito identity pool, for credential_process.",
+        discussion: """
+            In ~/.aws/config: credential_process = authctl aws-credentials --profile NAME. The session's id \
+            token (refreshed first when needed) is exchanged for the credentials of the identity pool's \
+            authenticated role (GetId, then GetCredentialsForIdentity). Stdout carries the credentials and \
+            nothing else; messages go to stderr. They are cached in the Secret Service until 5 minutes before \
+            they expire, and parallel calls fetch once.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @OptionGroup var identityPool: IdentityPoolOptions
+
+    @Option(help: "process: the credential_process JSON; env: export lines for eval.")
+    var format: AWSCredentialsFormat = .process
+
+    func validate() throws {
+        if global.output == .json && format == .env {
+            throw ValidationError("--format env prints shell lines: --output json does not apply (the process format is JSON).")
+        }
+    }
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let pool = try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
+        let credentials = try IdentityPoolCredentials(context: context, settings: settings, pool: pool).credentials()
+        switch format {
+        case .process:
+            context.console.output(Self.processJSON(credentials))
+        case .env:
+            context.console.output(Self.environment(credentials).map { "export \($0.name)=\(Self.shellQuoted($0.value))" }
+                .joined(separator: "\n"))
+        }
+    }
+
+    /// `{"Version":1,"AccessKeyId":…,"SecretAccessKey":…,"SessionToken":…,"Expiration":…}` in this order.
+    static func processJSON(_ credentials: TemporaryAWSCredentials) -> String {
+        let fields: [(String, String)] = [
+            ("AccessKeyId", credentials.accessKeyId), ("SecretAccessKey", credentials.secretAccessKey),
+            ("SessionToken", credentials.sessionToken), ("Expiration", Format.iso8601(credentials.expiration)),
+        ]
+        return "{\"Version\":1," + fields.map { "\(Format.json($0.0)):\(Format.json($0.1))" }.joined(separator: ",") + "}"
+    }
+
+    /// The variables the AWS CLI and SDKs read (AWS_CREDENTIAL_EXPIRATION as aws-vault and the SDKs' tooling set it).
+    static func environment(_ credentials: TemporaryAWSCredentials) -> [(name: String, value: String)] {
+        [("AWS_ACCESS_KEY_ID", credentials.accessKeyId), ("AWS_SECRET_ACCESS_KEY", credentials.secretAccessKey),
+         ("AWS_SESSION_TOKEN", credentials.sessionToken), ("AWS_CREDENTIAL_EXPIRATION", Format.iso8601(credentials.expiration))]
+    }
+
+    static func shellQuoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

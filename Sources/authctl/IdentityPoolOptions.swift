@@ -1,0 +1,52 @@
+import ArgumentParser
+import CognitoClient
+
+/// The identity pool options `aws-credentials` and `exec --aws` share.
+struct IdentityPoolOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Identity pool id, <region>:<uuid> (env AUTHCTL_IDENTITY_POOL_ID, profile identity_pool_id).", valueName: "id"))
+    var identityPoolId: String?
+
+    @Option(help: ArgumentHelp("Role to ask for (CustomRoleArn), where the identity pool lets the user choose among the roles of its rules.", valueName: "arn"))
+    var roleArn: String?
+
+    func validate() throws {
+        if let roleArn, !(roleArn.hasPrefix("arn:") && (20...2048).contains(roleArn.count)) {
+            throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/reader")
+        }
+    }
+}
+
+/// Which identity pool to ask, where, and for which role.
+struct IdentityPoolSettings: Equatable {
+    var identityPoolId: String
+    var region: String
+    /// AWS_ENDPOINT_URL_COGNITO_IDENTITY, else AWS_ENDPOINT_URL, else the region's public endpoint.
+    var endpoint: String
+    var roleArn: String?
+
+    static let endpointOrigin = "(from AWS_ENDPOINT_URL_COGNITO_IDENTITY or AWS_ENDPOINT_URL)"
+
+    init(_ options: IdentityPoolOptions, settings: Settings, environment env: [String: String]) throws {
+        let origin = "--identity-pool-id, AUTHCTL_IDENTITY_POOL_ID or identity_pool_id in [profiles.\(settings.profile)] of \(settings.configFile)"
+        guard let poolId = options.identityPoolId.flatMap({ $0.isEmpty ? nil : $0 }) ?? settings.identityPoolId else {
+            throw AuthctlError(.configuration, "\(settings.unknownProfileNote)no identity pool id for profile \(settings.profile): set \(origin)")
+        }
+        identityPoolId = try Self.checked(poolId, origin: origin)
+        region = CognitoIdentityService.region(ofIdentityPool: poolId) ?? "us-east-1"
+        let configured = [env["AWS_ENDPOINT_URL_COGNITO_IDENTITY"], env["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
+        endpoint = configured ?? CognitoIdentityService.defaultEndpoint(region: region)
+        try ClientSettings.checkEndpoint(endpoint, origin: Self.endpointOrigin)
+        roleArn = options.roleArn
+    }
+
+    /// A well-formed `<region>:<uuid>`, or exit 78 naming where it came from.
+    static func checked(_ poolId: String, origin: String) throws -> String {
+        guard CognitoIdentityService.isValidIdentityPoolId(poolId) else {
+            throw AuthctlError(.configuration, """
+                identity pool id "\(poolId)" is malformed: expected <region>:<uuid>, e.g. \
+                eu-west-1:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 (from \(origin))
+                """)
+        }
+        return poolId
+    }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+struct KubeToken: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kube-token",
+        abstract: "Print a Kubernetes ExecCredential with a fresh Cognito token (a kubectl credential plugin).",
+        discussion: """
+            In a kubeconfig user: exec with command: authctl, args: [kube-token, --profile, NAME], \
+            apiVersion client.authentication.k8s.io/v1 (or v1beta1) and interactiveMode: IfAvailable. \
+            Answers in the apiVersion KUBERNETES_EXEC_INFO asks for. Without a session it signs in on the \
+            terminal only when KUBERNETES_EXEC_INFO says kubectl is interactive; otherwise it exits 77.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("type"), help: "Which token the API server gets: id (default, what OIDC issuers check) or access.")
+    var type: TokenType = .id
+
+    @Option(help: ArgumentHelp("Refresh first when the token expires within this many seconds.", valueName: "seconds"))
+    var minValid: Double = 60
+
+    func validate() throws {
+        if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
+    }
+
+    func run(in context: CommandContext) throws {
+        let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let keeper = SessionKeeper(context: context, settings: settings)
+
+        let session: StoredSession
+        do {
+            session = try freshSession(keeper)
+        } catch let error as AuthctlError where request.interactive && (error.sessionEnded || error.unreadableSession) {
+            context.console.message("authctl: \(error.message)")
+            try signIn(context: context)
+            session = try freshSession(keeper)
+        } catch let needed as SignInNeeded where request.interactive {
+            _ = needed
+            try signIn(context: context)
+            session = try freshSession(keeper)
+        } catch is SignInNeeded {
+            throw AuthctlError(.notAuthorized, """
+                Not signed in (profile \(settings.profile)), and kubectl is not interactive here. \
+                Run: authctl signin --profile \(settings.profile)
+                """)
+        }
+        let checks = TokenChecks(context: context, settings: settings)
+        try checks.checkClaims(session, type)
+        let token = checks.token(session, type)
+        let expiresAt = type == .access ? session.accessTokenExpiresAt
+            : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
+        context.printJSON(ExecCredential(apiVersion: request.apiVersion, spec: .init(interactive: request.interactive),
+                                         status: .init(token: token, expirationTimestamp: expiresAt)))
+    }
+
+    private struct SignInNeeded: Error {}
+
+    private func freshSession(_ keeper: SessionKeeper) throws -> StoredSession {
+        guard try keeper.repository.load(profile: keeper.settings.profile) != nil else { throw SignInNeeded() }
+        return try keeper.freshSession(minValidity: minValid, for: type)
+    }
+
+    /// `authctl signin` itself, with this command's settings: it asks on the terminal (kubectl
+    /// hands over its standard input in interactive mode) and writes only to stderr in text mode.
+    private func signIn(context: CommandContext) throws {
+        var signIn = try SignIn.parse([])
+        signIn.global = global
+        signIn.global.output = .text
+        try signIn.run(in: context)
+    }
+}
+
+/// What kubectl asks in KUBERNETES_EXEC_INFO: the apiVersion to answer in, and whether a person
+/// can be asked. Absent (run by hand): v1, not interactive.
+struct ExecCredentialRequest: Equatable {
+    static let supportedVersions = ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"]
+
+    var apiVersion = "client.authentication.k8s.io/v1"
+    var interactive = false
+
+    init(_ json: String?) throws {
+        guard let json, !json.isEmpty else { return }
+        struct Wire: Decodable {
+            struct Spec: Decodable { var interactive: Bool? }
+            var apiVersion: String?
+            var kind: String?
+            var spec: Spec?
+        }
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(json.utf8)) else {
+            throw AuthctlError(.usage, "KUBERNETES_EXEC_INFO is not an ExecCredential JSON document")
+        }
+        if let version = wire.apiVersion {
+            guard Self.supportedVersions.contains(version) else {
+                throw AuthctlError(.configuration, """
+                    kubectl asks for an ExecCredential in \(version.debugDescription); authctl answers in \
+                    \(Self.supportedVersions.joined(separator: " or ")): set that apiVersion in the kubeconfig's exec entry
+                    """)
+            }
+            apiVersion = version
+        }
+        interactive = wire.spec?.interactive ?? false
+    }
+}
+
+/// client.authentication.k8s.io ExecCredential (the same shape in v1 and v1beta1).
+struct ExecCredential: Encodable {
+    struct Spec: Encodable { var interactive: Bool }
+    struct Status: Encodable {
+        var token: String
+        var expirationTimestamp: Date
+    }
+
+    var kind = "ExecCredential"
+    var apiVersion: String
+    var spec: Spec
+    var status: Status
+}
