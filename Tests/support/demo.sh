@@ -72,6 +72,11 @@ wait_for "fake Cognito" 30 grep -q '^PORT ' "$WORK/fake.log"
 FAKE_PORT=$(sed -n 's/^PORT \([0-9]*\).*/\1/p' "$WORK/fake.log" | head -n1)
 ENDPOINT="http://127.0.0.1:$FAKE_PORT/"
 
+# The identity-pool fake (checks the id token and assumes the pool's role with moto's STS).
+start_bg identity "$PYTHON" "$ROOT/Tests/integration/fake_identity.py" --upstream "http://127.0.0.1:$MOTO_PORT" --port 0
+wait_for "fake Cognito Identity" 30 grep -q '^PORT ' "$WORK/identity.log"
+IDENTITY_URL="http://127.0.0.1:$(sed -n 's/^PORT \([0-9]*\).*/\1/p' "$WORK/identity.log" | head -n1)"
+
 # --- 2. a private Secret Service in a temporary HOME --------------------------------------
 DEMO_HOME="$WORK/home"
 mkdir -p "$DEMO_HOME/.config" "$DEMO_HOME/.cache" "$DEMO_HOME/.local/share" "$DEMO_HOME/.run"
@@ -109,15 +114,30 @@ print(f"POOL_ID={shlex.quote(pool)}; CLIENT_ID={shlex.quote(client)}")
 PY
 )"
 
+# An identity pool trusting that user pool and app client, with an authenticated role.
+eval "$(POOL_ID=$POOL_ID CLIENT_ID=$CLIENT_ID IDENTITY_URL=$IDENTITY_URL "$PYTHON" - <<'PY'
+import os, shlex, boto3
+kw = dict(endpoint_url=os.environ["IDENTITY_URL"], region_name="us-east-1", aws_access_key_id="demo", aws_secret_access_key="demo")
+role = boto3.client("iam", **kw).create_role(RoleName="cognito-demo-developers", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+ci = boto3.client("cognito-identity", **kw)
+pool = ci.create_identity_pool(IdentityPoolName="authctl_demo", AllowUnauthenticatedIdentities=False, CognitoIdentityProviders=[
+    {"ProviderName": f"cognito-idp.us-east-1.amazonaws.com/{os.environ['POOL_ID']}", "ClientId": os.environ["CLIENT_ID"]}])["IdentityPoolId"]
+ci.set_identity_pool_roles(IdentityPoolId=pool, Roles={"authenticated": role})
+print(f"IDENTITY_POOL_ID={shlex.quote(pool)}")
+PY
+)"
+
 AUTHCTL=(env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS"
     "AUTHCTL_USER_POOL_ID=$POOL_ID" "AUTHCTL_CLIENT_ID=$CLIENT_ID" "AUTHCTL_ENDPOINT=$ENDPOINT"
-    "AUTHCTL_REGION=us-east-1" "$AUTHCTL_BIN")
+    "AUTHCTL_REGION=us-east-1" "AUTHCTL_IDENTITY_POOL_ID=$IDENTITY_POOL_ID"
+    "AWS_ENDPOINT_URL_COGNITO_IDENTITY=$IDENTITY_URL" "$AUTHCTL_BIN")
 
 printf '%s\n' "${BOLD}authctl demo${RESET}"
 say "Cognito emulator: $ENDPOINT (moto on :$MOTO_PORT behind a fake that verifies SRP for real)"
 say "Secret Service:   gnome-keyring on a private session bus, HOME=$DEMO_HOME"
 say "User pool $POOL_ID, app client $CLIENT_ID, user $USERNAME (group developers)"
-say "Environment:      AUTHCTL_USER_POOL_ID AUTHCTL_CLIENT_ID AUTHCTL_ENDPOINT AUTHCTL_REGION"
+say "Identity pool $IDENTITY_POOL_ID at $IDENTITY_URL (a fake in front of moto's identity and STS)"
+say "Environment:      AUTHCTL_USER_POOL_ID AUTHCTL_CLIENT_ID AUTHCTL_ENDPOINT AUTHCTL_REGION AUTHCTL_IDENTITY_POOL_ID"
 
 STEPS=0
 FAILED=0
@@ -167,6 +187,40 @@ token_step() {
     fi
 }
 
+# aws_step "Heading": the real AWS CLI with authctl as its credential_process, against moto's STS.
+aws_step() {
+    STEPS=$((STEPS + 1))
+    printf '\n%s\n' "${BOLD}== $STEPS. $1${RESET}"
+    printf '%s\n' "\$ aws --profile cognito sts get-caller-identity    # ~/.aws/config: credential_process = authctl aws-credentials"
+    printf '[profile cognito]\nregion = us-east-1\ncredential_process = %s aws-credentials\n' "$AUTHCTL_BIN" >"$WORK/aws-config"
+    local rc=0
+    env -i "PATH=$PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS" "AWS_CONFIG_FILE=$WORK/aws-config" \
+        "AWS_SHARED_CREDENTIALS_FILE=$WORK/none" "AWS_ENDPOINT_URL=$IDENTITY_URL" "AUTHCTL_USER_POOL_ID=$POOL_ID" \
+        "AUTHCTL_CLIENT_ID=$CLIENT_ID" "AUTHCTL_ENDPOINT=$ENDPOINT" "AUTHCTL_REGION=us-east-1" \
+        "AUTHCTL_IDENTITY_POOL_ID=$IDENTITY_POOL_ID" aws --profile cognito --output json sts get-caller-identity </dev/null || rc=$?
+    if [ "$rc" -eq 0 ]; then printf '%s\n' "${GREEN}(exit 0)${RESET}"; else printf '%s\n' "${RED}(exit $rc, expected 0)${RESET}"; FAILED=$((FAILED + 1)); fi
+}
+# Secrets shown only by their field names and length.
+redacted_step() {
+    local title=$1; shift
+    STEPS=$((STEPS + 1))
+    printf '\n%s\n' "${BOLD}== $STEPS. $title${RESET}"
+    printf '%s\n' "\$ authctl $*    # secret values shortened here"
+    local out rc=0
+    out=$("${AUTHCTL[@]}" "$@" </dev/null) || rc=$?
+    printf '%s\n' "$out" | "$PYTHON" -c 'import json, sys
+SECRET = {"SecretAccessKey", "SessionToken", "token"}
+def cut(v):
+    return {k: cut(x) if isinstance(x, dict) else (x[:8] + "...(%d characters)" % len(x) if k in SECRET else x) for k, x in v.items()}
+print(json.dumps(cut(json.load(sys.stdin))))' || rc=1
+    if [ "$rc" -eq 0 ]; then printf '%s\n' "${GREEN}(exit 0)${RESET}"; else printf '%s\n' "${RED}(exit $rc, expected 0)${RESET}"; FAILED=$((FAILED + 1)); fi
+}
+identity_calls() {
+    "$PYTHON" -c 'import json, sys, urllib.request
+calls = json.load(urllib.request.urlopen(sys.argv[1] + "/_fake/identity/calls"))["calls"]
+for c in calls: print("  %-28s HTTP %s" % (c["op"], c["status"]))' "$IDENTITY_URL"
+}
+
 stored_session() {
     env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS" \
         secret-tool search kind session profile default 2>&1 | grep -v '^secret = ' || echo "(no session item)"
@@ -187,6 +241,11 @@ step "Who am I" 0 "" whoami
 step "Who am I, as JSON for scripts" 0 "" whoami --output json
 step "Status of every profile (no network call)" 0 "" status
 token_step "The access token, for scripts" token
+aws_step "The AWS CLI with authctl as credential_process: the identity pool's role"
+aws_step "Again: served from the Secret Service cache (no new GetCredentialsForIdentity)"
+show "What reached the identity pool" identity_calls
+redacted_step "The credential_process JSON itself" aws-credentials
+redacted_step "A kubectl ExecCredential (kube-token)" kube-token
 step "A wrong password is refused by the SRP verifier" 77 "Not-The-Passw0rd!" signin --username "$USERNAME" --password-stdin
 step "Sign out on every device (GlobalSignOut), then say how long issued tokens stay usable offline" 0 "" signout --global --yes
 step "Signed out: whoami exits 77" 77 "" whoami
