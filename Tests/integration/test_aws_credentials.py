@@ -163,6 +163,15 @@ def test_twenty_parallel_calls_fetch_once(aws_cli, identity):
     assert len(identity.calls(mark, op="GetId")) == 1
 
 
+def test_twenty_parallel_aws_cli_calls_fetch_once(aws_cli, identity):
+    mark = time.time()
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        results = list(pool.map(lambda _: aws(aws_cli, identity, "sts", "get-caller-identity"), range(20)))
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results if r.returncode != 0][:2]
+    assert len({json.loads(r.stdout)["Arn"] for r in results}) == 1
+    assert len(identity.calls(mark, op="GetCredentialsForIdentity")) == 1
+
+
 def test_credentials_near_expiry_are_fetched_again(aws_cli, identity):
     assert run(aws_cli, "aws-credentials").code == 0
     item = aws_cli.keyring.search(kind="aws-credentials", profile="default")[0]
