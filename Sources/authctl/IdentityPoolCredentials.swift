@@ -22,6 +22,8 @@ struct IdentityPoolCredentials {
     func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
         guard let session = try keeper.repository.load(profile: settings.profile) else {
+            // Signed out: credentials left from the session are of no further use here.
+            _ = try? cache.remove(profile: settings.profile)
             throw AuthctlError.notSignedIn(profile: settings.profile)
         }
         try keeper.checkConfiguredClient(session)
@@ -144,6 +146,12 @@ struct AWSCredentialsCache {
         guard let json = try store.read(SecretKey(kind: Self.kind, profile: profile, clientId: identityPoolId)) else { return nil }
         // An unreadable item is no cache: it is fetched again and replaced.
         return try? StoredSession.decoder.decode(Entry.self, from: Data(json.utf8))
+    }
+
+    /// Removes the profile's cached credentials, whatever their identity pool.
+    @discardableResult
+    func remove(profile: String) throws -> Bool {
+        try store.delete(SecretKey(kind: Self.kind, profile: profile))
     }
 
     func save(_ entry: Entry) throws {

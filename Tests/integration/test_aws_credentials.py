@@ -247,6 +247,7 @@ def test_signed_out_session_gets_no_cached_credentials(aws_cli, identity):
     assert aws_cli.run("signout").code == 0
     r = run(aws_cli, "aws-credentials")
     assert (r.code, r.out) == (77, ""), r
+    assert aws_cli.keyring.search(kind="aws-credentials", profile="default") == [], "the left-over credentials are removed"
 
 
 def test_configuration_errors(cli, identity):
