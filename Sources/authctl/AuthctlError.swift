@@ -91,20 +91,21 @@ struct AuthctlError: Error, CustomStringConvertible {
         if error.isServerError {
             return AuthctlError(.unavailable, "Cognito\(place) failed with HTTP \(error.httpStatus ?? 500): \(error.message)")
         }
-        switch error.errorType ?? "" {
-        case "NotAuthorizedException", "UserNotFoundException":
+        switch error.refusal {
+        case .userNotFound?:
             return AuthctlError(.notAuthorized, error.message)
-        case "PasswordResetRequiredException":
+        case .passwordResetRequired?:
             return AuthctlError(.notAuthorized, "A password reset is required for this account: \(error.message)")
-        case "UserNotConfirmedException":
+        case .userNotConfirmed?:
             return AuthctlError(.notAuthorized, "This account is not confirmed yet: \(error.message)")
-        case "InvalidPasswordException", "CodeMismatchException", "ExpiredCodeException":
+        case .invalidPassword?, .codeMismatch?, .codeExpired?:
             return AuthctlError(.inputRejected, error.message)
-        case "ResourceNotFoundException":
+        case .resourceNotFound?:
             return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(error.message)")
-        case "InvalidParameterException", "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException",
-             "UnexpectedLambdaException", "UserLambdaValidationException":
+        case .invalidParameter?, .poolConfiguration?:
             return AuthctlError(.configuration, "Cognito refused the request: \(error.message)")
+        case _ where error.isNotAuthorized:
+            return AuthctlError(.notAuthorized, error.message)
         default:
             return AuthctlError(.unexpected, "\(error.errorType ?? "error") from Cognito: \(error.message)")
         }

@@ -6,16 +6,17 @@ import SecureStore
 enum MFAType: String, ExpressibleByArgument, CaseIterable {
     case totp, sms, email
 
-    var challengeName: String {
+    var challengeName: ChallengeName {
         switch self {
-        case .totp: return "SOFTWARE_TOKEN_MFA"
-        case .sms: return "SMS_MFA"
-        case .email: return "EMAIL_OTP"
+        case .totp: return .softwareTokenMFA
+        case .sms: return .smsMFA
+        case .email: return .emailOTP
         }
     }
 
+    /// The factor a challenge name (or an MFA setting, which uses the same names) stands for.
     static func from(challengeName: String) -> MFAType? {
-        allCases.first { $0.challengeName == challengeName }
+        allCases.first { $0.challengeName.rawValue == challengeName }
     }
 
     var words: String {
@@ -79,7 +80,7 @@ enum CodeFormat {
 /// asked. The session is a credential for its 3 minutes, so it is never kept in a file.
 struct PendingChallenge: Codable {
     /// MFA_SETUP, SMS_MFA, SMS_OTP or EMAIL_OTP.
-    var challengeName: String
+    var challengeName: ChallengeName
     /// The challenge session (for MFA_SETUP: AssociateSoftwareToken's, then VerifySoftwareToken's).
     var session: String
     /// The username Cognito knows (answers carry it).
@@ -125,7 +126,7 @@ struct PendingChallenge: Codable {
 
     func save(_ store: SecretStore, profile: String) throws {
         let data = try StoredSession.encoder.encode(self)
-        let what = challengeName == "MFA_SETUP" ? "authenticator set-up" : "sign-in code"
+        let what = challengeName == .mfaSetup ? "authenticator set-up" : "sign-in code"
         try store.write(SecretKey(kind: Self.kind, profile: profile, userPoolId: userPoolId, clientId: clientId),
                         label: "authctl pending \(what): \(displayName) (profile \(profile))",
                         secret: String(decoding: data, as: UTF8.self))
@@ -173,28 +174,28 @@ struct ChallengeResponder {
     var console: Console { context.console }
 
     func answer(_ challenge: AuthChallenge) throws -> ChallengeAnswer {
-        switch challenge.name {
-        case "NEW_PASSWORD_REQUIRED":
+        let name = challenge.name
+        switch name {
+        case .newPasswordRequired:
             return ["NEW_PASSWORD": try newPassword()]
-        case "SOFTWARE_TOKEN_MFA":
-            return ["SOFTWARE_TOKEN_MFA_CODE": try code(for: challenge, prompt: "Authenticator code: ", format: .authenticator)]
-        case "SMS_MFA", "SMS_OTP", "EMAIL_OTP":
+        case .softwareTokenMFA:
+            return [ChallengeName.softwareTokenMFA.codeField!: try code(for: challenge, prompt: "Authenticator code: ", format: .authenticator)]
+        case _ where name.isDeliveredCode:
             let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"]
             if challenge.attempt == 1 {
-                console.message("Code sent to \(destination ?? "your \(challenge.name == "EMAIL_OTP" ? "email address" : "phone")")")
+                console.message("Code sent to \(destination ?? "your \(name == .emailOTP ? "email address" : "phone")")")
                 if mfa.mfaCode == nil && !console.canPrompt {
                     try keepWaiting(challenge, destination: destination)
                 }
             }
-            let field = challenge.name == "SMS_MFA" ? "SMS_MFA_CODE" : challenge.name + "_CODE"
-            let prompt = challenge.name == "EMAIL_OTP" ? "Code from the email: " : "Code from the text message: "
-            return [field: try code(for: challenge, prompt: prompt, format: .delivered)]
-        case "SELECT_MFA_TYPE":
-            return ["ANSWER": try chooseFactor(challenge)]
-        case "MFA_SETUP":
+            let prompt = name == .emailOTP ? "Code from the email: " : "Code from the text message: "
+            return [name.codeField!: try code(for: challenge, prompt: prompt, format: .delivered)]
+        case .selectMFAType:
+            return ["ANSWER": try chooseFactor(challenge).rawValue]
+        case .mfaSetup:
             return try setUpAuthenticator(challenge)
         default:
-            throw CognitoError.unsupportedChallenge(challenge.name)
+            throw CognitoError.unsupportedChallenge(name)
         }
     }
 
@@ -265,7 +266,7 @@ struct ChallengeResponder {
         throw AuthctlError(.usage, "the sign-in waits for the code sent\(where_): within 3 minutes run \(PendingChallenge.nextCommand(profile: settings.profile))")
     }
 
-    private func chooseFactor(_ challenge: AuthChallenge) throws -> String {
+    private func chooseFactor(_ challenge: AuthChallenge) throws -> ChallengeName {
         let offered = Self.offeredFactors(challenge.parameters["MFAS_CAN_CHOOSE"])
         guard !offered.isEmpty else {
             throw CognitoError.malformed("SELECT_MFA_TYPE offered no factor", status: 200)
@@ -334,7 +335,7 @@ struct ChallengeResponder {
 
         if handOver {
             let expiresAt = context.now().addingTimeInterval(180)
-            try PendingChallenge(challengeName: "MFA_SETUP", session: session, username: challenge.username,
+            try PendingChallenge(challengeName: .mfaSetup, session: session, username: challenge.username,
                                  typedUsername: typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
                                  userPoolId: client.userPoolId, clientId: client.clientId, expiresAt: expiresAt,
                                  destination: nil, verified: false, wrongCodes: 0)
@@ -412,6 +413,6 @@ enum AuthenticatorEnrolment {
     }
 
     static func isMismatch(_ error: CognitoError) -> Bool {
-        error.isType("CodeMismatchException", "EnableSoftwareTokenMFAException")
+        error.refusal == .codeMismatch
     }
 }

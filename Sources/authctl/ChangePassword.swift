@@ -78,9 +78,7 @@ struct ChangePassword: AuthctlCommand {
     /// The access token, not the current password, was refused (NotAuthorizedException covers both),
     /// or the user is gone: the session's business (`withFreshSession`), not a wrong password.
     static func refusesSession(_ error: CognitoError) -> Bool {
-        guard error.kind == .service else { return false }
-        return (error.isNotAuthorized && error.message.lowercased().contains("access token"))
-            || error.isType("UserNotFoundException")
+        [.accessTokenExpired, .accessTokenRevoked, .userNotFound].contains(error.refusal)
     }
 
     static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
@@ -88,10 +86,10 @@ struct ChangePassword: AuthctlCommand {
             if error.isNotAuthorized {
                 return AuthctlError(.notAuthorized, "Current password is incorrect")
             }
-            if error.isType("LimitExceededException", "TooManyRequestsException", "TooManyFailedAttemptsException") {
+            if error.refusal == .throttled {
                 return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
             }
-            if error.isType("InvalidPasswordException", "InvalidParameterException", "PasswordHistoryPolicyViolationException") {
+            if error.refusal == .invalidPassword || error.refusal == .invalidParameter {
                 return AuthctlError(.inputRejected, error.message)
             }
         }

@@ -26,7 +26,7 @@ struct MFADisable: AuthctlCommand {
             throw AuthctlError.notSignedIn(profile: settings.profile)
         }
         let user = try keeper.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
-        guard (user.userMFASettingList ?? []).contains(factor.challengeName) else {
+        guard (user.userMFASettingList ?? []).contains(factor.challengeName.rawValue) else {
             switch global.output {
             case .json: context.printJSON(MFADisableResult(totp: "disabled", changed: false))
             case .text: context.console.message("The authenticator app was not on for \(stored.username); nothing was changed.")

@@ -32,7 +32,7 @@ struct MFASetup: AuthctlCommand {
         }
         let attributes = Dictionary(user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
         let label = AuthenticatorEnrolment.label(username: user.0.username, attributes: attributes)
-        if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName) && !yes {
+        if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName.rawValue) && !yes {
             let answer = console.prompt("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
                                         secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
             guard answer == "y" || answer == "yes" else {

@@ -15,7 +15,7 @@ struct MFAStatus: AuthctlCommand {
         let user = try keeper.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
         var enabled = Set(user.userMFASettingList ?? [])
         // Legacy SMS settings (MFAOptions) count as SMS enabled.
-        if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert("SMS_MFA") }
+        if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert(ChallengeName.smsMFA.rawValue) }
         let report = MFAReport(
             username: user.username,
             enabled: enabled.compactMap(MFAType.from(challengeName:)).map(\.rawValue).sorted(),

@@ -85,14 +85,14 @@ struct SessionKeeper {
             let tokens: AuthenticationResult
             do {
                 tokens = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username)
-            } catch let error as CognitoError where error.isNotAuthorized && Self.refusesClientSecret(error) {
+            } catch let error as CognitoError where error.refusal == .secretHashRejected {
                 // The app client's secret is missing or wrong here: a configuration problem, and
                 // the session (whose refresh token is fine) is kept.
                 throw AuthctlError(.configuration, """
                     Cognito refused the app client's secret (\(error.message)): set AUTHCTL_CLIENT_SECRET, or keep it with \
                     `authctl configure --client-secret-stdin`
                     """)
-            } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
+            } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
                 throw endSession(current, reason: "the refresh token was refused: \(error.message)", lockHeld: true)
             } catch {
                 throw AuthctlError.from(error, endpoint: client.endpoint)
@@ -107,13 +107,6 @@ struct SessionKeeper {
             }
             return current
         }
-    }
-
-    /// NotAuthorizedException about the client secret (SECRET_HASH missing or not matching), not the token.
-    static func refusesClientSecret(_ error: CognitoError) -> Bool {
-        let message = error.message.lowercased()
-        return message.contains("secret hash") || message.contains("secret_hash") || message.contains("client secret")
-            || message.contains("configured with secret")
     }
 
     /// Stores a new session under the refresh lock, so a refresh that was under way cannot
@@ -138,7 +131,7 @@ struct SessionKeeper {
         while true {
             do {
                 return try body(session, service)
-            } catch let error as CognitoError where error.isNotAuthorized && Self.saysExpired(error) {
+            } catch let error as CognitoError where error.refusal == .accessTokenExpired {
                 guard !refreshedOnce else {
                     // A token just issued is not expired: the clocks disagree, the session is fine.
                     throw AuthctlError(.notAuthorized, """
@@ -148,17 +141,12 @@ struct SessionKeeper {
                 }
                 refreshedOnce = true
                 session = try refresh(replacing: session, minValidity: nil, service: service)
-            } catch let error as CognitoError where error.isNotAuthorized || error.isType("UserNotFoundException") {
+            } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
                 throw endSession(session, reason: "Cognito refused the access token: \(error.message)")
             } catch let error as CognitoError {
                 throw AuthctlError.from(error, endpoint: service.endpoint)
             }
         }
-    }
-
-    /// "Access Token has expired": the token is refused for its age, not revoked.
-    static func saysExpired(_ error: CognitoError) -> Bool {
-        error.message.lowercased().contains("expired")
     }
 
     /// Removes `session`, which the service no longer accepts, and says so; or says that it could

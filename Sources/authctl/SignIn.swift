@@ -137,7 +137,7 @@ struct SignIn: AuthctlCommand {
         do {
             let result = try signIn.finishPending(pending, code: code, profile: profile)
             PendingChallenge.discard(store, profile: profile)
-            if pending.challengeName == "MFA_SETUP" {
+            if pending.challengeName == .mfaSetup {
                 context.console.message("Authenticator app set up; it will be asked for at every sign-in.")
             }
             return result
@@ -232,7 +232,7 @@ struct PasswordSignIn {
                                            newPassword: { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") })
         responder.log.wrongCodes = wrongCodesBefore
         do {
-            if pending.challengeName == "MFA_SETUP" {
+            if pending.challengeName == .mfaSetup {
                 var session = pending.session
                 if !pending.verified {
                     let verified: VerifySoftwareTokenResponse
@@ -252,11 +252,13 @@ struct PasswordSignIn {
                     kept.verified = true
                     try? kept.save(context.store, profile: profile)
                 }
-                let challenge = AuthChallenge(name: "MFA_SETUP", parameters: [:], username: pending.username, session: session)
+                let challenge = AuthChallenge(name: .mfaSetup, parameters: [:], username: pending.username, session: session)
                 return try authenticator.resume(challenge, with: ChallengeAnswer(responses: [:], session: session),
                                                 respond: responder.answer)
             }
-            let field = pending.challengeName == "SMS_MFA" ? "SMS_MFA_CODE" : pending.challengeName + "_CODE"
+            guard let field = pending.challengeName.codeField else {
+                throw CognitoError.unsupportedChallenge(pending.challengeName)
+            }
             var parameters: [String: String] = [:]
             parameters["CODE_DELIVERY_DESTINATION"] = pending.destination
             let challenge = AuthChallenge(name: pending.challengeName, parameters: parameters, username: pending.username,
@@ -266,7 +268,7 @@ struct PasswordSignIn {
         } catch let error as CognitoError where AuthenticatorEnrolment.isMismatch(error) {
             throw CodeDidNotMatch()
         } catch let error as CognitoError {
-            if Self.endsChallenge(error) { PendingChallenge.discard(context.store, profile: profile) }
+            if error.refusal?.endsChallenge ?? false { PendingChallenge.discard(context.store, profile: profile) }
             throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil, wrongCodes: responder.log.wrongCodes)
         }
     }
@@ -299,40 +301,28 @@ struct PasswordSignIn {
         throw AuthctlError(.inputRejected, "no acceptable new password after 3 attempts")
     }
 
-    /// The service has ended the challenge session: a code that came too late, a session that
-    /// expired or was ended after wrong codes.
-    static func endsChallenge(_ error: CognitoError) -> Bool {
-        guard error.kind == .service else { return false }
-        return error.isType("ExpiredCodeException") || (error.isNotAuthorized && error.message.lowercased().contains("session"))
-    }
-
     /// Sign-in failures a person can act on; the same text for a wrong password and an unknown user.
     static func signInFailure(_ error: CognitoError, client: ClientSettings, hasSecret: Bool, wrongCodes: Int = 0) -> AuthctlError {
-        if error.kind == .service {
-            let message = error.message.lowercased()
-            if error.isNotAuthorized && message.contains("secret") {
-                return AuthctlError(.configuration, hasSecret
-                    ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
-                    : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))")
-            }
-            if error.isNotAuthorized && message.contains("attempts exceeded") {
-                return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
-            }
-            if error.isType("CodeMismatchException", "EnableSoftwareTokenMFAException") {
-                return AuthctlError(.notAuthorized, "The code did not match")
-            }
-            if error.isNotAuthorized && message.contains("invalid session") && !message.contains("expired") {
-                // The service ends a challenge after a few wrong codes, and then says only this.
-                return AuthctlError(.notAuthorized, wrongCodes > 0
-                    ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
-                    : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
-            }
-            if endsChallenge(error) {
-                return AuthctlError(.notAuthorized, "The sign-in took too long and its challenge expired; start again: authctl signin")
-            }
-            if error.isType("NotAuthorizedException", "UserNotFoundException") {
-                return AuthctlError(.notAuthorized, "Incorrect username or password")
-            }
+        switch error.refusal {
+        case .secretHashRejected?:
+            return AuthctlError(.configuration, hasSecret
+                ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
+                : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))")
+        case .attemptsExceeded?:
+            return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+        case .codeMismatch?:
+            return AuthctlError(.notAuthorized, "The code did not match")
+        case .challengeSessionEnded?:
+            // The service ends a challenge after a few wrong codes, and then says only this.
+            return AuthctlError(.notAuthorized, wrongCodes > 0
+                ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
+                : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
+        case .challengeSessionExpired?, .codeExpired?:
+            return AuthctlError(.notAuthorized, "The sign-in took too long and its challenge expired; start again: authctl signin")
+        case .userNotFound?:
+            return AuthctlError(.notAuthorized, "Incorrect username or password")
+        default:
+            if error.isNotAuthorized { return AuthctlError(.notAuthorized, "Incorrect username or password") }
         }
         return AuthctlError.from(error, endpoint: client.endpoint)
     }

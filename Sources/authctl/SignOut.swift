@@ -134,8 +134,7 @@ struct SignOut: AuthctlCommand {
                 } catch let error as CognitoError {
                     // Remembered across the retry after a refresh: the first request may have done it.
                     if error.outcomeUnknown { mayHaveActed = true }
-                    if error.kind == .service && !SessionKeeper.saysExpired(error)
-                        && (error.isNotAuthorized || error.isType("UserNotFoundException")) {
+                    if error.refusal != .accessTokenExpired && (error.isNotAuthorized || error.refusal == .userNotFound) {
                         throw Refused(error: error)
                     }
                     throw error
@@ -169,7 +168,7 @@ struct SignOut: AuthctlCommand {
         let removal = Self.remove(keeper, profile: settings.profile)
         let reason = refusal.map { $0.message } ?? "its tokens were refused"
         let ended: String?
-        if let refusal, refusal.isType("UserNotFoundException") {
+        if let refusal, refusal.refusal == .userNotFound {
             ended = "Cognito says \(stored.username) no longer exists in \(stored.userPoolId) (\(refusal.message)): no device can use or refresh its tokens any more."
         } else if earlierAttemptMayHaveActed {
             ended = "A GlobalSignOut request of this command got no clear answer, and Cognito then refused this session (\(reason)): most likely that request signed \(stored.username) out of every device."

@@ -34,7 +34,7 @@ struct TokenChecks {
         var keys = try cache.load(now: context.now()) ?? fetch(cache, service: service, poolId: session.userPoolId)
         do {
             try JWTVerifier.checkSignature(token(session, type), keys: keys)
-        } catch let error as JWTError where error.message.contains("has no key") {
+        } catch let error as JWTError where error.code == .unknownKey {
             // The pool may have rotated its keys since they were cached: fetch once more.
             keys = try fetch(cache, service: service, poolId: session.userPoolId)
             try signatureCheck(session, type, keys)

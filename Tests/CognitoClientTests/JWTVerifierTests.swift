@@ -61,6 +61,7 @@ final class JWTVerifierTests: XCTestCase {
         let token = try sign(goodClaims, header: ["alg": "RS256", "kid": "other"])
         XCTAssertThrowsError(try JWTVerifier.checkSignature(token, keys: try jwks())) { error in
             XCTAssertTrue((error as? JWTError)?.message.contains("no key other") ?? false)
+            XCTAssertEqual((error as? JWTError)?.code, .unknownKey)
         }
     }
 
@@ -69,6 +70,7 @@ final class JWTVerifierTests: XCTestCase {
         let body = b64url(try JSONSerialization.data(withJSONObject: goodClaims))
         XCTAssertThrowsError(try JWTVerifier.checkSignature("\(head).\(body).", keys: try jwks())) { error in
             XCTAssertTrue((error as? JWTError)?.message.contains("RS256") ?? false)
+            XCTAssertEqual((error as? JWTError)?.code, .unsupportedAlgorithm)
         }
     }
 

@@ -28,7 +28,7 @@ public enum PasswordFlow: String, Sendable, CaseIterable {
 
 /// A challenge the service put to the client that needs something from the person.
 public struct AuthChallenge: Sendable {
-    public var name: String
+    public var name: ChallengeName
     public var parameters: [String: String]
     /// The username the challenge is for (the service's, not an alias typed at sign-in).
     public var username: String
@@ -39,7 +39,7 @@ public struct AuthChallenge: Sendable {
     /// Why the previous answer to this same challenge was refused.
     public var previousError: CognitoError?
 
-    public init(name: String, parameters: [String: String], username: String, session: String? = nil) {
+    public init(name: ChallengeName, parameters: [String: String], username: String, session: String? = nil) {
         self.name = name
         self.parameters = parameters
         self.username = username
@@ -47,9 +47,7 @@ public struct AuthChallenge: Sendable {
     }
 
     /// Challenges answered with a one-time code, which a person may retype.
-    public var isCodeChallenge: Bool {
-        ["SOFTWARE_TOKEN_MFA", "SMS_MFA", "EMAIL_OTP", "SMS_OTP"].contains(name)
-    }
+    public var isCodeChallenge: Bool { name.isCodeChallenge }
 }
 
 /// The answer to one challenge: the responses (USERNAME and SECRET_HASH are added by the
@@ -141,14 +139,14 @@ public final class Authenticator {
             if let tokens = response.authenticationResult {
                 return SignInResult(tokens: tokens, username: knownUsername)
             }
-            guard let name = response.challengeName else {
+            guard let name = response.challengeName.map(ChallengeName.init(rawValue:)) else {
                 throw CognitoError.malformed("the service answered with neither tokens nor a challenge", status: 200)
             }
             let challengeParameters = response.challengeParameters ?? [:]
             let challengeUser = challengeParameters["USER_ID_FOR_SRP"] ?? challengeParameters["USERNAME"] ?? knownUsername
             knownUsername = challengeUser
 
-            if name == "PASSWORD_VERIFIER" {
+            if name == .passwordVerifier {
                 guard let srp else {
                     throw CognitoError.malformed("PASSWORD_VERIFIER challenge outside the SRP flow", status: 200)
                 }
@@ -156,7 +154,7 @@ public final class Authenticator {
                 answers["USERNAME"] = challengeUser
                 answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
                 response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                    clientId: client.clientId, challengeName: name, session: response.session, challengeResponses: answers))
+                    clientId: client.clientId, challengeName: name.rawValue, session: response.session, challengeResponses: answers))
             } else {
                 response = try answerChallenge(
                     AuthChallenge(name: name, parameters: challengeParameters, username: challengeUser, session: response.session),
@@ -177,9 +175,9 @@ public final class Authenticator {
             responses["SECRET_HASH"] = client.secretHash(for: challenge.username)
             do {
                 return try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                    clientId: client.clientId, challengeName: challenge.name, session: answer.session ?? challenge.session,
+                    clientId: client.clientId, challengeName: challenge.name.rawValue, session: answer.session ?? challenge.session,
                     challengeResponses: responses))
-            } catch let error as CognitoError where error.isType("CodeMismatchException") && challenge.isCodeChallenge && challenge.attempt < 5 {
+            } catch let error as CognitoError where error.refusal == .codeMismatch && challenge.isCodeChallenge && challenge.attempt < 5 {
                 challenge.attempt += 1
                 challenge.previousError = error
             }
@@ -245,17 +243,14 @@ public final class Authenticator {
     }
 
     static func operationMissing(_ error: CognitoError) -> Bool {
-        if error.isType("UnknownOperationException", "UnsupportedOperationException", "InvalidAction") { return true }
+        if error.refusal == .operationUnsupported { return true }
         return error.kind == .malformedResponse && error.httpStatus == 500
     }
 
     /// A refusal of the REFRESH_TOKEN_AUTH flow itself (rotation enabled on the app client, or the
     /// flow not enabled for it), as opposed to a refusal of the refresh token.
     static func fallbackNotAllowed(_ error: CognitoError) -> Bool {
-        guard error.kind == .service else { return false }
-        if error.isType("InvalidParameterException") { return true }
-        let message = error.message.lowercased()
-        return message.contains("rotation") || message.contains("not enabled") || message.contains("not allowed")
+        error.refusal == .invalidParameter || error.refusal == .flowNotAllowed
     }
 
     private func getTokensFromRefreshToken(_ refreshToken: String) throws -> AuthenticationResult {
@@ -278,7 +273,7 @@ public final class Authenticator {
             InitiateAuthRequest(authFlow: "REFRESH_TOKEN_AUTH", clientId: client.clientId, authParameters: parameters),
             idempotent: true)
         guard let tokens = response.authenticationResult else {
-            if let name = response.challengeName { throw CognitoError.unsupportedChallenge(name) }
+            if let name = response.challengeName { throw CognitoError.unsupportedChallenge(ChallengeName(name)) }
             throw CognitoError.malformed("the service answered a refresh with no tokens", status: 200)
         }
         return tokens

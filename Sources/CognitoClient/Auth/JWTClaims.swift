@@ -51,9 +51,34 @@ public struct JWTClaims: Sendable {
     }
 }
 
+/// A token or key set that fails a check; `code` says which, for callers that act on it.
 public struct JWTError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// Not a JWT or JWKS at all: parts, base64url or JSON.
+        case malformed
+        /// A claim is not what was expected (issuer, token_use, client, exp).
+        case claimMismatch
+        /// The token has expired.
+        case expired
+        /// The signing algorithm is not RS256, or the token names no key.
+        case unsupportedAlgorithm
+        /// The key set has no key with the token's `kid` (the pool may have rotated its keys).
+        case unknownKey
+        /// The key named by `kid` is not a usable RSA public key.
+        case unusableKey
+        /// The signature does not verify.
+        case badSignature
+    }
+
+    public var code: Code
     public var message: String
-    public static func malformed(_ message: String) -> JWTError { JWTError(message: message) }
+
+    public init(_ code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public static func malformed(_ message: String) -> JWTError { JWTError(.malformed, message: message) }
     public var description: String { message }
 }
 

@@ -48,20 +48,20 @@ public enum JWTVerifier {
     public static func checkClaims(_ token: String, _ expected: TokenExpectations, now: Date, leeway: Double = 0) throws -> JWTClaims {
         let claims = try JWTClaims(token: token)
         guard claims.issuer == expected.issuer else {
-            throw JWTError(message: "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.issuer)")
+            throw JWTError(.claimMismatch, message: "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.issuer)")
         }
         guard claims.tokenUse == expected.use.rawValue else {
-            throw JWTError(message: "the token is an \(claims.tokenUse ?? "unknown") token, expected \(expected.use.rawValue)")
+            throw JWTError(.claimMismatch, message: "the token is an \(claims.tokenUse ?? "unknown") token, expected \(expected.use.rawValue)")
         }
         let client = expected.use == .access ? claims.clientId : claims.audience
         guard client == expected.clientId else {
-            throw JWTError(message: "the token was issued to client \(client ?? "missing"), expected \(expected.clientId)")
+            throw JWTError(.claimMismatch, message: "the token was issued to client \(client ?? "missing"), expected \(expected.clientId)")
         }
         guard let expiry = claims.expiresAt else {
-            throw JWTError(message: "the token has no expiry (exp)")
+            throw JWTError(.claimMismatch, message: "the token has no expiry (exp)")
         }
         guard expiry.timeIntervalSince(now) > -leeway else {
-            throw JWTError(message: "the token expired at \(ISO8601DateFormatter().string(from: expiry))")
+            throw JWTError(.expired, message: "the token expired at \(ISO8601DateFormatter().string(from: expiry))")
         }
         return claims
     }
@@ -75,16 +75,16 @@ public enum JWTVerifier {
             throw JWTError.malformed("the JWT header is not base64url JSON")
         }
         guard case .string("RS256")? = header["alg"] else {
-            throw JWTError(message: "the token's algorithm is not RS256 (Cognito signs with RS256 only)")
+            throw JWTError(.unsupportedAlgorithm, message: "the token's algorithm is not RS256 (Cognito signs with RS256 only)")
         }
         guard case .string(let kid)? = header["kid"] else {
-            throw JWTError(message: "the token names no signing key (kid)")
+            throw JWTError(.unsupportedAlgorithm, message: "the token names no signing key (kid)")
         }
         guard let key = keys.keys.first(where: { $0.kid == kid }) else {
-            throw JWTError(message: "the pool's key set has no key \(kid)")
+            throw JWTError(.unknownKey, message: "the pool's key set has no key \(kid)")
         }
         guard key.kty == "RSA", let n = key.n.flatMap(Base64URL.decode), let e = key.e.flatMap(Base64URL.decode) else {
-            throw JWTError(message: "key \(kid) is not an RSA public key")
+            throw JWTError(.unusableKey, message: "key \(kid) is not an RSA public key")
         }
         guard let signature = Base64URL.decode(String(parts[2])) else {
             throw JWTError.malformed("the JWT signature is not base64url")
@@ -93,13 +93,13 @@ public enum JWTVerifier {
         do {
             publicKey = try _RSA.Signing.PublicKey(n: n, e: e)
         } catch {
-            throw JWTError(message: "key \(kid) cannot be used: \(error)")
+            throw JWTError(.unusableKey, message: "key \(kid) cannot be used: \(error)")
         }
         let signedPart = Data("\(parts[0]).\(parts[1])".utf8)
         let valid = publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature),
                                                for: SHA256.hash(data: signedPart), padding: .insecurePKCS1v1_5)
         guard valid else {
-            throw JWTError(message: "the token's signature does not verify with key \(kid)")
+            throw JWTError(.badSignature, message: "the token's signature does not verify with key \(kid)")
         }
     }
 }

@@ -59,9 +59,9 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
         CognitoError(kind: .malformedResponse, message: message, httpStatus: status)
     }
 
-    public static func unsupportedChallenge(_ name: String) -> CognitoError {
+    public static func unsupportedChallenge(_ name: ChallengeName) -> CognitoError {
         CognitoError(kind: .unsupportedChallenge, message: "challenge \(name) is not supported yet",
-                     challengeName: name)
+                     challengeName: name.rawValue)
     }
 
     public static func invalidInput(_ message: String) -> CognitoError {
@@ -70,9 +70,7 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// The service refused because of request rate or attempt limits.
     public var isThrottling: Bool {
-        guard kind == .service, let errorType else { return false }
-        return ["TooManyRequestsException", "ThrottlingException", "LimitExceededException",
-                "TooManyFailedAttemptsException"].contains(errorType)
+        refusal == .throttled
     }
 
     /// The service itself failed (HTTP 5xx), whatever the body said.

@@ -1,0 +1,113 @@
+import Foundation
+
+/// What a refusal from Cognito means, decided once, here: from the error type first, and from
+/// the message only for `NotAuthorizedException`, which the service uses for a dozen different
+/// refusals and tells apart by its text alone (a long-standing complaint, e.g.
+/// https://github.com/amazon-archives/amazon-cognito-identity-js/issues/479 and
+/// https://github.com/aws-amplify/amplify-js/issues/1234 for "Password attempts exceeded").
+///
+/// The messages matched are those real Cognito sends, as recorded in `ServiceRefusalTests`
+/// with their sources; the error types are the ones botocore's service model (cognito-idp
+/// 2016-04-18) declares for the operations authctl calls.
+public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
+    /// "Incorrect username or password." (sign-in; ChangePassword's wrong current password).
+    case incorrectCredentials
+    /// The app client's secret: SECRET_HASH missing or not matching, ClientSecret wrong or missing.
+    case secretHashRejected
+    /// "Password attempts exceeded": the user is locked out for a while.
+    case attemptsExceeded
+    /// "Invalid session for the user, session is expired.": the challenge session timed out.
+    case challengeSessionExpired
+    /// "Invalid session for the user.": the challenge session was ended (after wrong codes) or
+    /// belongs to another client or user.
+    case challengeSessionEnded
+    /// "Access Token has expired": refused for its age, not revoked.
+    case accessTokenExpired
+    /// "Access Token has been revoked", "Invalid Access Token": the access token is dead.
+    case accessTokenRevoked
+    /// "Refresh Token has been revoked", "Invalid Refresh Token", "Refresh Token has expired".
+    case refreshTokenRevoked
+    /// The REFRESH_TOKEN_AUTH flow itself is refused (rotation enabled, flow not enabled).
+    case flowNotAllowed
+    /// "User is disabled."
+    case userDisabled
+    /// Any other NotAuthorizedException.
+    case notAuthorized
+    /// UserNotFoundException.
+    case userNotFound
+    /// UserNotConfirmedException.
+    case userNotConfirmed
+    /// PasswordResetRequiredException.
+    case passwordResetRequired
+    /// CodeMismatchException; EnableSoftwareTokenMFAException (VerifySoftwareToken's wrong code).
+    case codeMismatch
+    /// ExpiredCodeException.
+    case codeExpired
+    /// InvalidPasswordException, PasswordHistoryPolicyViolationException.
+    case invalidPassword
+    /// TooManyRequestsException, ThrottlingException, LimitExceededException, TooManyFailedAttemptsException.
+    case throttled
+    /// UnknownOperationException and the like: the service (an emulator) lacks the operation.
+    case operationUnsupported
+    /// ResourceNotFoundException: no such pool or app client.
+    case resourceNotFound
+    /// InvalidParameterException.
+    case invalidParameter
+    /// The pool's configuration or its Lambda triggers failed the request.
+    case poolConfiguration
+    /// Any other error type.
+    case other
+
+    /// The refusal `errorType` with `message` means.
+    public static func classify(errorType: String, message: String) -> ServiceRefusal {
+        switch errorType {
+        case "NotAuthorizedException": return notAuthorized(message: message)
+        case "UserNotFoundException": return .userNotFound
+        case "UserNotConfirmedException": return .userNotConfirmed
+        case "PasswordResetRequiredException": return .passwordResetRequired
+        case "CodeMismatchException", "EnableSoftwareTokenMFAException": return .codeMismatch
+        case "ExpiredCodeException": return .codeExpired
+        case "InvalidPasswordException", "PasswordHistoryPolicyViolationException": return .invalidPassword
+        case "TooManyRequestsException", "ThrottlingException", "LimitExceededException", "TooManyFailedAttemptsException":
+            return .throttled
+        case "UnknownOperationException", "UnsupportedOperationException", "InvalidAction": return .operationUnsupported
+        case "ResourceNotFoundException": return .resourceNotFound
+        case "InvalidParameterException": return .invalidParameter
+        case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
+             "UserLambdaValidationException":
+            return .poolConfiguration
+        default: return .other
+        }
+    }
+
+    /// NotAuthorizedException carries its meaning in the message only. Checked in an order where
+    /// the more particular text wins ("Invalid session ..., session is expired." before "expired").
+    private static func notAuthorized(message: String) -> ServiceRefusal {
+        let text = message.lowercased()
+        if text.contains("secret") { return .secretHashRejected }
+        if text.contains("attempts exceeded") { return .attemptsExceeded }
+        if text.contains("invalid session") && !text.contains("expired") { return .challengeSessionEnded }
+        if text.contains("session") { return .challengeSessionExpired }
+        if text.contains("rotation") || text.contains("not enabled") || text.contains("not allowed") { return .flowNotAllowed }
+        if text.contains("refresh token") { return .refreshTokenRevoked }
+        if text.contains("expired") { return .accessTokenExpired }
+        if text.contains("access token") { return .accessTokenRevoked }
+        if text.contains("user is disabled") { return .userDisabled }
+        if text.contains("incorrect username or password") { return .incorrectCredentials }
+        return .notAuthorized
+    }
+
+    /// The service has ended the challenge session: a code that came too late, a session that
+    /// expired or was ended after wrong codes.
+    public var endsChallenge: Bool {
+        self == .codeExpired || self == .challengeSessionExpired || self == .challengeSessionEnded
+    }
+}
+
+extension CognitoError {
+    /// What the service's refusal means; nil for anything that is not the service's answer.
+    public var refusal: ServiceRefusal? {
+        guard kind == .service, let errorType else { return nil }
+        return ServiceRefusal.classify(errorType: errorType, message: message)
+    }
+}
