@@ -1,7 +1,7 @@
 """Processes and helpers for authctl's integration tests (used by conftest.py and demo.sh).
 
 - MotoServer: moto's server on a free loopback port.
-- FakeServer: fake_cognito.py in front of it (real SRP checks, request log, faults).
+- FakeServer: the fake_cognito package in front of it (real SRP checks, request log, faults).
 - Keyring: a private Secret Service: dbus-run-session + gnome-keyring-daemon in a
   temporary HOME. Several can run at once (one per "device").
 - make_pool: a user pool with two app clients and users, created through the fake.
@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SUPPORT = REPO / "Tests" / "support"
-FAKE = HERE / "fake_cognito.py"
+FAKE = HERE / "fake_cognito"  # the package, run as a directory (its __main__.py)
 REGION = "us-east-1"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

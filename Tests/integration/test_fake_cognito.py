@@ -2,7 +2,7 @@
 timestamp rule, challenge handling, password learning, RevokeToken, faults and the log.
 
 These tests need no authctl binary. The SRP client below is written from the client-side
-equations (it shares no code with fake_cognito.py) and is pinned to the public test vector
+equations (it shares no code with the fake_cognito package) and is pinned to the public test vector
 from the issue; pycognito's AWSSRP, used against the real Cognito by many, is a second client.
 """
 
@@ -289,8 +289,10 @@ def test_srp_challenge_is_single_use(pool, wire):
 
 def test_srp_stale_or_malformed_timestamp_is_refused(pool, wire):
     old = datetime.fromtimestamp(time.time() - 600, timezone.utc)
-    for ts in (srp_timestamp(old), datetime.now(timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y").replace(" 0", " 00"),
-               datetime.now(timezone.utc).isoformat()):
+    now = datetime.now(timezone.utc)
+    # A zero-padded day ("Mon Nov 03", "Mon Nov 023"): malformed at any hour of any day.
+    padded_day = f"{now:%a %b} 0{now.day} {now:%H:%M:%S} UTC {now:%Y}"
+    for ts in (srp_timestamp(old), padded_day, now.isoformat()):
         client, _, _, ch = srp_start(wire, pool, "alice")
         status, headers, body = srp_answer(wire, pool, client, ch, ALICE_PASSWORD, timestamp=ts)
         assert_service_error(status, headers, body, "NotAuthorizedException")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: authctl against a local Cognito emulator and a private Secret Service.
 #
-# Starts moto's server and, in front of it, Tests/integration/fake_cognito.py (which checks the
+# Starts moto's server and, in front of it, Tests/integration/fake_cognito (which checks the
 # SRP proof for real) on free loopback ports; a private session bus with gnome-keyring in a
 # temporary HOME; creates a user pool, an app client and a user with boto3; then runs each
 # authctl step under a heading. Everything is stopped and removed on exit.
@@ -66,7 +66,7 @@ MOTO_PORT=$(free_port)
 start_bg moto "$PYTHON" -m moto.server -H 127.0.0.1 -p "$MOTO_PORT"
 wait_for "moto" 60 "$PYTHON" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$MOTO_PORT/moto-api/data.json', timeout=1)"
 
-start_bg fake "$PYTHON" "$ROOT/Tests/integration/fake_cognito.py" \
+start_bg fake "$PYTHON" "$ROOT/Tests/integration/fake_cognito" \
     --upstream "http://127.0.0.1:$MOTO_PORT" --port 0 --log "$WORK/requests.jsonl"
 wait_for "fake Cognito" 30 grep -q '^PORT ' "$WORK/fake.log"
 FAKE_PORT=$(sed -n 's/^PORT \([0-9]*\).*/\1/p' "$WORK/fake.log" | head -n1)

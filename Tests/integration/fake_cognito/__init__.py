@@ -1,0 +1,77 @@
+"""A fake Amazon Cognito user-pools endpoint that fronts moto's server.
+
+moto is lenient where it matters most for authctl: it accepts any SRP
+PASSWORD_CLAIM_SIGNATURE and sends a SECRET_BLOCK that is not base64, so moto
+alone proves nothing about SRP. This server forwards every request to moto
+unchanged, except:
+
+* InitiateAuth USER_SRP_AUTH and RespondToAuthChallenge PASSWORD_VERIFIER,
+  which it answers itself with the real server side of Cognito's SRP
+  (RFC 5054 3072-bit group, HKDF "Caldera Derived Key"), using passwords it
+  learns as they pass through (AdminCreateUser, AdminSetUserPassword, SignUp,
+  ChangePassword, NEW_PASSWORD_REQUIRED, ConfirmForgotPassword, a successful
+  USER_PASSWORD_AUTH). After a valid signature it asks moto for the real outcome
+  with AdminInitiateAuth ADMIN_USER_PASSWORD_AUTH.
+* SECRET_HASH, which it checks on InitiateAuth and RespondToAuthChallenge where
+  moto does not, and the client's ExplicitAuthFlows, which moto ignores.
+* RevokeToken, which moto lacks (its server answers HTTP 500); the fake keeps
+  the revoked refresh tokens and refuses them, and the access tokens issued
+  from them, afterwards.
+* GetTokensFromRefreshToken, also missing in moto: forwarded (HTTP 500) unless
+  POST /_fake/config {"getTokensFromRefreshToken": "fake"}; then implemented,
+  with refresh-token rotation for app clients created with RefreshTokenRotation
+  ENABLED (which also makes InitiateAuth REFRESH_TOKEN_AUTH refused).
+  New operations: add a handler with @handles("Operation") (see OPERATIONS).
+* Multi-factor authentication, which moto plays only in part (it checks TOTP
+  codes against one fixed secret, and only with
+  MOTO_COGNITO_IDP_USER_POOL_ENABLE_TOTP=true; its MFA_SETUP answer hands out
+  tokens for any live session; SELECT_MFA_TYPE and EMAIL_OTP answer {}). The
+  fake keeps a per-user MFA state, set by tests through POST /_fake/mfa and by
+  clients through SetUserMFAPreference / AssociateSoftwareToken /
+  VerifySoftwareToken, and after a right password (SRP, USER_PASSWORD_AUTH or a
+  NEW_PASSWORD_REQUIRED answer) puts SOFTWARE_TOKEN_MFA, SMS_MFA, EMAIL_OTP,
+  SELECT_MFA_TYPE or MFA_SETUP instead of handing out tokens (see MfaUser).
+* Fault injection, driven through POST /_fake/faults (see FaultRule).
+
+Every request is appended as one JSON line to the --log file: operation,
+AuthFlow / ChallengeName, HTTP status, who answered, the client connection.
+No password or token is ever logged.
+
+The package, one job per module:
+  shared      protocol literals and the service's texts, defined once
+  registry    Request, Reply, ServiceError and the handler registry (@handles / @observes)
+  srp         SRP server math and the SRP challenge
+  proxy       FakeCognito: the state, forwarding to moto, the request log
+  auth        InitiateAuth / RespondToAuthChallenge (SRP, SECRET_HASH, auth flows)
+  tokens      RevokeToken, GetTokensFromRefreshToken, revoked access tokens
+  mfa_state   a user's MFA and a live MFA challenge; TOTP
+  mfa         the MFA operations and POST /_fake/mfa
+  observers   learning passwords, clients and tokens from what passes through
+  faults      FaultRule and the answers faults make
+  server      the HTTP server and main()
+
+Everything a test or an extension module needs is importable from the package itself
+(`from fake_cognito import handles, json_reply, ServiceError, ...`). A new operation goes in a
+new module that registers with @handles / @observes, imported at the end of this file.
+
+Usage: python3 -m fake_cognito --upstream http://127.0.0.1:MOTO --port 0 --log PATH
+       (or python3 Tests/integration/fake_cognito ...)
+Prints "PORT <n>" on its first stdout line once listening.
+"""
+
+from __future__ import annotations
+
+from .shared import *  # noqa: F401,F403
+from .registry import *  # noqa: F401,F403
+from .srp import *  # noqa: F401,F403
+from .faults import *  # noqa: F401,F403
+from .mfa_state import *  # noqa: F401,F403
+from .proxy import *  # noqa: F401,F403
+from .tokens import *  # noqa: F401,F403
+from .mfa import *  # noqa: F401,F403
+from .auth import *  # noqa: F401,F403
+from .observers import *  # noqa: F401,F403
+from .server import *  # noqa: F401,F403
+from .server import main
+
+# Operations added by other modules register themselves on import: add their import lines here.
