@@ -47,6 +47,8 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        // prctl (variadic) and async-signal-safe signal deferral for the executable.
+        .target(name: "CProcess"),
         .target(
             name: "CognitoClient",
             dependencies: [
@@ -66,6 +68,7 @@ let package = Package(
                 "CognitoClient",
                 "SecureStore",
                 "CQRencode",
+                "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]

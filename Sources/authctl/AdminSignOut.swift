@@ -45,7 +45,7 @@ struct AdminSignOut {
         switch output {
         case .json:
             context.printJSON(AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,
-                                                 tokenLifetimeSeconds: Int(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil))
+                                                 tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil))
             if let reason = lifetime.assumedBecause {
                 context.console.message("authctl: the token lifetime is assumed to be the default 1 hour: \(reason)")
             }

@@ -75,39 +75,41 @@ struct AuthctlError: Error, CustomStringConvertible {
 
     private static func from(cognito error: CognitoError, endpoint: String?) -> AuthctlError {
         let place = endpoint.map { " at \($0)" } ?? ""
+        // The service's words and error type are outside text: shown escaped, on one line.
+        let said = OutsideText(error.message)
         switch error.kind {
         case .transport:
-            return AuthctlError(.unavailable, "cannot reach Cognito\(place): \(error.message)")
+            return AuthctlError(.unavailable, "cannot reach Cognito\(place): \(said)")
         case .malformedResponse:
-            return AuthctlError(.unavailable, "Cognito\(place) gave an unusable answer: \(error.message)")
+            return AuthctlError(.unavailable, "Cognito\(place) gave an unusable answer: \(said)")
         case .unsupportedChallenge, .invalidInput:
-            return AuthctlError(.unexpected, error.message)
+            return AuthctlError(.unexpected, said.description)
         case .service:
             break
         }
         if error.isThrottling {
-            return AuthctlError(.throttled, "Too many requests; wait a few minutes and try again (\(error.message))")
+            return AuthctlError(.throttled, "Too many requests; wait a few minutes and try again (\(said))")
         }
         if error.isServerError {
-            return AuthctlError(.unavailable, "Cognito\(place) failed with HTTP \(error.httpStatus ?? 500): \(error.message)")
+            return AuthctlError(.unavailable, "Cognito\(place) failed with HTTP \(error.httpStatus ?? 500): \(said)")
         }
         switch error.refusal {
         case .userNotFound?:
-            return AuthctlError(.notAuthorized, error.message)
+            return AuthctlError(.notAuthorized, said.description)
         case .passwordResetRequired?:
-            return AuthctlError(.notAuthorized, "A password reset is required for this account: \(error.message)")
+            return AuthctlError(.notAuthorized, "A password reset is required for this account: \(said)")
         case .userNotConfirmed?:
-            return AuthctlError(.notAuthorized, "This account is not confirmed yet: \(error.message)")
+            return AuthctlError(.notAuthorized, "This account is not confirmed yet: \(said)")
         case .invalidPassword?, .codeMismatch?, .codeExpired?:
-            return AuthctlError(.inputRejected, error.message)
+            return AuthctlError(.inputRejected, said.description)
         case .resourceNotFound?:
-            return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(error.message)")
+            return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(said)")
         case .invalidParameter?, .poolConfiguration?:
-            return AuthctlError(.configuration, "Cognito refused the request: \(error.message)")
+            return AuthctlError(.configuration, "Cognito refused the request: \(said)")
         case _ where error.isNotAuthorized:
-            return AuthctlError(.notAuthorized, error.message)
+            return AuthctlError(.notAuthorized, said.description)
         default:
-            return AuthctlError(.unexpected, "\(error.errorType ?? "error") from Cognito: \(error.message)")
+            return AuthctlError(.unexpected, "\(OutsideText(error.errorType ?? "error")) from Cognito: \(said)")
         }
     }
 }

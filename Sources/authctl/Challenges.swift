@@ -183,7 +183,7 @@ struct ChallengeResponder {
         case _ where name.isDeliveredCode:
             let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"]
             if challenge.attempt == 1 {
-                console.message("Code sent to \(destination ?? "your \(name == .emailOTP ? "email address" : "phone")")")
+                console.message("Code sent to \(destination.map { OutsideText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")")
                 if mfa.mfaCode == nil && !console.canPrompt {
                     try keepWaiting(challenge, destination: destination)
                 }
@@ -244,7 +244,7 @@ struct ChallengeResponder {
     /// No one to ask for a code that was already sent: keep the challenge in the Secret Service
     /// for `authctl signin --mfa-code CODE`, rather than start over (and send another code) later.
     private func keepWaiting(_ challenge: AuthChallenge, destination: String?) throws -> Never {
-        let where_ = destination.map { " to \($0)" } ?? ""
+        let where_ = destination.map { " to \(OutsideText($0))" } ?? ""
         guard let session = challenge.session else {
             throw AuthctlError(.usage, "this sign-in needs the code sent\(where_): pass --mfa-code CODE, or run on a terminal")
         }
@@ -387,7 +387,7 @@ enum AuthenticatorEnrolment {
         let console = context.console
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
         let colors = context.environment["NO_COLOR"] == nil && isatty(STDERR_FILENO) == 1
-        console.message(try TerminalQRCode(encoding: uri).render(colors: colors))
+        console.drawing(try TerminalQRCode(encoding: uri).render(colors: colors))
         console.message("Secret (Base32): \(secret)")
         console.message("URI: \(uri)")
         if !colors {

@@ -73,6 +73,7 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 
 extension AuthctlCommand {
     func run() throws {
+        ProcessSafety.forbidCoreDumps()
         let context = CommandContext.live()
         do {
             try run(in: context)

@@ -15,6 +15,8 @@ protocol Console: AnyObject {
     func output(_ text: String)
     /// Messages for the person, on stderr.
     func message(_ text: String)
+    /// A picture authctl drew itself (the QR code, with its colours), on stderr: not escaped.
+    func drawing(_ text: String)
     /// One line of standard input without its line ending, or nil at end of input.
     func readLine() -> String?
     /// Asks on the terminal; `secret` turns echo off. Nil when there is no terminal or at end of input.
@@ -24,9 +26,13 @@ protocol Console: AnyObject {
 extension Console {
     /// Consoles that cannot tell the two apart prompt where standard input is a terminal.
     var canPrompt: Bool { isInteractive }
+
+    func drawing(_ text: String) { message(text) }
 }
 
-/// The real console: stdout/stderr, standard input, and /dev/tty for prompts.
+/// The real console: stdout/stderr, standard input, and /dev/tty for prompts. Whatever it
+/// writes has its control characters escaped but for newlines (TerminalText), so text from
+/// outside never reaches the terminal raw, whichever command printed it.
 final class TerminalConsole: Console {
     var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
 
@@ -39,11 +45,15 @@ final class TerminalConsole: Console {
     }
 
     func output(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        StandardStreams.output(TerminalText.escaped(text, keepingNewlines: true) + "\n")
     }
 
     func message(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardStreams.message(TerminalText.escaped(text, keepingNewlines: true) + "\n")
+    }
+
+    func drawing(_ text: String) {
+        StandardStreams.message(text + "\n")
     }
 
     func readLine() -> String? {
@@ -55,7 +65,7 @@ final class TerminalConsole: Console {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        write(fd: fd, question)
+        write(fd: fd, TerminalText.escaped(question, keepingNewlines: true))
 
         var saved = termios()
         let canHideEcho = secret && tcgetattr(fd, &saved) == 0
@@ -90,23 +100,28 @@ final class TerminalConsole: Console {
     }
 }
 
-/// Restores terminal echo if the person presses Ctrl-C while a secret prompt has it off.
+/// Restores terminal echo if the process is interrupted (Ctrl-C), terminated or hung up on while a
+/// secret prompt has it off.
 enum TerminalEcho {
+    private static let signals = [SIGINT, SIGTERM, SIGHUP]
+
     nonisolated(unsafe) private static var fd: Int32 = -1
     nonisolated(unsafe) private static var settings = termios()
 
     static func remember(fd: Int32, settings: termios) {
         self.settings = settings
         self.fd = fd
-        signal(SIGINT) { signo in
-            if TerminalEcho.fd >= 0 { tcsetattr(TerminalEcho.fd, TCSAFLUSH, &TerminalEcho.settings) }
-            signal(signo, SIG_DFL)
-            raise(signo)
+        for signo in signals {
+            signal(signo) { signo in
+                if TerminalEcho.fd >= 0 { tcsetattr(TerminalEcho.fd, TCSAFLUSH, &TerminalEcho.settings) }
+                signal(signo, SIG_DFL)
+                raise(signo)
+            }
         }
     }
 
     static func forget() {
         fd = -1
-        signal(SIGINT, SIG_DFL)
+        for signo in signals { signal(signo, SIG_DFL) }
     }
 }

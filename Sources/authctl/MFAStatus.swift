@@ -25,7 +25,7 @@ struct MFAStatus: AuthctlCommand {
             context.printJSON(report)
         case .text:
             let enabledText = report.enabled.isEmpty ? "none" : report.enabled.joined(separator: ", ")
-            context.console.output("user:       \(report.username)\nenabled:    \(enabledText)\npreferred:  \(report.preferred ?? "none")")
+            context.console.output("user:       \(OutsideText(report.username))\nenabled:    \(enabledText)\npreferred:  \(report.preferred ?? "none")")
         }
     }
 }

@@ -11,7 +11,7 @@ enum Format {
 
     static func json<T: Encodable>(_ value: T) -> String {
         guard let data = try? jsonEncoder.encode(value) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return TerminalText.jsonSafe(String(decoding: data, as: UTF8.self))
     }
 
     /// ISO 8601 in UTC, as in JSON output: `2026-11-22T05:00:00Z`.
@@ -19,6 +19,14 @@ enum Format {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: date)
+    }
+
+    /// A duration as whole seconds, for output: a checked conversion (`Int(_:)` traps on a value
+    /// out of range, NaN or infinity), clamped to ±100 years.
+    static func wholeSeconds(_ seconds: Double) -> Int {
+        let bound = 100 * 366 * 86400.0
+        guard seconds.isFinite else { return seconds > 0 ? Int(bound) : 0 }
+        return Int(min(max(seconds.rounded(), -bound), bound))
     }
 
     /// For people: local time with its zone, `2026-11-22 06:00:00 CET`.

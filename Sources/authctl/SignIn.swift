@@ -96,7 +96,7 @@ struct SignIn: AuthctlCommand {
                                        refreshToken: tokens.refreshToken, expiresAt: expiresAt,
                                        tokenType: tokens.tokenType ?? "Bearer"))
             if global.output == .text {
-                console.message("Signed in as \(result.username); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))")
+                console.message("Signed in as \(OutsideText(result.username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))")
             }
             return
         }
@@ -171,7 +171,7 @@ struct SignIn: AuthctlCommand {
             context.printJSON(SignInSummary(username: session.username, sub: session.sub, profile: session.profile,
                                             userPoolId: session.userPoolId, accessTokenExpiresAt: session.accessTokenExpiresAt))
         case .text:
-            console.message("Signed in as \(session.username) (profile \(session.profile)); access token valid until \(Format.localTime(session.accessTokenExpiresAt))")
+            console.message("Signed in as \(OutsideText(session.username)) (profile \(session.profile)); access token valid until \(Format.localTime(session.accessTokenExpiresAt))")
         }
     }
 

@@ -286,7 +286,7 @@ struct SignOut: AuthctlCommand {
 extension Format {
     /// `1 hour`, `2 hours`, `30 minutes`, `90 seconds`.
     static func duration(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
+        let whole = Format.wholeSeconds(seconds)
         func plural(_ n: Int, _ unit: String) -> String { n == 1 ? "1 \(unit)" : "\(n) \(unit)s" }
         if whole >= 3600 && whole % 3600 == 0 { return plural(whole / 3600, "hour") }
         if whole >= 60 && whole % 60 == 0 { return plural(whole / 60, "minute") }

@@ -147,7 +147,7 @@ struct ProfileStatus: Encodable {
         case .unreadable: text += "unreadable session: \(problem ?? "")"
         case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
         case .valid, .expiredRefreshable:
-            text += "signed in as \(username ?? "?") in \(userPoolId ?? "?")"
+            text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
             if let expiry = accessTokenExpiresAt {
                 text += state == .valid
                     ? "; access token valid until \(Format.localTime(expiry))"

@@ -50,8 +50,10 @@ struct StoredSession: Codable, Equatable {
     }
 
     /// The earlier of ExpiresIn and the token's own `exp`: never trust a token longer than it says.
+    /// An ExpiresIn beyond a year is no access token's (Cognito's last at most a day): ignored.
     static func expiry(of tokens: AuthenticationResult, claims: JWTClaims, now: Date) -> Date {
-        let fromExpiresIn = tokens.expiresIn.map { now.addingTimeInterval(Double($0)) }
+        let fromExpiresIn = tokens.expiresIn.flatMap { OutsideNumbers.seconds(Double($0), atMost: 366 * 86400) }
+            .map { now.addingTimeInterval($0) }
         switch (fromExpiresIn, claims.expiresAt) {
         case let (a?, b?): return min(a, b)
         case let (a?, nil): return a

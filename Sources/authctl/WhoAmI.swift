@@ -48,11 +48,11 @@ struct WhoAmI: AuthctlCommand {
             context.printJSON(identity)
         case .text:
             var lines = [
-                "username:      \(identity.username)",
-                "sub:           \(identity.sub)",
+                "username:      \(OutsideText(identity.username))",
+                "sub:           \(OutsideText(identity.sub))",
             ]
-            if let email = identity.email { lines.append("email:         \(email)") }
-            let groups = identity.groups.isEmpty ? "(none)" : identity.groups.joined(separator: ", ")
+            if let email = identity.email { lines.append("email:         \(OutsideText(email))") }
+            let groups = identity.groups.isEmpty ? "(none)" : identity.groups.map { OutsideText($0).description }.joined(separator: ", ")
             lines.append("groups:        \(groups)")
             lines.append("profile:       \(identity.profile)")
             lines.append("user pool:     \(identity.userPoolId)")
@@ -60,7 +60,7 @@ struct WhoAmI: AuthctlCommand {
             let others = attributes.keys.filter { $0 != "sub" && $0 != "email" }.sorted()
             if !others.isEmpty {
                 lines.append("attributes:")
-                for name in others { lines.append("  \(name): \(attributes[name] ?? "")") }
+                for name in others { lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))") }
             }
             context.console.output(lines.joined(separator: "\n"))
         }

@@ -29,8 +29,9 @@ public struct JWTClaims: Sendable {
         return nil
     }
 
+    /// A NumericDate claim; nil when absent, not a number, or outside 1970 to 9999 (OutsideNumbers).
     public func date(_ name: String) -> Date? {
-        if case .number(let value)? = raw[name] { return Date(timeIntervalSince1970: value) }
+        if case .number(let value)? = raw[name] { return OutsideNumbers.date(epochSeconds: value) }
         return nil
     }
 

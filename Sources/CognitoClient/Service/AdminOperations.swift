@@ -38,15 +38,22 @@ public struct UserPoolClientType: Decodable, Sendable, Equatable {
         Self.seconds(idTokenValidity, unit: tokenValidityUnits?.idToken)
     }
 
-    /// `value` in `unit` (`seconds`, `minutes`, `hours`, `days`; hours when absent), 1 hour when unset.
+    /// The longest access or id token lifetime Cognito allows (its range is 5 minutes to 1 day).
+    public static let maximumTokenLifetime: Double = 86400
+
+    /// `value` in `unit` (`seconds`, `minutes`, `hours`, `days`; hours when absent), 1 hour when
+    /// unset; never more than `maximumTokenLifetime`, whatever the answer says (AccessTokenValidity
+    /// 2e14 days is no lifetime a token can have).
     static func seconds(_ value: Int?, unit: String?) -> Double {
         guard let value, value > 0 else { return 3600 }
+        let unitSeconds: Double
         switch unit ?? "hours" {
-        case "seconds": return Double(value)
-        case "minutes": return Double(value) * 60
-        case "days": return Double(value) * 86400
-        default: return Double(value) * 3600
+        case "seconds": unitSeconds = 1
+        case "minutes": unitSeconds = 60
+        case "days": unitSeconds = 86400
+        default: unitSeconds = 3600
         }
+        return min(Double(value) * unitSeconds, maximumTokenLifetime)
     }
 }
 

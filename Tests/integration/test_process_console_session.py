@@ -1,0 +1,200 @@
+"""Hardening at the process, console and session level (issue 12, findings 1, 2, 3, 6, 7, 8).
+
+Each test reproduces what a security review did to the binary before the fix: a reader that closes
+the pipe, a core dump, an escape-laden service answer, numbers no token can carry, a Ctrl-C during a
+rotating refresh, a session sent to another endpoint, a lock directory another user controls.
+The service side is the fake (fault injection: `error`, `stall`) in front of moto; the second
+endpoint of the binding tests is a small listener here that refuses everything, as a hostile or
+merely different Cognito would, and records what it was sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from harness import Cli, authctl_bin, iso_utc, run_authctl
+from test_refresh_race import expire_stored_access_token, rotating_cli  # noqa: F401 (fixture)
+
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b31m"
+SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m"
+
+
+def forged(token: str, **claims) -> str:
+    """`token` with claims replaced (signature left as it was: only decoded, never verified here)."""
+    header, payload, signature = token.split(".")
+    body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    body.update(claims)
+    encoded = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=").decode()
+    return f"{header}.{encoded}.{signature}"
+
+
+def no_raw_controls(text: str) -> bool:
+    return not any(ord(c) < 0x20 and c != "\n" or 0x7f <= ord(c) < 0xa0 for c in text)
+
+
+# ---------------------------------------------------------------------------
+# Finding 2: a closed pipe, and core dumps
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["token"], ["whoami", "--output", "json"], ["status"]])
+def test_a_closed_pipe_exits_141_quietly(signed_in, args):
+    """stdout is a pipe whose reader has gone (its read end closed before authctl writes). libsecret
+    has made GLib ignore SIGPIPE, so the write fails with EPIPE: before the fix FileHandle trapped
+    (exit 132, SIGILL). Now: exit 141, as a shell reports a pipeline's writer, and nothing on stderr."""
+    cli = signed_in
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = cli.env()
+    try:
+        proc = subprocess.run([str(authctl_bin()), *args], env=env, stdin=subprocess.DEVNULL, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=30, cwd=env["HOME"], start_new_session=True)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, (proc.returncode, proc.stderr)
+    assert proc.stderr == ""
+    assert cli.keyring.session() is not None
+
+
+def test_the_shell_pipeline_of_the_review(signed_in):
+    """The review's own command line: `authctl token | (exec 0<&-; sleep 1)`."""
+    cli = signed_in
+    env = dict(cli.env(), AUTHCTL=str(authctl_bin()))
+    proc = subprocess.run(["bash", "-c", '"$AUTHCTL" token | (exec 0<&-; sleep 1); echo "status=${PIPESTATUS[0]}"'],
+                          env=env, capture_output=True, text=True, timeout=30, cwd=env["HOME"], start_new_session=True)
+    assert proc.stdout.strip() in ("status=141", "status=0"), proc  # 0 only if the write beat the close
+    assert "status=132" not in proc.stdout
+
+
+def test_no_core_dump_and_not_dumpable(cli):
+    """A process waiting at a password prompt (signin --no-store on a terminal: no keyring, no request
+    yet) is read from outside. It runs as an unprivileged user (nobody), started with an unlimited
+    core size: /proc/PID/limits must show a core size of 0, soft and hard, and /proc/PID/status must be
+    owned by root, which the kernel does for a process whose dumpable attribute is 0 (proc(5)); a
+    dumpable one's files belong to its own user."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to start authctl as another user")
+    with tempfile.TemporaryDirectory(prefix="authctl-nobody-") as top:  # pytest's tmp_path is 0700
+        check_not_dumpable(cli, Path(top))
+
+
+def check_not_dumpable(cli: Cli, tmp_path: Path) -> None:
+    binary = tmp_path / "bin" / "authctl"
+    binary.parent.mkdir()
+    shutil.copy(authctl_bin(), binary)
+    home = tmp_path / "nobody-home"
+    home.mkdir()
+    for p in (tmp_path, binary.parent, home):
+        os.chmod(p, 0o777)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "XDG_CONFIG_HOME": str(home),
+           "AUTHCTL_USER_POOL_ID": cli.pool.pool_id, "AUTHCTL_CLIENT_ID": cli.pool.client_id,
+           "AUTHCTL_ENDPOINT": cli.endpoint, "TERM": "dumb"}
+
+    def as_nobody_with_cores():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        os.setgid(65534)
+        os.setuid(65534)
+
+    child = pexpect.spawn(str(binary), ["signin", "--no-store", "--username", "alice"], env=env, cwd=str(home),
+                          timeout=20, encoding="utf-8", preexec_fn=as_nobody_with_cores)
+    try:
+        child.expect("assword")
+        limits = Path(f"/proc/{child.pid}/limits").read_text()
+        core = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+        assert core.split()[4:6] == ["0", "0"], core
+        owner = os.stat(f"/proc/{child.pid}/status").st_uid
+        assert owner == 0, f"/proc/{child.pid} belongs to uid {owner}: the process is dumpable"
+    finally:
+        child.terminate(force=True)
+
+
+# ---------------------------------------------------------------------------
+# Finding 3: text from outside is never printed raw
+# ---------------------------------------------------------------------------
+
+def test_service_error_with_escapes_is_shown_escaped(signed_in, fake):
+    """A 400 whose message and error type carry OSC (retitle), ED (clear screen) and an 8-bit CSI."""
+    cli = signed_in
+    fake.add_fault(operation="GetUser", kind="error", errorType="Evil\x1b[31mException", message="boom " + ESCAPES + "\nforged line")
+    r = cli.run("whoami")
+    assert r.code == 1, r
+    assert no_raw_controls(r.err), repr(r.err)
+    assert SHOWN in r.err and "\\x1b[31mException" in r.err, r.err
+    assert "boom " + SHOWN + "\\x0aforged line" in r.err, "the service's newline is not authctl's"
+    assert len(r.err.strip().splitlines()) == 1, r.err
+
+
+def test_claims_with_escapes_are_shown_escaped(signed_in):
+    """The stored username (from the token's claims) in status's text and JSON output."""
+    cli = signed_in
+    cli.keyring.rewrite_session(lambda s: s.update(username="alice" + ESCAPES + "\n* other: signed in"))
+    r = cli.run("status")
+    assert r.code == 0, r
+    assert no_raw_controls(r.out), repr(r.out)
+    assert "alice" + SHOWN + "\\x0a* other: signed in" in r.out
+    r = cli.run("status", "--output", "json")
+    assert r.code == 0, r
+    assert all(ord(c) < 0x7f for c in r.out), "JSON output escapes C0 and C1 controls as \\u00XX"
+    assert r.json()["profiles"][0]["username"] == "alice" + ESCAPES + "\n* other: signed in"
+
+
+def test_user_attributes_with_escapes_are_shown_escaped(signed_in, cognito):
+    cli = signed_in
+    cognito.admin_update_user_attributes(UserPoolId=cli.pool.pool_id, Username="alice",
+                                         UserAttributes=[{"Name": "name", "Value": "Alice" + ESCAPES}])
+    r = cli.run("whoami")
+    assert r.code == 0, r
+    assert no_raw_controls(r.out), repr(r.out)
+    assert "name: Alice" + SHOWN in r.out
+
+
+# ---------------------------------------------------------------------------
+# Finding 6: numbers from outside
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_global_signout_with_an_absurd_exp(signed_in, fake, output):
+    """An id token with exp 1e300 (and iat -1e300): before the fix `signout --global` trapped after
+    GlobalSignOut had succeeded and the session was removed, before saying how long tokens stay
+    valid. Such a claim is treated as absent: the access token's lifetime counts."""
+    cli = signed_in
+    cli.keyring.rewrite_session(lambda s: s.update(idToken=forged(s["idToken"], exp=1e300, iat=-1e300)))
+    mark = fake.mark()
+    r = cli.run("signout", "--global", "--yes", "--output", output)
+    assert r.code == 0, r
+    if output == "json":
+        doc = r.json()
+        assert doc["globalSignOut"] == "ok" and doc["signedOutLocally"] is True, doc
+        assert doc["exposureUntil"].startswith("20"), doc
+    else:
+        assert "for up to 1 hour" in r.err, r
+    assert [c["status"] for c in fake.calls(mark, operation="GlobalSignOut")] == [200]
+    assert cli.keyring.session() is None
+
+
+def test_ops_signout_with_an_absurd_token_validity(cli, fake, cognito):
+    """DescribeUserPoolClient answering AccessTokenValidity 2e14 days: the ops sign-out printed its
+    audit line, then trapped before the JSON report. The lifetime is bounded by Cognito's own
+    maximum (1 day)."""
+    cognito.update_user_pool_client(UserPoolId=cli.pool.pool_id, ClientId=cli.pool.client_id,
+                                    AccessTokenValidity=200_000_000_000_000, TokenValidityUnits={"AccessToken": "days"})
+    env = cli.env(AWS_ACCESS_KEY_ID="AKIAOPSTEST000000009", AWS_SECRET_ACCESS_KEY="ops/secret/key", USER="ops")
+    r = run_authctl(["signout", "--global", "--user", "alice", "--yes", "--output", "json"], env)
+    assert r.code == 0, r
+    assert "audit: AdminUserGlobalSignOut user=alice" in r.err
+    doc = r.json()
+    assert doc["globalSignOut"] == "ok" and doc["tokenLifetimeSeconds"] == 86400, doc
