@@ -14,14 +14,17 @@ struct SessionKeeper {
     var repository: SessionRepository { SessionRepository(store: context.store) }
 
     /// The session's own pool and client (its refresh token belongs to them); the endpoint and
-    /// region configured now, else the ones it was signed in with.
+    /// region configured now, else the ones it was signed in with. Another endpoint than the
+    /// session's is refused (exit 78): every request made with a session's tokens is made here.
     func clientSettings(for session: StoredSession) throws -> ClientSettings {
         var effective = settings
         effective.userPoolId = session.userPoolId
         effective.clientId = session.clientId
         if effective.region == nil || settings.userPoolId != session.userPoolId { effective.region = session.region }
         if effective.endpoint == nil { effective.endpoint = session.endpoint }
-        return try ClientSettings(effective)
+        let client = try ClientSettings(effective)
+        try client.checkBound(to: session)
+        return client
     }
 
     /// Refuses to hand out a session made for another pool or client than the one configured now.

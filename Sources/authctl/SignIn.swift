@@ -158,7 +158,8 @@ struct SignIn: AuthctlCommand {
         // Signing in again must not leave the previous refresh token usable on the service for
         // weeks while nothing here remembers it: revoke it (best effort, same app client only).
         if let replaced, replaced.refreshToken != session.refreshToken,
-           replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId {
+           replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId,
+           ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint) {
             do {
                 try context.service(settings, client: client).revokeToken(refreshToken: replaced.refreshToken,
                                                                           client: try keeper.appClient(client))

@@ -198,3 +198,71 @@ def test_ops_signout_with_an_absurd_token_validity(cli, fake, cognito):
     assert "audit: AdminUserGlobalSignOut user=alice" in r.err
     doc = r.json()
     assert doc["globalSignOut"] == "ok" and doc["tokenLifetimeSeconds"] == 86400, doc
+
+
+# ---------------------------------------------------------------------------
+# Finding 1: a session talks only to the endpoint it was signed in with
+# ---------------------------------------------------------------------------
+
+class RefusingEndpoint:
+    """Another Cognito endpoint on loopback: refuses every request as NotAuthorizedException (as the
+    real service does for tokens it did not issue) and records what it was sent."""
+
+    def __init__(self):
+        received = self.received = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                received.append((self.headers.get("X-Amz-Target"), self.rfile.read(int(self.headers.get("Content-Length") or 0))))
+                body = json.dumps({"__type": "NotAuthorizedException", "message": "Invalid Refresh Token"}).encode()
+                self.send_response(400)
+                self.send_header("Content-Type", "application/x-amz-json-1.1")
+                self.send_header("x-amzn-ErrorType", "NotAuthorizedException:http://internal.amazon.com/coral/")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def other_endpoint():
+    endpoint = RefusingEndpoint()
+    yield endpoint
+    endpoint.close()
+
+
+@pytest.mark.parametrize("variable", ["AUTHCTL_ENDPOINT", "AWS_ENDPOINT_URL"])
+@pytest.mark.parametrize("args,expired", [(["whoami"], False), (["token"], True), (["status", "--check"], False)])
+def test_a_session_is_never_sent_to_another_endpoint(signed_in, other_endpoint, variable, args, expired):
+    """Signed in at the fake; the environment now names another endpoint. Before the fix authctl sent
+    the access (or, when expired, the refresh) token there and, refused, deleted the session."""
+    cli = signed_in
+    before = expire_stored_access_token(cli) if expired else cli.keyring.session()
+    extra = {"AUTHCTL_ENDPOINT": None, variable: other_endpoint.url}
+    r = cli.run(*args, **extra)
+    assert r.code == 78, r
+    assert "was signed in at " + cli.endpoint in r.err and other_endpoint.url in r.err and "nothing was sent" in r.err, r
+    assert other_endpoint.received == [], "a token went to an endpoint that is not the session's"
+    assert cli.keyring.session() == before, "the session must be kept whole"
+    assert cli.run(*args).code == 0, "and it still works at its own endpoint"
+
+
+def test_local_signout_at_another_endpoint_sends_nothing(signed_in, other_endpoint):
+    """`signout` with another endpoint configured: the refresh token is not revoked there (nor sent),
+    the local session is removed as asked, and the warning says why."""
+    cli = signed_in
+    r = cli.run("signout", AUTHCTL_ENDPOINT=other_endpoint.url)
+    assert r.code == 0, r
+    assert "could not be revoked" in r.err and "nothing was sent" in r.err, r
+    assert other_endpoint.received == []
+    assert cli.keyring.session() is None
