@@ -13,17 +13,18 @@ enum ProcessSafety {
         _ = authctl_forbid_core_dumps()
     }
 
-    /// Runs `body` with SIGINT, SIGTERM and SIGHUP deferred: a request whose answer must be stored
-    /// (a rotating refresh) is sent, answered and stored whole; a signal that came meanwhile then
-    /// takes effect. Handlers, not a blocked mask: libsecret, GLib and libcurl run threads of their
-    /// own, and the kernel delivers a process's signal to any thread that does not block it.
-    static func deferringTermination<T>(_ body: () throws -> T) rethrows -> T {
+    /// From here SIGINT, SIGTERM and SIGHUP wait until `releaseTermination`: a request whose
+    /// answer must be stored (a rotating refresh) is sent, answered and stored whole. Handlers that
+    /// record the signal, not a blocked mask: libsecret, GLib and libcurl run threads of their own,
+    /// and the kernel delivers a process's signal to any thread that does not block it. Pairs nest.
+    static func deferTermination() {
         authctl_defer_termination_signals()
-        defer {
-            let signal = authctl_release_termination_signals()
-            if signal != 0 { raise(signal) }
-        }
-        return try body()
+    }
+
+    /// Ends `deferTermination` (the outermost pair): a signal that came meanwhile takes effect now.
+    static func releaseTermination() {
+        let signal = authctl_release_termination_signals()
+        if signal != 0 { raise(signal) }
     }
 }
 

@@ -85,6 +85,10 @@ struct SessionKeeper {
             }
             let client = try clientSettings(for: current)
             let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
+            // From the send until the new refresh token is stored, Ctrl-C, SIGTERM and SIGHUP wait: with
+            // rotation the old one is used up once the service answers, and losing the answer ends the session.
+            ProcessSafety.deferTermination()
+            defer { ProcessSafety.releaseTermination() }
             let tokens: AuthenticationResult
             do {
                 tokens = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username)
@@ -118,6 +122,8 @@ struct SessionKeeper {
     func save(_ session: StoredSession) throws -> StoredSession? {
         try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
             let replaced = try? repository.load(profile: settings.profile)
+            ProcessSafety.deferTermination()
+            defer { ProcessSafety.releaseTermination() }
             try repository.save(session)
             return replaced ?? nil
         }

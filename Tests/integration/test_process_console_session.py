@@ -266,3 +266,69 @@ def test_local_signout_at_another_endpoint_sends_nothing(signed_in, other_endpoi
     assert "could not be revoked" in r.err and "nothing was sent" in r.err, r
     assert other_endpoint.received == []
     assert cli.keyring.session() is None
+
+
+# ---------------------------------------------------------------------------
+# Finding 7: signals during a rotating refresh, and at a password prompt
+# ---------------------------------------------------------------------------
+
+def wait_for_connection(port: int, timeout: float = 10.0) -> None:
+    """Until a client connection to 127.0.0.1:`port` is established (read from /proc/net/tcp)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].split(":")[1], 16)
+            if remote_port == port and fields[3] == "01":
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"no connection to port {port} within {timeout}s")
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_a_rotating_refresh_keeps_the_session(rotating_cli, fake, signo):  # noqa: F811
+    """The fake holds GetTokensFromRefreshToken 3 s, then rotates the refresh token and answers. The
+    signal comes while the request waits. Before the fix authctl died at once, the service rotated
+    anyway, and the next command ended the session (RefreshTokenReuseException). Now the signal waits
+    until the new session is stored, then ends the process as it asked."""
+    cli = rotating_cli
+    assert cli.signin().code == 0
+    before = expire_stored_access_token(cli)
+    fake.add_fault(operation="GetTokensFromRefreshToken", kind="stall", seconds=3, count=1)
+    port = int(fake.endpoint.rstrip("/").rsplit(":", 1)[1])
+    env = cli.env()
+    proc = subprocess.Popen([str(authctl_bin()), "token"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=env["HOME"], start_new_session=True)
+    try:
+        wait_for_connection(port)
+        time.sleep(0.5)  # the request is written right after the connection is made
+        proc.send_signal(signo)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signo, (proc.returncode, proc.stderr.read())
+    rotated = cli.keyring.session()
+    assert rotated["refreshToken"] != before["refreshToken"], "the rotated refresh token was lost"
+    r = cli.run("token")
+    assert r.code == 0, r
+    assert cli.keyring.session()["refreshToken"] == rotated["refreshToken"], "no second refresh was due"
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_at_a_password_prompt_restores_echo(cli, signo):
+    """At the no-echo password prompt the terminal's ECHO is off; whatever signal ends authctl there,
+    the terminal gets its echo back (before the fix only SIGINT restored it)."""
+    import termios
+    env = cli.env(TERM="dumb")
+    child = pexpect.spawn(str(authctl_bin()), ["signin", "--username", "alice"], env=env, cwd=env["HOME"], timeout=20,
+                          encoding="utf-8")
+    try:
+        child.expect("assword")
+        time.sleep(0.3)
+        assert not termios.tcgetattr(child.child_fd)[3] & termios.ECHO, "echo should be off at the prompt"
+        child.kill(signo)
+        child.expect(pexpect.EOF)
+        assert termios.tcgetattr(child.child_fd)[3] & termios.ECHO, "echo left off"
+    finally:
+        child.close(force=True)
