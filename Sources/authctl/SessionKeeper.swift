@@ -189,17 +189,20 @@ struct SessionKeeper {
 }
 
 /// An exclusive `flock` per profile in `$XDG_RUNTIME_DIR/authctl/` (else the user's cache
-/// directory), held while a session is refreshed and stored.
+/// directory), held while a session is refreshed and stored. Only in a PrivateDirectory.
 enum RefreshLock {
-    static func directory(environment: [String: String]) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"),
-           FileManager.default.isWritableFile(atPath: runtime) {
-            return runtime + "/authctl"
+    /// Where the lock may be, in order of preference.
+    static func directories(environment: [String: String]) -> [String] {
+        var candidates: [String] = []
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            candidates.append(runtime + "/authctl")
         }
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
-            return cache + "/authctl"
+            candidates.append(cache + "/authctl")
+        } else {
+            candidates.append((environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl")
         }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl"
+        return candidates
     }
 
     /// How long to wait for another process's refresh or sign-in (its own requests are bounded by
@@ -208,15 +211,12 @@ enum RefreshLock {
 
     static func withLock<T>(profile: String, environment: [String: String], waitingAtMost maximumWait: Double = maximumWait,
                             _ body: () throws -> T) throws -> T {
-        let directory = directory(environment: environment)
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        let directory = try PrivateDirectory.first(of: directories(environment: environment), for: "the refresh lock")
+        defer { directory.close() }
         let safeName = profile.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
-        let path = directory + "/" + String(safeName) + ".lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw AuthctlError(.unexpected, "cannot open the refresh lock \(path): \(String(cString: strerror(errno)))")
-        }
+        let name = String(safeName) + ".lock"
+        let path = directory.path + "/" + name
+        let fd = try directory.openFile(name, flags: O_RDWR | O_CREAT)
         defer { close(fd) }
         let deadline = Date().addingTimeInterval(maximumWait)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

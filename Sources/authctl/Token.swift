@@ -101,6 +101,8 @@ struct Token: AuthctlCommand {
                     }
                     signInStarted = true
                     let fresh = try signIn()
+                    ProcessSafety.deferTermination()
+                    defer { ProcessSafety.releaseTermination() }
                     do {
                         try keeper.repository.save(fresh)
                     } catch let error as SecureStoreError {

@@ -82,8 +82,15 @@ struct JWKSCache {
         var jwks: JWKS
     }
 
+    /// Keys found in a directory another user could write to could be anyone's: such a cache is not used.
+    private var isPrivate: Bool {
+        guard case .success(let checked) = PrivateDirectory.open(directory) else { return false }
+        checked.close()
+        return true
+    }
+
     func load(now: Date) throws -> JWKS? {
-        guard let data = FileManager.default.contents(atPath: path),
+        guard isPrivate, let data = FileManager.default.contents(atPath: path),
               let entry = try? JSONDecoder().decode(Entry.self, from: data),
               now.timeIntervalSince(entry.fetchedAt) < entry.maxAge else { return nil }
         return entry.jwks
@@ -92,8 +99,7 @@ struct JWKSCache {
     func save(_ jwksData: Data, maxAge: Double, now: Date) {
         guard let jwks = try? JWKS(json: jwksData),
               let data = try? JSONEncoder().encode(Entry(fetchedAt: now, maxAge: maxAge, jwks: jwks)) else { return }
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        guard isPrivate else { return }
         let temporary = path + ".\(getpid()).tmp"
         if FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) {
             rename(temporary, path)

@@ -332,3 +332,59 @@ def test_a_signal_at_a_password_prompt_restores_echo(cli, signo):
         assert termios.tcgetattr(child.child_fd)[3] & termios.ECHO, "echo left off"
     finally:
         child.close(force=True)
+
+
+# ---------------------------------------------------------------------------
+# Finding 8: lock and cache directories
+# ---------------------------------------------------------------------------
+
+def hostile_runtime_dir(top: Path, planted: str) -> tuple[Path, Path]:
+    """A world-writable XDG_RUNTIME_DIR (mode 1777, like /tmp) in which another user has planted
+    `authctl`: a symlink to a directory of theirs, or a directory of theirs (uid nobody, mode 0777)."""
+    runtime = top / "shared-runtime"
+    runtime.mkdir()
+    os.chmod(runtime, 0o1777)
+    theirs = top / "attacker"
+    theirs.mkdir()
+    if planted == "symlink":
+        os.symlink(theirs, runtime / "authctl")
+    else:
+        theirs = runtime / "authctl"
+        theirs.mkdir()
+        os.chmod(theirs, 0o777)
+        os.chown(theirs, 65534, 65534)
+    return runtime, theirs
+
+
+@pytest.mark.parametrize("planted", ["symlink", "their-directory"])
+def test_a_planted_lock_directory_is_not_used(cli, tmp_path, planted):
+    """Before the fix authctl followed the symlink and locked the other user's file, which they held:
+    every sign-in waited. Now the runtime directory is refused and the user's cache directory used."""
+    import fcntl
+    runtime, theirs = hostile_runtime_dir(tmp_path, planted)
+    fd = os.open(theirs / "default.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # the other user holds "the" lock
+    try:
+        r = cli.signin(XDG_RUNTIME_DIR=str(runtime), timeout=20)
+    finally:
+        os.close(fd)
+    assert r.code == 0, r
+    assert sorted(p.name for p in theirs.iterdir()) == ["default.lock"], "nothing written in their directory"
+    cache_dir = Path(cli.env()["XDG_CACHE_HOME"]) / "authctl"
+    info = os.lstat(cache_dir)
+    assert stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.geteuid()
+    assert (cache_dir / "default.lock").is_file()
+
+
+def test_no_safe_directory_exits_78(cli, tmp_path):
+    """The runtime directory planted and the cache directory in a world-writable, non-sticky place:
+    exit 78 naming both and why; nothing is stored."""
+    runtime, _ = hostile_runtime_dir(tmp_path, "symlink")
+    open_cache = tmp_path / "open-cache"
+    open_cache.mkdir()
+    os.chmod(open_cache, 0o777)
+    r = cli.signin(XDG_RUNTIME_DIR=str(runtime), XDG_CACHE_HOME=str(open_cache), timeout=20)
+    assert r.code == 78, r
+    assert "no safe directory for the refresh lock" in r.err, r
+    assert "symbolic link" in r.err and "can be changed by other users" in r.err, r
+    assert cli.keyring.session() is None
