@@ -223,9 +223,12 @@ def test_answer_lost_after_the_change(signed_in, fake, rule):
 
 
 def test_unreachable_says_nothing_changed(signed_in, fake):
-    """Connection refused: the request certainly did not reach the service; no "may have"."""
+    """Connection refused: the request certainly did not reach the service; no "may have". (The
+    session's own endpoint is what went away: another one would be refused before any request.)"""
+    dead = f"http://127.0.0.1:{free_port()}/"
+    signed_in.keyring.rewrite_session(lambda s: s.update(endpoint=dead))
     r = signed_in.run("change-password", "--stdin", "--timeout", "2", input=f"{ALICE_PASSWORD}\n{NEW_PASSWORD}\n",
-                      AUTHCTL_ENDPOINT=f"http://127.0.0.1:{free_port()}/", timeout=40)
+                      AUTHCTL_ENDPOINT=dead, timeout=40)
     assert r.code == 69, r
     assert "may or may not" not in r.err, r
     assert_password_is(signed_in, ALICE_PASSWORD, NEW_PASSWORD)  # unchanged

@@ -145,7 +145,9 @@ def test_plain_http_to_this_machine_is_allowed(cli):
     assert cli.endpoint.startswith("http://127.0.0.1:")
     assert cli.signin().code == 0
     port = cli.endpoint.rsplit(":", 1)[1]
-    assert cli.run("whoami", AUTHCTL_ENDPOINT=f"http://localhost:{port}").code == 0
+    localhost = f"http://localhost:{port}"
+    assert cli.signin(AUTHCTL_ENDPOINT=localhost).code == 0
+    assert cli.run("whoami", AUTHCTL_ENDPOINT=localhost).code == 0
 
 
 def test_configure_refuses_what_commands_would_refuse(cli):
