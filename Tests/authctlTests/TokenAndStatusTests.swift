@@ -152,8 +152,9 @@ final class RefreshLockTests: XCTestCase {
         let runtime = NSTemporaryDirectory() + "authctl-lock-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         let environment = ["XDG_RUNTIME_DIR": runtime, "HOME": runtime]
-        let directory = RefreshLock.directory(environment: environment)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = RefreshLock.directories(environment: environment)[0]
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         // Another open file description of the same lock file: flock treats it as another holder.
         let other = open(directory + "/default.lock", O_RDWR | O_CREAT, 0o600)
         XCTAssertGreaterThanOrEqual(other, 0)
