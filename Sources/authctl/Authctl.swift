@@ -15,6 +15,10 @@ struct Authctl: ParsableCommand {
         version: version,
         subcommands: [
             SignIn.self,
+            SignUp.self,
+            ConfirmSignUp.self,
+            ResendCode.self,
+            ForgotPassword.self,
             SignOut.self,
             ChangePassword.self,
             WhoAmI.self,

@@ -34,7 +34,8 @@ enum MFASetupOutput: String, ExpressibleByArgument, CaseIterable {
 
 /// Options for sign-in challenges (multi-factor authentication), shared by `signin` and `token`.
 struct MFAOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("One-time code for the MFA challenge (authenticator app, SMS or email). It is dead within minutes, so the command line is acceptable.", valueName: "code"))
+    @Option(name: [.customLong("code"), .customLong("mfa-code")],
+            help: ArgumentHelp("One-time code for the sign-in (authenticator app, SMS or email; --mfa-code is the same). It is dead within minutes, so the command line is acceptable.", valueName: "code"))
     var mfaCode: String?
 
     @Option(help: "Factor to use when the pool lets the user choose: totp, sms or email.")
@@ -43,7 +44,7 @@ struct MFAOptions: ParsableArguments {
 
 /// `signin` only: handing an authenticator set-up to a script.
 struct MFASetupOptions: ParsableArguments {
-    @Option(help: "When the pool requires setting up an authenticator app: print its secret and otpauth:// URI as json (even on a terminal), then finish with `authctl signin --mfa-code CODE`.")
+    @Option(help: "When the pool requires setting up an authenticator app: print its secret and otpauth:// URI as json (even on a terminal), then finish with `authctl signin --code CODE`.")
     var mfaSetupOutput: MFASetupOutput?
 }
 
@@ -75,7 +76,7 @@ enum CodeFormat {
 }
 
 /// A sign-in that waits in the Secret Service for a one-time code given to a second process
-/// (`authctl signin --mfa-code CODE`): an authenticator set-up handed to a script
+/// (`authctl signin --code CODE`): an authenticator set-up handed to a script
 /// (`--mfa-setup-output json`), or a code sent by text message or email where no one could be
 /// asked. The session is a credential for its 3 minutes, so it is never kept in a file.
 struct PendingChallenge: Codable {
@@ -132,9 +133,9 @@ struct PendingChallenge: Codable {
                         secret: String(decoding: data, as: UTF8.self))
     }
 
-    /// `authctl signin --mfa-code CODE`, with the profile when it is not the default one.
+    /// `authctl signin --code CODE`, with the profile when it is not the default one.
     static func nextCommand(profile: String) -> String {
-        profile == "default" ? "authctl signin --mfa-code CODE" : "authctl signin --profile \(profile) --mfa-code CODE"
+        profile == "default" ? "authctl signin --code CODE" : "authctl signin --profile \(profile) --code CODE"
     }
 }
 
@@ -199,7 +200,7 @@ struct ChallengeResponder {
         }
     }
 
-    /// The one-time code: `--mfa-code` first, then the terminal; after a mismatch only the terminal.
+    /// The one-time code: `--code` first, then the terminal; after a mismatch only the terminal.
     private func code(for challenge: AuthChallenge, prompt: String, format: CodeFormat) throws -> String {
         if challenge.attempt > 1 {
             log.wrongCodes += 1
@@ -209,10 +210,10 @@ struct ChallengeResponder {
             do {
                 return try Self.normalized(given, format: format)
             } catch let error as AuthctlError where console.canPrompt {
-                console.message("--mfa-code: \(error.message).")
+                console.message("--code: \(error.message).")
             }
         } else if !console.canPrompt {
-            throw AuthctlError(.usage, "this sign-in needs a one-time code (\(challenge.name)): pass --mfa-code CODE, or run on a terminal")
+            throw AuthctlError(.usage, "this sign-in needs a one-time code (\(challenge.name)): pass --code CODE, or run on a terminal")
         }
         return try Self.typedCode(console: console, prompt: prompt, format: format)
     }
@@ -242,11 +243,11 @@ struct ChallengeResponder {
     }
 
     /// No one to ask for a code that was already sent: keep the challenge in the Secret Service
-    /// for `authctl signin --mfa-code CODE`, rather than start over (and send another code) later.
+    /// for `authctl signin --code CODE`, rather than start over (and send another code) later.
     private func keepWaiting(_ challenge: AuthChallenge, destination: String?) throws -> Never {
         let where_ = destination.map { " to \(OutsideText($0))" } ?? ""
         guard let session = challenge.session else {
-            throw AuthctlError(.usage, "this sign-in needs the code sent\(where_): pass --mfa-code CODE, or run on a terminal")
+            throw AuthctlError(.usage, "this sign-in needs the code sent\(where_): pass --code CODE, or run on a terminal")
         }
         let pending = PendingChallenge(
             challengeName: challenge.name, session: session, username: challenge.username,
@@ -256,7 +257,7 @@ struct ChallengeResponder {
         do {
             try pending.save(context.store, profile: settings.profile)
         } catch let error as SecureStoreError {
-            // Another run would start another sign-in and send another code, so --mfa-code with
+            // Another run would start another sign-in and send another code, so --code with
             // this one can never match: only a terminal or a Secret Service can help.
             throw AuthctlError(.configuration, """
                 this sign-in needs the code sent\(where_), and without the Secret Service (\(error.message)) it cannot wait \
@@ -323,7 +324,7 @@ struct ChallengeResponder {
             } catch let error as SecureStoreError {
                 throw AuthctlError(.configuration, """
                     --mfa-setup-output json: finishing the authenticator set-up in a second process \
-                    (`authctl signin --mfa-code CODE`) keeps the challenge in the Secret Service, which cannot be reached \
+                    (`authctl signin --code CODE`) keeps the challenge in the Secret Service, which cannot be reached \
                     (\(error.message)); run authctl signin on a terminal instead
                     """)
             }

@@ -23,8 +23,8 @@ struct SignIn: AuthctlCommand {
     @Flag(help: "Read the password from the first line of standard input (and a required new password from the second).")
     var passwordStdin = false
 
-    @Option(help: "srp: the password never leaves this machine (USER_SRP_AUTH). password: USER_PASSWORD_AUTH.")
-    var flow: PasswordFlow = .srp
+    @Option(help: "srp: the password never leaves this machine (USER_SRP_AUTH). password: USER_PASSWORD_AUTH. user-auth: choice-based sign-in (USER_AUTH), see --method.")
+    var flow: SignInFlow?
 
     @Flag(help: "Keep nothing: print the tokens as JSON on stdout instead (for runners without a keyring).")
     var noStore = false
@@ -34,6 +34,13 @@ struct SignIn: AuthctlCommand {
 
     @OptionGroup(title: "Multi-factor authentication")
     var mfaSetup: MFASetupOptions
+
+    @OptionGroup(title: "Choice-based and passwordless sign-in")
+    var userAuth: UserAuthOptions
+
+    func validate() throws {
+        try userAuth.check(flow: flow)
+    }
 
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
@@ -55,6 +62,9 @@ struct SignIn: AuthctlCommand {
             }
         }
 
+        if userAuth.usesUserAuth(flow: flow) {
+            return try signInUserAuth(keeper: keeper, settings: settings, client: client, context: context)
+        }
         let givenUsername = username ?? settings.username
         if givenUsername == nil && !console.isInteractive {
             throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
@@ -76,7 +86,7 @@ struct SignIn: AuthctlCommand {
         do {
             result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
                                         passwordFromStdin: passwordStdin, mfa: mfa, setupOutput: mfaSetup.mfaSetupOutput)
-                .signIn(username: name, password: password, flow: flow)
+                .signIn(username: name, password: password, flow: flow?.passwordFlow ?? .srp)
         } catch is MFASetupHandedOver {
             console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: \(PendingChallenge.nextCommand(profile: settings.profile))")
             return
@@ -85,7 +95,7 @@ struct SignIn: AuthctlCommand {
     }
 
     /// Stores the session (or prints the tokens with --no-store) and says who is signed in.
-    private func deliver(_ result: SignInResult, keeper: SessionKeeper, settings: Settings, client: ClientSettings,
+    func deliver(_ result: SignInResult, keeper: SessionKeeper, settings: Settings, client: ClientSettings,
                          context: CommandContext) throws {
         let console = context.console
         let now = context.now()
@@ -104,7 +114,7 @@ struct SignIn: AuthctlCommand {
         try store(result, keeper: keeper, settings: settings, client: client, context: context)
     }
 
-    /// `signin --mfa-code CODE` with a sign-in waiting in the Secret Service. The pending item is
+    /// `signin --code CODE` with a sign-in waiting in the Secret Service. The pending item is
     /// removed once the sign-in is done or the service has ended its session, never before: a
     /// wrong code or a passing failure leaves it for another try within its 3 minutes.
     private func finish(_ pending: PendingChallenge, code: String, keeper: SessionKeeper, settings: Settings,
@@ -218,6 +228,7 @@ struct PasswordSignIn {
         } catch is CodeDidNotMatch {
             throw AuthctlError(.notAuthorized, "The code did not match")
         } catch let error as CognitoError {
+            if let refused = AccountFailure.signInRefusal(error, username: username) { throw refused }
             throw Self.signInFailure(error, client: client, hasSecret: appClient.clientSecret != nil, wrongCodes: responder.log.wrongCodes)
         }
     }
@@ -274,32 +285,10 @@ struct PasswordSignIn {
         }
     }
 
-    private func readNewPassword(console: Console, currentPassword: String) throws -> String {
-        if passwordFromStdin {
-            guard let line = console.readLine(), !line.isEmpty else {
-                throw AuthctlError(.usage, "this account must set a new password: give it as the second line of standard input")
-            }
-            try NewPasswordRules.check(line, current: currentPassword)
-            return line
-        }
-        console.message("This account must choose a new password.")
-        for _ in 0..<3 {
-            guard let first = console.prompt("New password: ", secret: true),
-                  let second = console.prompt("Repeat new password: ", secret: true) else {
-                throw AuthctlError(.usage, "no new password given")
-            }
-            guard first == second else {
-                console.message("Passwords do not match; try again.")
-                continue
-            }
-            do {
-                try NewPasswordRules.check(first, current: currentPassword)
-                return first
-            } catch let error as AuthctlError {
-                console.message(error.message)
-            }
-        }
-        throw AuthctlError(.inputRejected, "no acceptable new password after 3 attempts")
+    func readNewPassword(console: Console, currentPassword: String?) throws -> String {
+        if !passwordFromStdin { console.message("This account must choose a new password.") }
+        return try NewPasswordReader.read(console: console, fromStdin: passwordFromStdin, current: currentPassword,
+                                          stdinMissing: "this account must set a new password: give it as the second line of standard input")
     }
 
     /// Sign-in failures a person can act on; the same text for a wrong password and an unknown user.

@@ -33,18 +33,25 @@ struct Token: AuthctlCommand {
     @Flag(help: "Read the password from standard input to sign in when there is no valid session.")
     var passwordStdin = false
 
-    @Option(help: "Sign-in flow when signing in: srp or password.")
-    var flow: PasswordFlow = .srp
+    @Option(help: "Sign-in flow when signing in: srp, password or user-auth (see --method).")
+    var flow: SignInFlow?
 
     @OptionGroup(title: "Multi-factor authentication (when signing in)")
     var mfa: MFAOptions
 
+    @OptionGroup(title: "Choice-based and passwordless sign-in (when signing in)")
+    var userAuth: UserAuthOptions
+
+    /// Signing in is asked for: with a password on stdin, or with USER_AUTH (which may need none).
+    private var signsIn: Bool { passwordStdin || userAuth.usesUserAuth(flow: flow) }
+
     func validate() throws {
-        if username != nil && !passwordStdin {
-            throw ValidationError("--username says whom to sign in as when there is no valid session: use it with --password-stdin.")
+        try userAuth.check(flow: flow)
+        if username != nil && !signsIn {
+            throw ValidationError("--username says whom to sign in as when there is no valid session: use it with --password-stdin or --method.")
         }
-        if (mfa.mfaCode != nil || mfa.mfaType != nil) && !passwordStdin {
-            throw ValidationError("--mfa-code and --mfa-type answer the challenges of a sign-in: use them with --password-stdin.")
+        if (mfa.mfaCode != nil || mfa.mfaType != nil) && !signsIn {
+            throw ValidationError("--code and --mfa-type answer the challenges of a sign-in: use them with --password-stdin or --method.")
         }
         if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
     }
@@ -63,9 +70,9 @@ struct Token: AuthctlCommand {
                 return
             }
         } catch let error as SecureStoreError {
-            guard passwordStdin else { throw error }
+            guard signsIn else { throw error }
             storeError = error
-        } catch let error as AuthctlError where error.code == .notAuthorized && passwordStdin {
+        } catch let error as AuthctlError where error.code == .notAuthorized && signsIn {
             // Not signed in, or the session ended: sign in below.
         }
 
@@ -74,10 +81,13 @@ struct Token: AuthctlCommand {
         guard let name = username ?? settings.username else {
             throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
         }
-        let password = try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
+        let passwordSignIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
+                                            passwordFromStdin: passwordStdin, mfa: mfa)
+        let password = userAuth.usesUserAuth(flow: flow) ? nil
+            : try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
         let signIn = {
-            let result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                            passwordFromStdin: true, mfa: mfa).signIn(username: name, password: password, flow: flow)
+            let result = try password.map { try passwordSignIn.signIn(username: name, password: $0, flow: flow?.passwordFlow ?? .srp) }
+                ?? passwordSignIn.signInUserAuth(username: name, method: userAuth.method)
             return try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
                                      client: client, now: context.now())
         }

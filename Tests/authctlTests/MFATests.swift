@@ -268,7 +268,7 @@ final class MFAChallengeTests: XCTestCase {
         XCTAssertThrowsError(try signIn(["--password-stdin"], first)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .usage)
-            XCTAssertTrue(error.message.contains("authctl signin --mfa-code CODE") && error.message.contains("+*******1234"), error.message)
+            XCTAssertTrue(error.message.contains("authctl signin --code CODE") && error.message.contains("+*******1234"), error.message)
         }
         XCTAssertEqual(first.cognito.count("RespondToAuthChallenge"), 0)
         let pending = try XCTUnwrap(PendingChallenge.load(store, profile: "default"))

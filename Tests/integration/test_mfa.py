@@ -63,7 +63,7 @@ def challenge_calls(fake, mark, cli) -> list[tuple]:
 
 
 def pending_items(keyring) -> list[dict[str, Any]]:
-    """The sign-in waiting for `authctl signin --mfa-code` (an authenticator set-up, a code sent)."""
+    """The sign-in waiting for `authctl signin --code` (an authenticator set-up, a code sent)."""
     return keyring.search(kind="pending-challenge")
 
 
@@ -371,7 +371,7 @@ def test_authenticator_code_needed_without_a_terminal(cli, fake):
     mark = fake.mark()
     r = cli.signin()
     assert r.code == 64, r
-    assert "--mfa-code" in r.err and "SOFTWARE_TOKEN_MFA" in r.err, r
+    assert "--code CODE" in r.err and "SOFTWARE_TOKEN_MFA" in r.err, r
     assert cli.keyring.session_items() == []
     assert [c for c in challenge_calls(fake, mark, cli) if c[1] == TOTP] == [], "nothing sent without a code"
 
@@ -554,7 +554,7 @@ def test_setup_in_two_steps(any_cli, fake):
     assert re.fullmatch(r"[A-Z2-7]{16,}", secret), secret
     assert out["username"] == "alice"
     assert out["otpauthUri"] == f"otpauth://totp/{pool.pool_id}:alice?secret={secret}&issuer={pool.pool_id}"
-    assert "authctl signin --mfa-code" in out["next"]
+    assert "authctl signin --code" in out["next"]
     expires = harness.parse_instant(out["expiresAt"])
     left = (expires - datetime.now(timezone.utc)).total_seconds()
     assert 150 < left <= 181, out["expiresAt"]
@@ -708,7 +708,7 @@ def test_token_signs_in_through_an_authenticator_challenge(cli, fake):
     """`token --password-stdin` used to exit 1 with swift-argument-parser's internal error on any challenge."""
     state = set_mfa(fake, cli.pool, "totp")
     r = cli.run("token", "--username", "alice", "--password-stdin", input=ALICE_PASSWORD + "\n")
-    assert r.code == 64 and "--mfa-code" in r.err and "parsable" not in r.err, r
+    assert r.code == 64 and "--code CODE" in r.err and "parsable" not in r.err, r
     r = cli.run("token", "--username", "alice", "--password-stdin", "--mfa-code", fresh_totp(state["secret"]),
                 input=ALICE_PASSWORD + "\n")
     assert r.code == 0, r
@@ -724,7 +724,7 @@ def test_code_sent_without_a_terminal_waits_for_a_second_run(cli, fake, mode, na
     set_mfa(fake, cli.pool, mode)
     r = cli.signin()
     assert r.code == 64, r
-    assert f"Code sent to {destination}" in r.err and "authctl signin --mfa-code CODE" in r.err and "3 minutes" in r.err, r
+    assert f"Code sent to {destination}" in r.err and "authctl signin --code CODE" in r.err and "3 minutes" in r.err, r
     waiting = pending(cli.keyring)
     assert (waiting["challengeName"], waiting["username"], waiting["clientId"]) == (name, "alice", cli.client_id)
     assert waiting["session"] not in r.out + r.err
@@ -734,7 +734,7 @@ def test_code_sent_without_a_terminal_waits_for_a_second_run(cli, fake, mode, na
 
     mark = fake.mark()
     r = cli.run("signin", "--mfa-code", "000000" if sent["code"] != "000000" else "111111")
-    assert r.code == 77 and "did not match" in r.err and "authctl signin --mfa-code" in r.err, r
+    assert r.code == 77 and "did not match" in r.err and "authctl signin --code" in r.err, r
     assert pending(cli.keyring)["wrongCodes"] == 1, "a wrong code keeps the sign-in waiting"
     r = cli.run("signin", "--mfa-code", sent["code"])
     assert r.code == 0, r
@@ -875,4 +875,4 @@ def test_code_sent_without_a_terminal_nor_a_secret_service(pool, fake, keyrings)
     set_mfa(fake, pool, "sms")
     r = cli.signin("alice", None, "--no-store")
     assert r.code == 78, r
-    assert "cannot wait" in r.err and "--mfa-code" not in r.err, r
+    assert "cannot wait" in r.err and "--code" not in r.err, r

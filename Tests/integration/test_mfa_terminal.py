@@ -409,7 +409,7 @@ def test_piped_password_on_a_terminal_is_asked_for_the_code(cli, fake):
         t.type(fresh_totp(state["secret"]))
         t.expect("Signed in as alice (profile default)")
         assert t.finish() == 0, t.output
-        assert "--mfa-code" not in t.output
+        assert "--code" not in t.output
     finally:
         t.close()
 

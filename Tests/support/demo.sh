@@ -15,6 +15,8 @@ AUTHCTL_BIN=${AUTHCTL_BIN:-$ROOT/.build/debug/authctl}
 SYSTEM_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 USERNAME=alice
 PASSWORD='Demo-Passw0rd!'
+NEW_USER=carol
+NEW_USER_PASSWORD='Carol-Passw0rd!'
 
 if [ ! -x "$AUTHCTL_BIN" ]; then
     echo "demo: no authctl binary at $AUTHCTL_BIN (run: swift build)" >&2
@@ -99,7 +101,7 @@ import os, shlex, boto3
 c = boto3.client("cognito-idp", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1",
                  aws_access_key_id="demo", aws_secret_access_key="demo")
 user, password = os.environ["USERNAME"], os.environ["PASSWORD"]
-pool = c.create_user_pool(PoolName="authctl-demo")["UserPool"]["Id"]
+pool = c.create_user_pool(PoolName="authctl-demo", AutoVerifiedAttributes=["email"])["UserPool"]["Id"]
 client = c.create_user_pool_client(
     UserPoolId=pool, ClientName="authctl-demo",
     ExplicitAuthFlows=["ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"],
@@ -234,6 +236,13 @@ for l in open(sys.argv[1]):
         "$WORK/requests.jsonl"
 }
 
+# sent_code NAME: the last code the emulator "emailed" to NAME (what the person reads in the mail).
+sent_code() {
+    "$PYTHON" -c 'import json,sys,urllib.parse,urllib.request
+q = urllib.parse.urlencode({"pool": sys.argv[2], "username": sys.argv[3]})
+print(json.load(urllib.request.urlopen(sys.argv[1] + "_fake/mfa/code?" + q, timeout=5))["code"])' "$ENDPOINT" "$POOL_ID" "$1"
+}
+
 # ---- the steps ------------------------------------------------------------------------------
 step "Sign in with SRP (the password never leaves this machine)" 0 "$PASSWORD" signin --username "$USERNAME" --password-stdin
 show "The session lives in the Secret Service (secret-tool search; the secret itself not shown)" stored_session
@@ -250,6 +259,12 @@ step "A wrong password is refused by the SRP verifier" 77 "Not-The-Passw0rd!" si
 step "Sign out on every device (GlobalSignOut), then say how long issued tokens stay usable offline" 0 "" signout --global --yes
 step "Signed out: whoami exits 77" 77 "" whoami
 show "The session item is gone from the Secret Service" stored_session
+step "A new account: sign up (SignUp); the pool emails a confirmation code" 0 "$NEW_USER_PASSWORD" signup --username "$NEW_USER" --attribute "email=$NEW_USER@example.com" --password-stdin
+CODE=$(sent_code "$NEW_USER")
+show "The code in $NEW_USER's mailbox (read from the emulator)" echo "$CODE"
+step "Confirm the account with the code (ConfirmSignUp)" 0 "" confirm-signup --username "$NEW_USER" --code "$CODE"
+step "Sign in as the new account" 0 "$NEW_USER_PASSWORD" signin --username "$NEW_USER" --password-stdin
+step "Who am I: the new account" 0 "" whoami
 show "What reached the emulator" requests
 
 printf '\n'

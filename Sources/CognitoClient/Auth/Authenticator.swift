@@ -129,7 +129,7 @@ public final class Authenticator {
         return try runChallenges(response, username: challenge.username, srp: nil, password: "", respond: respond)
     }
 
-    private func runChallenges(_ start: AuthResponse, username: String, srp: SRPClient?, password: String,
+    func runChallenges(_ start: AuthResponse, username: String, srp: SRPClient?, password: String,
                                respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
         var response = start
         var knownUsername = username

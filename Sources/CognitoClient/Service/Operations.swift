@@ -25,6 +25,8 @@ public struct AuthResponse: Decodable, Sendable {
     public var session: String?
     public var challengeParameters: [String: String]?
     public var authenticationResult: AuthenticationResult?
+    /// InitiateAuth USER_AUTH without a usable PREFERRED_CHALLENGE: the first factors offered.
+    public var availableChallenges: [String]?
 }
 
 struct InitiateAuthRequest: Encodable {

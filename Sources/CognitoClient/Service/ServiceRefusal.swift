@@ -55,6 +55,12 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case invalidParameter
     /// The pool's configuration or its Lambda triggers failed the request.
     case poolConfiguration
+    /// UsernameExistsException (SignUp): the username is taken.
+    case usernameExists
+    /// AliasExistsException: another account already has this email address or phone number.
+    case aliasExists
+    /// CodeDeliveryFailureException: the pool could not send the code.
+    case codeDeliveryFailed
     /// Any other error type.
     case other
 
@@ -72,6 +78,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
             return .throttled
         case "UnknownOperationException", "UnsupportedOperationException", "InvalidAction": return .operationUnsupported
         case "ResourceNotFoundException": return .resourceNotFound
+        case "UsernameExistsException": return .usernameExists
+        case "AliasExistsException": return .aliasExists
+        case "CodeDeliveryFailureException": return .codeDeliveryFailed
         case "InvalidParameterException": return .invalidParameter
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
              "UserLambdaValidationException":

@@ -75,3 +75,4 @@ from .server import *  # noqa: F401,F403
 from .server import main
 
 # Operations added by other modules register themselves on import: add their import lines here.
+from . import accounts, passwordless  # noqa: E402,F401

@@ -1,0 +1,219 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+/// Options the account commands (signup, confirm-signup, resend-code, forgot-password) share.
+struct AccountOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The account's username (env AUTHCTL_USERNAME, or the profile's username; asked on a terminal otherwise).", valueName: "name"))
+    var username: String?
+
+    func validate() throws {
+        if let username, username.isEmpty { throw ValidationError("--username must not be empty.") }
+    }
+}
+
+/// What the account commands need: settings, the app client (with its secret when it has one,
+/// which SECRET_HASH needs) and the service, made lazily so a usage error costs no set-up.
+struct AccountCommandSupport {
+    let context: CommandContext
+    let settings: Settings
+    let client: ClientSettings
+
+    init(context: CommandContext, global: GlobalOptions) throws {
+        self.context = context
+        settings = try SettingsResolver.resolve(global, environment: context.environment)
+        client = try ClientSettings(settings)
+    }
+
+    var console: Console { context.console }
+
+    /// `--username`, else the configured one, else asked on the terminal.
+    func username(_ options: AccountOptions) throws -> String {
+        if let name = options.username ?? settings.username { return name }
+        guard context.console.canPrompt else {
+            throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
+        }
+        guard let typed = context.console.prompt("Username: ", secret: false)?.trimmingCharacters(in: .whitespaces),
+              !typed.isEmpty else {
+            throw AuthctlError(.usage, "no username given")
+        }
+        return typed
+    }
+
+    /// The app client and its secret (env or keyring); no session is kept, so a missing keyring
+    /// only means no stored secret.
+    func appClient() throws -> AppClient {
+        try SessionKeeper(context: context, settings: settings).appClient(client, storeRequired: false)
+    }
+
+    func service() throws -> CognitoService {
+        try context.service(settings, client: client)
+    }
+
+    /// The code from `--code`, else asked on the terminal (a malformed one is asked again).
+    func code(given: String?, delivery: CodeDeliveryDetails? = nil, missing: String) throws -> String {
+        if let given {
+            return try AccountCode.normalized(given)
+        }
+        guard console.canPrompt else { throw AuthctlError(.usage, missing) }
+        return try typedCode(delivery: delivery)
+    }
+
+    func typedCode(delivery: CodeDeliveryDetails?) throws -> String {
+        let prompt = delivery?.deliveryMedium == "SMS" ? "Code from the text message: " : "Code from the email: "
+        for _ in 0..<5 {
+            guard let typed = console.prompt(prompt, secret: false) else { throw AuthctlError(.usage, "no code given") }
+            do {
+                return try AccountCode.normalized(typed)
+            } catch let error as AuthctlError {
+                console.message("That is not a code: \(error.message); try again.")
+            }
+        }
+        throw AuthctlError(.inputRejected, "no well-formed code after 5 tries: \(AccountCode.rule)")
+    }
+}
+
+/// A confirmation code (the service model's ConfirmationCodeType: no white space, 1 to 2048
+/// characters). Cognito sends 6 digits, which a person may write `123 456` or `123-456`.
+enum AccountCode {
+    static let rule = "a confirmation code has no spaces inside, e.g. 123456"
+
+    static func normalized(_ code: String) throws -> String {
+        let trimmed = code.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.filter { $0 != " " && $0 != "-" }
+        if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) { return digits }
+        guard !trimmed.isEmpty, trimmed.count <= 2048, !trimmed.contains(where: { $0.isWhitespace }) else {
+            throw AuthctlError(.inputRejected, rule)
+        }
+        return trimmed
+    }
+}
+
+/// Where a code went, in words safe for a terminal: `a***@e*** (email)`.
+enum CodeDeliveryText {
+    static func describe(_ delivery: CodeDeliveryDetails?) -> String {
+        guard let delivery, let destination = delivery.destination, !destination.isEmpty else {
+            return "the address or phone number on the account"
+        }
+        let medium: String
+        switch delivery.deliveryMedium {
+        case "SMS": medium = " (text message)"
+        case "EMAIL": medium = " (email)"
+        default: medium = ""
+        }
+        return OutsideText(destination).description + medium
+    }
+}
+
+/// New passwords (sign-up, reset): from the next line of standard input, or asked twice on the
+/// terminal until both agree and pass the local checks (the pool's policy is the service's).
+enum NewPasswordReader {
+    static func read(console: Console, fromStdin: Bool, current: String? = nil, stdinMissing: String,
+                     prompt: String = "New password: ") throws -> String {
+        if fromStdin {
+            guard let line = console.readLine(), !line.isEmpty else { throw AuthctlError(.usage, stdinMissing) }
+            try NewPasswordRules.check(line, current: current)
+            return line
+        }
+        for _ in 0..<3 {
+            guard let first = console.prompt(prompt, secret: true),
+                  let second = console.prompt("Repeat \(prompt.prefix(1).lowercased())\(prompt.dropFirst())", secret: true) else {
+                throw AuthctlError(.usage, "no new password given")
+            }
+            guard first == second else {
+                console.message("Passwords do not match; try again.")
+                continue
+            }
+            do {
+                try NewPasswordRules.check(first, current: current)
+                return first
+            } catch let error as AuthctlError {
+                console.message(error.message)
+            }
+        }
+        throw AuthctlError(.inputRejected, "no acceptable new password after 3 attempts")
+    }
+}
+
+/// The messages and exit codes of account refusals (their meaning is CognitoClient's
+/// `ServiceRefusal`). `username` goes into the next command to run.
+enum AccountFailure {
+    enum Step {
+        case signUp, confirmSignUp, resendCode, forgotPassword, signIn
+    }
+
+    static func from(_ error: Error, step: Step, username: String, support: AccountCommandSupport,
+                     hasSecret: Bool) -> AuthctlError {
+        guard let error = error as? CognitoError else { return AuthctlError.from(error) }
+        let user = ShellWord.quoted(username)
+        let said = OutsideText(error.message)
+        switch error.refusal {
+        case .aliasExists?:
+            return AuthctlError(.inputRejected, "Another account already uses this email address or phone number: \(said)")
+        case .usernameExists?:
+            return AuthctlError(.inputRejected, "An account named \(OutsideText(username)) already exists; sign in with `authctl signin --username \(user)`, or reset its password with `authctl forgot-password --username \(user)`")
+        case .invalidPassword?:
+            return AuthctlError(.inputRejected, "The pool refused the password: \(said)")
+        case .codeMismatch?:
+            return AuthctlError(.notAuthorized, "The code did not match; try again with the code from the latest message")
+        case .codeExpired?:
+            let next = step == .forgotPassword ? "authctl forgot-password --username \(user)" : "authctl resend-code --username \(user)"
+            return AuthctlError(.notAuthorized, "The code has expired (or a newer one was sent since); get a new code with `\(next)`")
+        case .throttled?, .attemptsExceeded?:
+            return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again (\(said))")
+        case .userNotConfirmed?:
+            return notConfirmed(username: username)
+        case .passwordResetRequired?:
+            return resetRequired(username: username)
+        case .codeDeliveryFailed?:
+            return AuthctlError(.unavailable, "The pool could not send the code: \(said)")
+        case .secretHashRejected?:
+            return PasswordSignIn.signInFailure(error, client: support.client, hasSecret: hasSecret)
+        case .userNotFound?:
+            return AuthctlError(.notAuthorized, "This pool has no account named \(OutsideText(username))")
+        default:
+            break
+        }
+        var failure = AuthctlError.from(error, endpoint: support.client.endpoint)
+        failure.message = OutsideText(failure.message).description
+        if error.outcomeUnknown {
+            failure.message += "\nThe answer was lost, so the request may or may not have been carried out."
+        }
+        return failure
+    }
+
+    /// A sign-in stopped by the account's state: what to run next, or nil for other failures.
+    static func signInRefusal(_ error: CognitoError, username: String) -> AuthctlError? {
+        switch error.refusal {
+        case .userNotConfirmed?: return notConfirmed(username: username)
+        case .passwordResetRequired?: return resetRequired(username: username)
+        default: return nil
+        }
+    }
+
+    /// UserNotConfirmedException at sign-in (or at a password reset).
+    static func notConfirmed(username: String) -> AuthctlError {
+        let user = ShellWord.quoted(username)
+        return AuthctlError(.notAuthorized, "This account is not confirmed yet: confirm it with `authctl confirm-signup --username \(user)` (for a new code: `authctl resend-code --username \(user)`)")
+    }
+
+    /// PasswordResetRequiredException at sign-in.
+    static func resetRequired(username: String) -> AuthctlError {
+        AuthctlError(.notAuthorized, "This account must set a new password first: run `authctl forgot-password --username \(ShellWord.quoted(username))`")
+    }
+}
+
+/// A word as it must be typed in a shell, for the commands messages suggest.
+enum ShellWord {
+    static func quoted(_ word: String) -> String {
+        let plain = word.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) && $0.isASCII || "@._+-".unicodeScalars.contains($0) }
+        if plain && !word.isEmpty { return word }
+        return "'" + OutsideText(word).description.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// `--output json` of the commands that send a code.
+struct CodeDeliveryReport: Encodable {
+    var username: String
+    var codeDelivery: CodeDeliveryDetails?
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+struct ForgotPassword: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forgot-password",
+        abstract: "Reset a forgotten password with a code the pool sends (ForgotPassword, ConfirmForgotPassword).",
+        discussion: """
+            On a terminal: sends the code, says where it went, then asks for it and for the new password \
+            twice (no echo). For scripts, in two runs: `authctl forgot-password --username NAME` sends the \
+            code; `authctl forgot-password --username NAME --code CODE --password-stdin` sets the new password \
+            read from the first line of standard input. The new password is checked here (not empty, no \
+            white space at either end) before it is sent; the pool's own policy is the pool's to enforce.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var account: AccountOptions
+
+    @Option(help: ArgumentHelp("The code already received: set the new password without sending another code.", valueName: "code"))
+    var code: String?
+
+    @Flag(help: "Read the new password from the first line of standard input.")
+    var passwordStdin = false
+
+    func validate() throws {
+        if let code { _ = try AccountCode.normalized(code) }
+    }
+
+    func run(in context: CommandContext) throws {
+        let support = try AccountCommandSupport(context: context, global: global)
+        let console = context.console
+        let username = try support.username(account)
+        let user = ShellWord.quoted(username)
+        let appClient = try support.appClient()
+        let failure = { (error: Error) in
+            AccountFailure.from(error, step: .forgotPassword, username: username, support: support,
+                                hasSecret: appClient.clientSecret != nil)
+        }
+
+        // With --password-stdin the password is read (and checked) before any request.
+        var newPassword = passwordStdin ? try readNewPassword(console) : nil
+        var answer: String
+        var delivery: CodeDeliveryDetails?
+        if let code {
+            answer = try AccountCode.normalized(code)
+        } else {
+            if !console.canPrompt && newPassword != nil {
+                throw AuthctlError(.usage, "--password-stdin sets the new password with a code already received: pass --code CODE (get one first with `authctl forgot-password --username \(user)`)")
+            }
+            do {
+                delivery = try support.service().forgotPassword(username: username, client: appClient)
+            } catch {
+                throw failure(error)
+            }
+            guard console.canPrompt else {
+                switch global.output {
+                case .json: context.printJSON(CodeDeliveryReport(username: username, codeDelivery: delivery))
+                case .text: break
+                }
+                console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
+                console.message("Then run: authctl forgot-password --username \(user) --code CODE --password-stdin (the new password on standard input)")
+                return
+            }
+            console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
+            answer = try support.typedCode(delivery: delivery)
+        }
+        let password = try newPassword ?? readNewPassword(console)
+        newPassword = password
+
+        // A typed code that does not match may be typed again (the password stays as chosen).
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                try support.service().confirmForgotPassword(username: username, code: answer, newPassword: password, client: appClient)
+                break
+            } catch let error as CognitoError where error.refusal == .codeMismatch && code == nil && console.canPrompt && attempts < 3 {
+                console.message("The code did not match; try again.")
+                answer = try support.typedCode(delivery: delivery)
+            } catch {
+                throw failure(error)
+            }
+        }
+        switch global.output {
+        case .json:
+            context.printJSON(PasswordResetReport(username: username, passwordReset: true))
+        case .text:
+            console.message("Password reset; sign in with: authctl signin --username \(user)")
+        }
+    }
+
+    private func readNewPassword(_ console: Console) throws -> String {
+        if !passwordStdin && !console.canPrompt {
+            throw AuthctlError(.usage, "no terminal to ask for the new password: give it on standard input with --password-stdin")
+        }
+        return try NewPasswordReader.read(console: console, fromStdin: passwordStdin,
+                                          stdinMissing: "--password-stdin: standard input held no new password")
+    }
+}
+
+/// `forgot-password --output json` once the password is reset.
+struct PasswordResetReport: Encodable {
+    var username: String
+    var passwordReset: Bool
+}

@@ -1,0 +1,71 @@
+@testable import authctl
+import CognitoClient
+import Foundation
+import XCTest
+
+/// The local pieces of the account commands and of choosing a first factor.
+final class AccountTests: XCTestCase {
+    func testConfirmationCodes() throws {
+        XCTAssertEqual(try AccountCode.normalized(" 123 456 "), "123456")
+        XCTAssertEqual(try AccountCode.normalized("123-456"), "123456")
+        XCTAssertEqual(try AccountCode.normalized("AbC9"), "AbC9")
+        XCTAssertThrowsError(try AccountCode.normalized("ab cd"))
+        XCTAssertThrowsError(try AccountCode.normalized("  "))
+    }
+
+    func testAttributes() throws {
+        let parsed = try SignUp.parse(["email=c@example.com", "name=Carol = C"])
+        XCTAssertEqual(parsed, [AttributeType(name: "email", value: "c@example.com"), AttributeType(name: "name", value: "Carol = C")])
+        XCTAssertThrowsError(try SignUp.parse(["email"]))
+        XCTAssertThrowsError(try SignUp.parse(["=x"]))
+        XCTAssertThrowsError(try SignUp.parse(["a=1", "a=2"]))
+    }
+
+    func testShellWords() {
+        XCTAssertEqual(ShellWord.quoted("alice@example.com"), "alice@example.com")
+        XCTAssertEqual(ShellWord.quoted("o'brien x"), "'o'\\''brien x'")
+    }
+
+    func testRefusalMessagesAndCodes() throws {
+        let support = try AccountCommandSupport(
+            context: CommandContext(console: FakeConsole(), environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_p", "AUTHCTL_CLIENT_ID": "c"],
+                                    makeTransport: { _ in FakeCognito() }, makeStore: { UnavailableStore() }),
+            global: try GlobalOptions.parse([]))
+        func failure(_ type: String, _ step: AccountFailure.Step = .signUp, message: String = "words") -> AuthctlError {
+            AccountFailure.from(CognitoError.service(type, message), step: step, username: "carol", support: support, hasSecret: false)
+        }
+        XCTAssertEqual(failure("UsernameExistsException").code, .inputRejected)
+        let weak = failure("InvalidPasswordException", message: "Password did not conform\u{1b}[2J")
+        XCTAssertEqual(weak.code, .inputRejected)
+        XCTAssertEqual(weak.message, "The pool refused the password: Password did not conform\\x1b[2J")
+        XCTAssertEqual(failure("CodeMismatchException").code, .notAuthorized)
+        XCTAssertTrue(failure("ExpiredCodeException", .confirmSignUp).message.contains("authctl resend-code --username carol"))
+        XCTAssertTrue(failure("ExpiredCodeException", .forgotPassword).message.contains("authctl forgot-password --username carol"))
+        XCTAssertEqual(failure("LimitExceededException").code, .throttled)
+        XCTAssertEqual(failure("TooManyRequestsException").code, .throttled)
+        let unconfirmed = AccountFailure.signInRefusal(CognitoError.service("UserNotConfirmedException", "x"), username: "carol")
+        XCTAssertEqual(unconfirmed?.code, .notAuthorized)
+        XCTAssertTrue(unconfirmed?.message.contains("authctl confirm-signup --username carol") == true)
+        XCTAssertTrue(unconfirmed?.message.contains("authctl resend-code --username carol") == true)
+        let reset = AccountFailure.signInRefusal(CognitoError.service("PasswordResetRequiredException", "x"), username: "carol")
+        XCTAssertTrue(reset?.message.contains("authctl forgot-password --username carol") == true)
+        XCTAssertNil(AccountFailure.signInRefusal(CognitoError.service("NotAuthorizedException", "x"), username: "carol"))
+    }
+
+    func testFirstFactorChoice() throws {
+        let console = FakeConsole(interactive: false)
+        XCTAssertEqual(try FirstFactorChoice.choose(["EMAIL_OTP"], method: nil, console: console), "EMAIL_OTP")
+        XCTAssertEqual(try FirstFactorChoice.choose(["PASSWORD", "EMAIL_OTP"], method: .emailOTP, console: console), "EMAIL_OTP")
+        XCTAssertThrowsError(try FirstFactorChoice.choose(["PASSWORD", "EMAIL_OTP"], method: nil, console: console)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .usage)
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("--method: password, email-otp") == true)
+        }
+        XCTAssertThrowsError(try FirstFactorChoice.choose(["EMAIL_OTP"], method: .smsOTP, console: console)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .inputRejected)
+        }
+        XCTAssertThrowsError(try FirstFactorChoice.choose(["WEB_AUTHN"], method: nil, console: console)) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .unexpected)
+            XCTAssertTrue((error as? AuthctlError)?.message.contains("signin --browser") == true)
+        }
+    }
+}
