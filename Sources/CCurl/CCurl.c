@@ -1,9 +1,22 @@
 // Non-variadic wrappers over libcurl's variadic curl_easy_setopt/curl_easy_getinfo; see CCurl.h.
 #include <curl/curl.h>
 #include "CCurl.h"
+#include <stdlib.h>
+#include <string.h>
 
 CURLcode authctl_curl_global_init(void) {
-    return curl_global_init(CURL_GLOBAL_DEFAULT);
+    // With SSLKEYLOGFILE set, libcurl's TLS back end opens that file at initialisation and writes
+    // every session's keys to it: anyone who can read it decrypts the traffic (tokens, passwords).
+    // authctl never does that; the variable is put back afterwards for the commands `exec` runs.
+    const char *keylog = getenv("SSLKEYLOGFILE");
+    char *saved = keylog ? strdup(keylog) : NULL;
+    if (keylog) unsetenv("SSLKEYLOGFILE");
+    CURLcode result = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (saved) {
+        setenv("SSLKEYLOGFILE", saved, 1);
+        free(saved);
+    }
+    return result;
 }
 
 const char *authctl_curl_default_cainfo(void) {

@@ -20,7 +20,8 @@ struct AdminSignOut {
         let (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
         try Confirmation.require("Sign out \(username) on ALL devices? [y/N] ", confirmed: confirmed, console: context.console)
 
-        let signed = CognitoService(endpoint: endpoint, transport: try context.transport(settings))
+        let signed = CognitoService(endpoint: endpoint, transport: try context.transport(settings),
+                                    retryPolicy: context.retryPolicy)
         let signer = SigV4Signer(credentials: credentials, region: region)
         let now = context.now
         signed.requestSigner = { request in try signer.sign(&request, date: now()) }

@@ -39,11 +39,25 @@ final class CommandContext {
         return store
     }
 
+    /// `--timeout`: the time the whole command may spend on the network (requests, retries and
+    /// the waits between them), shared by the transport and every service's retry policy.
+    private(set) var budget: TimeBudget?
+
+    /// Retries within the command's time budget.
+    var retryPolicy: RetryPolicy {
+        var policy = RetryPolicy.standard
+        policy.budget = budget
+        return policy
+    }
+
     /// One transport per process, so consecutive calls share a connection.
     func transport(_ settings: Settings) throws -> HTTPTransport {
         if let transportCache { return transportCache }
+        let budget = TimeBudget(seconds: settings.timeout)
+        self.budget = budget
         let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
-                                       requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)")
+                                       requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)",
+                                       budget: budget)
         let transport: HTTPTransport
         do {
             transport = try makeTransport(options)
@@ -55,7 +69,8 @@ final class CommandContext {
     }
 
     func service(_ settings: Settings, client: ClientSettings) throws -> CognitoService {
-        CognitoService(endpoint: client.endpoint, transport: try transport(settings))
+        let transport = try transport(settings)
+        return CognitoService(endpoint: client.endpoint, transport: transport, retryPolicy: retryPolicy)
     }
 }
 

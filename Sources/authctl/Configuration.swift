@@ -1,4 +1,5 @@
 import Foundation
+import CognitoClient
 import TOMLKit
 
 /// Everything a command needs to reach one app client, resolved from flags, the environment,
@@ -91,15 +92,21 @@ struct ConfigFile {
     }
 
     /// Reads the file; a missing file is an empty configuration, a malformed one an error.
+    /// Profiles are a few lines; a larger file is a mistake (or a trap), not configuration.
+    static let maxBytes = 1 << 20
+
     static func load(path: String) throws -> ConfigFile {
-        guard FileManager.default.fileExists(atPath: path) else {
-            return ConfigFile(path: path, profiles: [:])
-        }
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw AuthctlError(.configuration, "cannot read \(path): \(error.localizedDescription)")
+            let data = try BoundedFile.read(path, maxBytes: maxBytes)
+            guard let decoded = String(data: data, encoding: .utf8) else {
+                throw AuthctlError(.configuration, "cannot read \(path): it is not UTF-8 text")
+            }
+            text = decoded
+        } catch let failure as BoundedFile.Failure where failure.kind == .missing {
+            return ConfigFile(path: path, profiles: [:])
+        } catch let failure as BoundedFile.Failure {
+            throw AuthctlError(.configuration, "cannot read \(path): \(failure.text)")
         }
         let table: TOMLTable
         do {
@@ -253,9 +260,6 @@ struct ClientSettings: Equatable {
     }
 
     static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        let octets = bare.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
-        let loopbackIPv4 = octets.count == 4 && !octets.contains(nil) && octets[0] == 127
-        return bare == "localhost" || bare.hasSuffix(".localhost") || bare == "::1" || loopbackIPv4
+        Loopback.isLoopbackHost(host)
     }
 }

@@ -7,17 +7,27 @@ import Glibc
 struct Exec: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
-        abstract: "Run a command with fresh tokens in its environment (AUTHCTL_ACCESS_TOKEN, AUTHCTL_ID_TOKEN).",
+        abstract: "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN).",
         discussion: """
-            The tokens go in the environment, never on the command's argv. authctl replaces itself \
-            with the command (exec), so the exit status and signals are the command's own. \
-            Example: authctl exec -- sh -c 'curl -H "Authorization: Bearer $AUTHCTL_ACCESS_TOKEN" https://api.example.com/me'
+            The tokens go in the environment, never on the command's argv, and only those --type \
+            asks for (repeat it for both); AUTHCTL_CLIENT_SECRET is removed from the command's \
+            environment. authctl replaces itself with the command (exec), so the exit status and \
+            signals are the command's own. \
+            Example (the header reaches curl on stdin, not on its argv): \
+            authctl exec -- sh -c 'printf "Authorization: Bearer %s\\n" "$AUTHCTL_ACCESS_TOKEN" | curl -H @- https://api.example.com/me'
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .customLong("type"), help: "Which token AUTHCTL_TOKEN holds: access or id (both are always in AUTHCTL_ACCESS_TOKEN and AUTHCTL_ID_TOKEN).")
-    var type: TokenType = .access
+    @Option(name: .customLong("type"), help: "The token the command gets: access or id; repeat for both (AUTHCTL_TOKEN holds the first). Default: access.")
+    var types: [TokenType] = []
+
+    /// The tokens asked for, in order, without repeats.
+    var requested: [TokenType] {
+        var seen: [TokenType] = []
+        for type in types.isEmpty ? [.access] : types where !seen.contains(type) { seen.append(type) }
+        return seen
+    }
 
     @Option(help: ArgumentHelp("Refresh first when the access token expires within this many seconds.", valueName: "seconds"))
     var minValid: Double = 60
@@ -52,12 +62,17 @@ struct Exec: AuthctlCommand {
             pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
         let (session, _) = try SessionKeeper(context: context, settings: settings).freshSession(minValidity: minValid)
         let checks = TokenChecks(context: context, settings: settings)
-        try checks.checkClaims(session, .access)
-        try checks.checkClaims(session, .id)
+        for type in requested { try checks.checkClaims(session, type) }
 
-        setenv("AUTHCTL_ACCESS_TOKEN", session.accessToken, 1)
-        setenv("AUTHCTL_ID_TOKEN", session.idToken, 1)
-        setenv("AUTHCTL_TOKEN", checks.token(session, type), 1)
+        // The command gets what it asked for and no other secret: not the token it did not ask
+        // for (an inherited one included), not the app client's secret.
+        for name in ["AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN", "AUTHCTL_CLIENT_SECRET"] {
+            unsetenv(name)
+        }
+        for type in requested {
+            setenv(type == .access ? "AUTHCTL_ACCESS_TOKEN" : "AUTHCTL_ID_TOKEN", checks.token(session, type), 1)
+        }
+        setenv("AUTHCTL_TOKEN", checks.token(session, requested[0]), 1)
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
         for variable in awsCredentials.map(AWSCredentialsCommand.environment) ?? [] { setenv(variable.name, variable.value, 1) }

@@ -25,7 +25,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("PEM file of extra certificate authorities to trust (env AWS_CA_BUNDLE).", valueName: "path"))
     var caBundle: String?
 
-    @Option(help: ArgumentHelp("Seconds one request may take, connection included (default: 30).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds the whole command may spend on the network: every request, retry and refresh (default: 30).", valueName: "seconds"))
     var timeout: Double?
 
     @Option(help: "Output format: text (messages on stderr) or json (a document on stdout).")

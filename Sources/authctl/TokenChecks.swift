@@ -28,27 +28,31 @@ struct TokenChecks {
         }
     }
 
-    /// The RS256 signature against the pool's published keys (cached on disk with their max-age).
+    /// The RS256 signature against the pool's published keys, cached on disk per key-set URL
+    /// (so one endpoint's keys never stand for another's) for their max-age, at most 24 hours.
+    /// A key id the cached set lacks may mean the pool rotated its keys: one fetch, then refuse.
     func verifySignature(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws {
-        let cache = JWKSCache(directory: JWKSCache.directory(environment: context.environment), poolId: session.userPoolId)
-        var keys = try cache.load(now: context.now()) ?? fetch(cache, service: service, poolId: session.userPoolId)
+        let cache = JWKSCache(directory: JWKSCache.directory(environment: context.environment),
+                              url: service.jwksURL(userPoolId: session.userPoolId))
+        if let cached = cache.load(now: context.now()) {
+            do {
+                return try JWTVerifier.checkSignature(token(session, type), keys: cached)
+            } catch let error as JWTError where error.code == .unknownKey {
+                // Fetched again below.
+            } catch let error as JWTError {
+                throw invalidSignature(type, error)
+            }
+        }
+        let keys = try fetch(cache, service: service, poolId: session.userPoolId)
         do {
             try JWTVerifier.checkSignature(token(session, type), keys: keys)
-        } catch let error as JWTError where error.code == .unknownKey {
-            // The pool may have rotated its keys since they were cached: fetch once more.
-            keys = try fetch(cache, service: service, poolId: session.userPoolId)
-            try signatureCheck(session, type, keys)
         } catch let error as JWTError {
-            throw AuthctlError(.notAuthorized, "the \(type.rawValue) token's signature is not valid: \(error.message)")
+            throw invalidSignature(type, error)
         }
     }
 
-    private func signatureCheck(_ session: StoredSession, _ type: TokenType, _ keys: JWKS) throws {
-        do {
-            try JWTVerifier.checkSignature(token(session, type), keys: keys)
-        } catch let error as JWTError {
-            throw AuthctlError(.notAuthorized, "the \(type.rawValue) token's signature is not valid: \(error.message)")
-        }
+    private func invalidSignature(_ type: TokenType, _ error: JWTError) -> AuthctlError {
+        AuthctlError(.notAuthorized, "the \(type.rawValue) token's signature is not valid: \(error.message)")
     }
 
     private func fetch(_ cache: JWKSCache, service: CognitoService, poolId: String) throws -> JWKS {
@@ -64,19 +68,30 @@ struct TokenChecks {
     }
 }
 
-/// The pool's public signing keys on disk (they are not secret), with the max-age they came with.
+/// The pool's public signing keys on disk (they are not secret), one file per key-set URL, with
+/// the max-age they came with (never trusted beyond `CognitoService.maxJWKSCacheSeconds`).
 struct JWKSCache {
     let directory: String
-    let poolId: String
+    /// The key set's URL: endpoint and pool.
+    let url: String
 
     static func directory(environment: [String: String]) -> String {
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/authctl/jwks" }
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl/jwks"
     }
 
-    private var path: String { directory + "/" + poolId + ".json" }
+    /// The URL with every byte but letters, digits, `-`, `_` and `.` as %XX: readable, unique,
+    /// and a single path component. Nil (no caching) for a URL too long for a file name.
+    private var path: String? {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        guard let name = url.addingPercentEncoding(withAllowedCharacters: allowed), name.utf8.count <= 200 else {
+            return nil
+        }
+        return directory + "/" + name + ".json"
+    }
 
     private struct Entry: Codable {
+        var url: String
         var fetchedAt: Date
         var maxAge: Double
         var jwks: JWKS
@@ -89,16 +104,17 @@ struct JWKSCache {
         return true
     }
 
-    func load(now: Date) throws -> JWKS? {
-        guard isPrivate, let data = FileManager.default.contents(atPath: path),
-              let entry = try? JSONDecoder().decode(Entry.self, from: data),
-              now.timeIntervalSince(entry.fetchedAt) < entry.maxAge else { return nil }
+    func load(now: Date) -> JWKS? {
+        guard let path, isPrivate, let data = FileManager.default.contents(atPath: path),
+              let entry = try? JSONDecoder().decode(Entry.self, from: data), entry.url == url else { return nil }
+        let age = now.timeIntervalSince(entry.fetchedAt)
+        guard age >= 0, age < min(entry.maxAge, CognitoService.maxJWKSCacheSeconds) else { return nil }
         return entry.jwks
     }
 
     func save(_ jwksData: Data, maxAge: Double, now: Date) {
-        guard let jwks = try? JWKS(json: jwksData),
-              let data = try? JSONEncoder().encode(Entry(fetchedAt: now, maxAge: maxAge, jwks: jwks)) else { return }
+        guard let path, let jwks = try? JWKS(json: jwksData),
+              let data = try? JSONEncoder().encode(Entry(url: url, fetchedAt: now, maxAge: maxAge, jwks: jwks)) else { return }
         guard isPrivate else { return }
         let temporary = path + ".\(getpid()).tmp"
         if FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) {

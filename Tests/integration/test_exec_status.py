@@ -37,7 +37,7 @@ def test_exec_passes_tokens_in_the_environment(any_cli):
     assert r.out == token.out.rstrip("\n")
     assert r.err == ""
     id_token = any_cli.run("token", "--type", "id").out.rstrip("\n")
-    r = any_cli.run("exec", "--", "sh", "-c", 'printf %s "$AUTHCTL_ID_TOKEN"')
+    r = any_cli.run("exec", "--type", "id", "--", "sh", "-c", 'printf %s "$AUTHCTL_ID_TOKEN"')
     assert r.code == 0 and r.out == id_token, r
     assert jwt_claims(r.out)["token_use"] == "id"
     r = any_cli.run("exec", "--", "sh", "-c", 'printf "%s|%s" "$AUTHCTL_PROFILE" "$AUTHCTL_TOKEN_EXPIRES_AT"')
@@ -63,7 +63,7 @@ def test_exec_keeps_tokens_off_argv(cli):
     assert r.code == 0, r
     env = dict(kv.split("=", 1) for kv in r.out.split("\0") if "=" in kv)
     assert env["AUTHCTL_ACCESS_TOKEN"] == session["accessToken"]
-    assert env["AUTHCTL_ID_TOKEN"] == session["idToken"]
+    assert "AUTHCTL_ID_TOKEN" not in env, "only the token --type asks for"
     assert session["refreshToken"] not in r.out, "the refresh token stays with authctl"
 
 
@@ -383,6 +383,9 @@ def test_exec_type_sets_authctl_token(cli):
     assert cli.signin().code == 0
     session = cli.keyring.session()
     r = cli.run("exec", "--type", "id", "--", "sh", "-c", 'test "$AUTHCTL_TOKEN" = "$AUTHCTL_ID_TOKEN" && echo same')
+    assert (r.code, r.out) == (0, "same\n"), r
+    r = cli.run("exec", "--type", "id", "--type", "access", "--", "sh", "-c",
+                'test "$AUTHCTL_TOKEN" = "$AUTHCTL_ID_TOKEN" && test -n "$AUTHCTL_ACCESS_TOKEN" && echo same')
     assert (r.code, r.out) == (0, "same\n"), r
     r = cli.run("exec", "--", "sh", "-c", 'test "$AUTHCTL_TOKEN" = "$AUTHCTL_ACCESS_TOKEN" && echo same')
     assert (r.code, r.out) == (0, "same\n"), r

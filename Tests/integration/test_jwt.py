@@ -42,6 +42,14 @@ def jwks_cache(cli: Cli) -> Path:
     return Path(cli.keyring.env["XDG_CACHE_HOME"]) / "authctl" / "jwks"
 
 
+def jwks_cache_name(endpoint: str, pool_id: str) -> str:
+    """One file per key-set URL, the URL percent-encoded (letters, digits, -, _ and . kept)."""
+    from urllib.parse import quote
+
+    url = endpoint.rstrip("/") + f"/{pool_id}/.well-known/jwks.json"
+    return quote(url, safe="-_.") + ".json"
+
+
 def test_moto_serves_the_key_its_tokens_name(cli, fake):
     """The premise of the --verify tests: moto's tokens are RS256 with a kid its JWKS holds."""
     assert cli.signin().code == 0
@@ -67,7 +75,7 @@ def test_verify_passes_and_caches_the_jwks(any_cli, fake):
     assert r.out == session["accessToken"] + "\n" and r.err == "", r
     assert len(jwks_fetches(fake, mark, cli.pool.pool_id)) == 1, fake.entries(mark)
     cached = list(jwks_cache(cli).iterdir())
-    assert [p.name for p in cached] == [f"{cli.pool.pool_id}.json"], cached
+    assert [p.name for p in cached] == [jwks_cache_name(cli.endpoint, cli.pool.pool_id)], cached
     assert cached[0].stat().st_mode & 0o077 == 0, oct(cached[0].stat().st_mode)
     assert "dummy" in cached[0].read_text(), "the cache holds moto's key set"
     assert "eyJ" not in cached[0].read_text(), "only public keys in the cache, no token"
@@ -92,7 +100,7 @@ def test_whoami_verify_fetches_when_nothing_is_cached(cli, fake):
     assert r.code == 0, r
     assert r.json()["username"] == "alice"
     assert len(jwks_fetches(fake, mark, cli.pool.pool_id)) == 1
-    assert (jwks_cache(cli) / f"{cli.pool.pool_id}.json").is_file()
+    assert (jwks_cache(cli) / jwks_cache_name(cli.endpoint, cli.pool.pool_id)).is_file()
 
 
 def flip_signature_byte(token: str) -> str:

@@ -94,10 +94,11 @@ def test_stall_past_timeout(signed_in, fake):
     before = signed_in.keyring.session()
     fake.add_fault(operation="GetUser", kind="stall", seconds=20, count=-1)
     started = time.monotonic()
-    r = signed_in.run("whoami", "--timeout", "2", timeout=60)
+    r = signed_in.run("whoami", "--timeout", "3", timeout=60)
     elapsed = time.monotonic() - started
     assert r.code == 69, r
-    assert elapsed < 15, f"took {elapsed:.1f}s with --timeout 2"
+    # --timeout bounds the whole command, retries included (it was per attempt: > 9 s here).
+    assert elapsed < 7.5, f"took {elapsed:.1f}s with --timeout 3"
     assert_session_kept(signed_in, before)
 
 

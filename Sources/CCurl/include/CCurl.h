@@ -33,7 +33,8 @@ extern "C" {
 typedef size_t (*authctl_curl_data_callback)(char *_Nullable data, size_t size, size_t nmemb,
                                              void *_Nullable userdata);
 
-/// curl_global_init(CURL_GLOBAL_DEFAULT). Call it once per process, before any other libcurl call.
+/// curl_global_init(CURL_GLOBAL_DEFAULT), with SSLKEYLOGFILE hidden from libcurl while it runs (no
+/// TLS key log, ever). Call it once per process, before any other libcurl call.
 CURLcode authctl_curl_global_init(void);
 
 /// The CA bundle path libcurl was built with (`curl_version_info()->cainfo`), or NULL.

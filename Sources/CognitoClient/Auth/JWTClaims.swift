@@ -40,6 +40,7 @@ public struct JWTClaims: Sendable {
     public var username: String? { string("username") ?? string("cognito:username") }
     public var expiresAt: Date? { date("exp") }
     public var issuedAt: Date? { date("iat") }
+    public var notBefore: Date? { date("nbf") }
     public var issuer: String? { string("iss") }
     public var tokenUse: String? { string("token_use") }
     public var clientId: String? { string("client_id") }
@@ -61,6 +62,8 @@ public struct JWTError: Error, Sendable, Equatable, CustomStringConvertible {
         case claimMismatch
         /// The token has expired.
         case expired
+        /// The token's `nbf` is in the future.
+        case notYetValid
         /// The signing algorithm is not RS256, or the token names no key.
         case unsupportedAlgorithm
         /// The key set has no key with the token's `kid` (the pool may have rotated its keys).

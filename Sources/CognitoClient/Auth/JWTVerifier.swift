@@ -63,10 +63,29 @@ public enum JWTVerifier {
         guard expiry.timeIntervalSince(now) > -leeway else {
             throw JWTError(.expired, message: "the token expired at \(ISO8601DateFormatter().string(from: expiry))")
         }
+        if claims.raw["nbf"] != nil {
+            guard let notBefore = claims.notBefore else {
+                throw JWTError(.claimMismatch, message: "the token's nbf is not a number")
+            }
+            guard notBefore.timeIntervalSince(now) <= leeway else {
+                throw JWTError(.notYetValid, message: "the token is not valid before \(ISO8601DateFormatter().string(from: notBefore))")
+            }
+        }
         return claims
     }
 
-    /// Checks the RS256 signature against the key named by the header's `kid`.
+    /// RSA keys shorter than this are refused (NIST SP 800-131A; Cognito's are 2048-bit).
+    public static let minimumRSABits = 2048
+
+    /// Significant bits of a big-endian unsigned integer.
+    static func bitCount(_ bigEndian: Data) -> Int {
+        guard let first = bigEndian.firstIndex(where: { $0 != 0 }) else { return 0 }
+        let leading = bigEndian[first]
+        return (bigEndian.endIndex - first - 1) * 8 + (8 - leading.leadingZeroBitCount)
+    }
+
+    /// Checks the RS256 signature against the key named by the header's `kid`. A `kid` the set
+    /// does not hold throws with code `.unknownKey` (the pool may have rotated its keys).
     public static func checkSignature(_ token: String, keys: JWKS) throws {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw JWTError.malformed("a JWT has three parts") }
@@ -85,6 +104,18 @@ public enum JWTVerifier {
         }
         guard key.kty == "RSA", let n = key.n.flatMap(Base64URL.decode), let e = key.e.flatMap(Base64URL.decode) else {
             throw JWTError(.unusableKey, message: "key \(kid) is not an RSA public key")
+        }
+        // RFC 7517: `use` and `alg` are optional, but when a key says what it is for, it must be
+        // signing with RS256; a key published for encryption or another algorithm is not used.
+        if let use = key.use, use != "sig" {
+            throw JWTError(.unusableKey, message: "key \(kid) is published for \"\(use)\", not for signatures")
+        }
+        if let alg = key.alg, alg != "RS256" {
+            throw JWTError(.unusableKey, message: "key \(kid) is published for \(alg), not RS256")
+        }
+        let modulusBits = Self.bitCount(n)
+        guard modulusBits >= minimumRSABits else {
+            throw JWTError(.unusableKey, message: "key \(kid) is a \(modulusBits)-bit RSA key; at least \(minimumRSABits) bits are required")
         }
         guard let signature = Base64URL.decode(String(parts[2])) else {
             throw JWTError.malformed("the JWT signature is not base64url")
@@ -105,10 +136,19 @@ public enum JWTVerifier {
 }
 
 extension CognitoService {
-    /// Fetches the pool's public signing keys (`GET <endpoint>/<pool id>/.well-known/jwks.json`).
-    /// Returns the document and its `Cache-Control: max-age`, if any.
+    /// The longest a fetched key set is trusted, whatever `Cache-Control` says: a pool that
+    /// rotates its keys is seen within a day, and one wrong answer cannot pin keys for years.
+    public static let maxJWKSCacheSeconds: Double = 24 * 3600
+
+    /// Where this endpoint publishes the pool's keys: `<endpoint>/<pool id>/.well-known/jwks.json`.
+    public func jwksURL(userPoolId: String) -> String {
+        endpoint + userPoolId + "/.well-known/jwks.json"
+    }
+
+    /// Fetches the pool's public signing keys from `jwksURL(userPoolId:)`. Returns the document
+    /// and its `Cache-Control: max-age`, if any, capped at `maxJWKSCacheSeconds`.
     public func fetchJWKS(userPoolId: String) throws -> (data: Data, maxAge: Double?) {
-        let request = HTTPRequest(url: endpoint + userPoolId + "/.well-known/jwks.json", method: "GET",
+        let request = HTTPRequest(url: jwksURL(userPoolId: userPoolId), method: "GET",
                                   headers: [("Accept", "application/json")])
         let response: HTTPResponse
         do {
@@ -124,8 +164,9 @@ extension CognitoService {
         if let cacheControl = response.headers["cache-control"] {
             for directive in cacheControl.split(separator: ",") {
                 let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=")
-                if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Double(parts[1]) {
-                    maxAge = seconds
+                if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Double(parts[1]),
+                   seconds.isFinite, seconds >= 0 {
+                    maxAge = min(seconds, Self.maxJWKSCacheSeconds)
                 }
             }
         }

@@ -29,6 +29,8 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     public var outcomeUnknown = false
     /// For `.unsupportedChallenge`: the challenge name.
     public var challengeName: String?
+    /// The answer's `Retry-After`, in seconds from when it came (throttling, 503).
+    public var retryAfter: Double?
 
     public init(kind: Kind, message: String, errorType: String? = nil, httpStatus: Int? = nil,
                 transportKind: TransportError.Kind? = nil, challengeName: String? = nil) {

@@ -66,11 +66,12 @@ public final class CognitoService {
                 return try send(httpRequest, operation: operation, as: Response.self)
             } catch var error as CognitoError {
                 outcomeUnknown = outcomeUnknown || error.mayHaveBeenPerformed
-                guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent) else {
+                guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent),
+                      let wait = retryPolicy.wait(afterAttempt: attempt, for: error) else {
                     error.outcomeUnknown = outcomeUnknown
                     throw error
                 }
-                retryPolicy.sleep(retryPolicy.delay(afterAttempt: attempt))
+                retryPolicy.pause(wait)
             }
         }
     }
@@ -83,7 +84,9 @@ public final class CognitoService {
             throw CognitoError.transport(error)
         }
         guard (200..<300).contains(response.status) else {
-            throw CognitoErrorParser.parse(response, request: request)
+            var error = CognitoErrorParser.parse(response, request: request)
+            error.retryAfter = RetryAfter.seconds(response.headers["retry-after"], now: Date())
+            throw error
         }
         let body = response.body.isEmpty ? Data("{}".utf8) : response.body
         do {

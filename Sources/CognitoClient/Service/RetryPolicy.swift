@@ -12,6 +12,12 @@ public struct RetryPolicy: Sendable {
     public var sleep: @Sendable (Double) -> Void
     /// Returns a number in 0..<1; injectable for deterministic tests.
     public var random: @Sendable () -> Double
+    /// The longest `Retry-After` honoured: a service asking for more is not retried (the command
+    /// ends with its answer rather than hanging).
+    public var maxRetryAfter: Double = 10
+    /// The command's time on the network (`--timeout`): waits draw from it, and no retry is made
+    /// that could not finish within it.
+    public var budget: TimeBudget?
 
     public init(maxAttempts: Int = 3, baseDelay: Double = 0.2, maxDelay: Double = 2.0,
                 sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) },
@@ -30,6 +36,24 @@ public struct RetryPolicy: Sendable {
     public func delay(afterAttempt attempt: Int) -> Double {
         let cap = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
         return cap * random()
+    }
+
+    /// The wait before retrying `error` after `attempt`, or nil for no retry: the service's
+    /// `Retry-After` when it gave one (never less than the backoff), none when that is longer
+    /// than `maxRetryAfter`, none when the wait would use up the time budget.
+    public func wait(afterAttempt attempt: Int, for error: CognitoError) -> Double? {
+        var seconds = delay(afterAttempt: attempt)
+        if let asked = error.retryAfter {
+            guard asked <= maxRetryAfter else { return nil }
+            seconds = max(seconds, asked)
+        }
+        if let budget, seconds >= budget.remaining { return nil }
+        return seconds
+    }
+
+    /// Sleeps `seconds`, counted against the budget.
+    func pause(_ seconds: Double) {
+        if let budget { budget.spend { sleep(seconds) } } else { sleep(seconds) }
     }
 
     public func shouldRetry(_ error: CognitoError, idempotent: Bool) -> Bool {

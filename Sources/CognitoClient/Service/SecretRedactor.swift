@@ -41,12 +41,13 @@ struct SecretRedactor {
         }
     }
 
-    /// `message` with every secret of the request, and anything shaped like a JWT or JWE
-    /// (base64url segments starting with `eyJ`, joined by dots), replaced by `[redacted]`.
+    /// `message` with every secret of the request, in any letter case (a service may echo a
+    /// password upper- or lower-cased), and anything shaped like a JWT or JWE (base64url segments
+    /// starting with `eyJ`, joined by dots), replaced by `[redacted]`.
     func redact(_ message: String) -> String {
         var result = message
-        for secret in secrets where result.contains(secret) {
-            result = result.replacingOccurrences(of: secret, with: Self.placeholder)
+        for secret in secrets where result.range(of: secret, options: .caseInsensitive) != nil {
+            result = result.replacingOccurrences(of: secret, with: Self.placeholder, options: .caseInsensitive)
         }
         return Self.redactTokens(result)
     }

@@ -15,10 +15,9 @@ import Darwin
 ///   off. `TransportOptions.caBundlePath` *adds* a CA to the system's trust store (it does not
 ///   replace it): the system bundle and that PEM file are concatenated in memory and handed to
 ///   libcurl with `CURLOPT_CAINFO_BLOB`; nothing is written to disk.
-/// - Proxies come from libcurl's own handling of the environment: `https_proxy`/`HTTPS_PROXY` for
-///   https URLs, `http_proxy` (lower case only) for http URLs, `ALL_PROXY`/`all_proxy` and
-///   `NO_PROXY`/`no_proxy`. Upper-case `HTTP_PROXY` is ignored on purpose, as libcurl does, because
-///   CGI-style environments let a request header set it ("httpoxy").
+/// - Only `https` URLs, and plain `http` to this machine (`Loopback`); a loopback URL never goes
+///   through a proxy. Other proxies come from libcurl's own handling of the environment:
+///   `https_proxy`/`HTTPS_PROXY` for https URLs, `ALL_PROXY`/`all_proxy` and `NO_PROXY`/`no_proxy`.
 /// - Redirects are not followed; response bodies are decompressed by libcurl and capped at
 ///   `maxResponseBytes` (after decompression). The extra CA is also trusted for an HTTPS proxy.
 /// - Error messages name the host and libcurl's diagnosis, never the request or response headers
@@ -75,6 +74,18 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
         let host = hostForMessages(request.url)
         try validate(request)
+        var connectMS = connectTimeoutMS, requestMS = requestTimeoutMS
+        if let budget = options.budget {
+            let left = budget.remaining
+            guard left > 0.001 else {
+                throw TransportError(kind: .timeout, message: "the command's time limit of "
+                                     + "\(formatSeconds(budget.seconds)) ran out before the request to \(host)",
+                                     requestMayHaveBeenSent: false)
+            }
+            let leftMS = Int((left * 1000).rounded(.up))
+            connectMS = min(connectMS, leftMS)
+            requestMS = min(requestMS, leftMS)
+        }
 
         let handle = easy.raw
         // Forget the previous request's options; live connections, the TLS session cache and the
@@ -91,14 +102,15 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         }
 
         try withExtendedLifetime(accumulator) {
-            try configure(handle, for: request, accumulator: accumulator)
+            try configure(handle, for: request, accumulator: accumulator, connectMS: connectMS, requestMS: requestMS)
             headerList = try makeHeaderList(request.headers)
             try setopt(handle, CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER") {
                 authctl_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
             }
 
             easy.errorBuffer[0] = 0
-            let code = curl_easy_perform(handle)
+            let code = options.budget.map { budget in budget.spend { curl_easy_perform(handle) } }
+                ?? curl_easy_perform(handle)
             guard code == CURLE_OK else {
                 throw transportError(code, host: host, accumulator: accumulator)
             }
@@ -115,7 +127,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     // MARK: - Request setup
 
     private func configure(_ handle: UnsafeMutableRawPointer, for request: HTTPRequest,
-                           accumulator: ResponseAccumulator) throws {
+                           accumulator: ResponseAccumulator, connectMS: Int, requestMS: Int) throws {
         func long(_ option: CURLoption, _ value: Int, _ name: String) throws {
             try setopt(handle, option, name) { authctl_curl_easy_setopt_long(handle, option, value) }
         }
@@ -127,11 +139,20 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             authctl_curl_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, easy.errorBuffer)
         }
         try string(CURLOPT_URL, request.url, "CURLOPT_URL")
-        try string(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
+        // Plain http only to this machine (an emulator), and never through a proxy: a proxy named
+        // by http_proxy / ALL_PROXY would otherwise see tokens and passwords in clear. Everything
+        // else is https, redirects included (they are not followed, but the rule is libcurl's too).
+        let loopback = Loopback.isLoopbackURL(request.url)
+        let protocols = loopback ? "http,https" : "https"
+        try string(CURLOPT_PROTOCOLS_STR, protocols, "CURLOPT_PROTOCOLS_STR")
+        try string(CURLOPT_REDIR_PROTOCOLS_STR, protocols, "CURLOPT_REDIR_PROTOCOLS_STR")
+        if loopback {
+            try string(CURLOPT_NOPROXY, "*", "CURLOPT_NOPROXY")
+        }
         try long(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
         try long(CURLOPT_FOLLOWLOCATION, 0, "CURLOPT_FOLLOWLOCATION")
-        try long(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMS, "CURLOPT_CONNECTTIMEOUT_MS")
-        try long(CURLOPT_TIMEOUT_MS, requestTimeoutMS, "CURLOPT_TIMEOUT_MS")
+        try long(CURLOPT_CONNECTTIMEOUT_MS, connectMS, "CURLOPT_CONNECTTIMEOUT_MS")
+        try long(CURLOPT_TIMEOUT_MS, requestMS, "CURLOPT_TIMEOUT_MS")
         try long(CURLOPT_TCP_KEEPALIVE, 1, "CURLOPT_TCP_KEEPALIVE")
         try string(CURLOPT_USERAGENT, options.userAgent, "CURLOPT_USERAGENT")
         // "" = every encoding this libcurl can decode; libcurl decompresses before the write callback.
@@ -294,13 +315,13 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             return TransportError(kind: .tls, message: "TLS connection to \(host) failed: \(diagnosis)")
         case CURLE_FILESIZE_EXCEEDED:
             return TransportError(kind: .responseTooLarge,
-                                  message: "the response from \(host) is larger than the limit of \(byteCount(options.maxResponseBytes))")
+                                  message: "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))")
         case CURLE_WRITE_ERROR where accumulator.bodyOverflow:
             return TransportError(kind: .responseTooLarge,
-                                  message: "the response from \(host) is larger than the limit of \(byteCount(options.maxResponseBytes))")
+                                  message: "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))")
         case CURLE_WRITE_ERROR where accumulator.headersOverflow:
             return TransportError(kind: .responseTooLarge,
-                                  message: "the response headers from \(host) are larger than the limit of \(byteCount(ResponseAccumulator.maxHeaderBytes))")
+                                  message: "the response headers from \(host) are larger than the limit of \(BoundedFile.byteCount(ResponseAccumulator.maxHeaderBytes))")
         default:
             return TransportError(kind: .other, message: "request to \(host) failed: \(diagnosis)")
         }
@@ -428,19 +449,16 @@ private func hostForMessages(_ url: String) -> String {
     return "the server"
 }
 
+private func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+}
+
 private func milliseconds(_ seconds: Double, what: String) throws -> Int {
     guard seconds.isFinite, seconds > 0 else {
         throw TransportError(kind: .other, message: "invalid \(what) \(seconds): it must be a positive number of seconds")
     }
     let ms = (seconds * 1000).rounded(.up)
     return Int(min(ms, Double(Int32.max)))
-}
-
-private func byteCount(_ bytes: Int) -> String {
-    let mib = 1 << 20, kib = 1 << 10
-    if bytes >= mib, bytes % mib == 0 { return "\(bytes / mib) MiB" }
-    if bytes >= kib, bytes % kib == 0 { return "\(bytes / kib) KiB" }
-    return bytes == 1 ? "1 byte" : "\(bytes) bytes"
 }
 
 // MARK: - CA bundle
@@ -454,8 +472,8 @@ private let maxCABundleBytes = 16 << 20
 private func combinedCABundle(extraPath: String) throws -> Data {
     let extra: Data
     do {
-        extra = try readSmallFile(extraPath)
-    } catch let reason as FileReadFailure {
+        extra = try BoundedFile.read(extraPath, maxBytes: maxCABundleBytes)
+    } catch let reason as BoundedFile.Failure {
         throw TransportError(kind: .other, message: "cannot read the CA bundle \(extraPath): \(reason.text)")
     }
     guard extra.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
@@ -468,7 +486,7 @@ private func combinedCABundle(extraPath: String) throws -> Data {
     }
     var combined = Data()
     for path in candidates {
-        if let system = try? readSmallFile(path), !system.isEmpty {
+        if let system = try? BoundedFile.read(path, maxBytes: maxCABundleBytes), !system.isEmpty {
             combined = system
             break
         }
@@ -479,36 +497,4 @@ private func combinedCABundle(extraPath: String) throws -> Data {
     }
     combined.append(extra)
     return combined
-}
-
-private struct FileReadFailure: Error {
-    var text: String
-}
-
-private func readSmallFile(_ path: String) throws -> Data {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw FileReadFailure(text: String(cString: strerror(errno))) }
-    defer { close(fd) }
-
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { throw FileReadFailure(text: String(cString: strerror(errno))) }
-    if (info.st_mode & S_IFMT) == S_IFDIR {
-        throw FileReadFailure(text: "it is a directory")
-    }
-
-    var data = Data()
-    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            throw FileReadFailure(text: String(cString: strerror(errno)))
-        }
-        if n == 0 { break }
-        data.append(contentsOf: buffer[0..<n])
-        if data.count > maxCABundleBytes {
-            throw FileReadFailure(text: "it is larger than \(byteCount(maxCABundleBytes))")
-        }
-    }
-    return data
 }

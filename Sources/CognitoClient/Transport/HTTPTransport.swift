@@ -79,13 +79,17 @@ public struct TransportOptions: Sendable {
     public var userAgent: String
     /// Bodies larger than this are refused with `.responseTooLarge`.
     public var maxResponseBytes: Int
+    /// When set, every request's time is drawn from it, and a request is cut (`.timeout`) when it
+    /// runs out: the bound of a whole command rather than of one request.
+    public var budget: TimeBudget?
 
     public init(caBundlePath: String? = nil, connectTimeout: Double = 10, requestTimeout: Double = 30,
-                userAgent: String = "authctl", maxResponseBytes: Int = 1 << 20) {
+                userAgent: String = "authctl", maxResponseBytes: Int = 1 << 20, budget: TimeBudget? = nil) {
         self.caBundlePath = caBundlePath
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.userAgent = userAgent
         self.maxResponseBytes = maxResponseBytes
+        self.budget = budget
     }
 }

@@ -1,0 +1,43 @@
+"""Small HTTP servers written for one test each (a recording proxy, a TLS server, a second
+endpoint): the shared plumbing."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 keep-alive handler with one way to answer, and no log on stderr."""
+
+    protocol_version = "HTTP/1.1"
+
+    def read_body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def reply(self, status: int, body: bytes, **headers: str) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve(handler: type[BaseHTTPRequestHandler], **state) -> ThreadingHTTPServer:
+    """Starts `handler` on a free loopback port in a daemon thread; `state` becomes attributes of
+    the server (handlers reach it as self.server). Stop it with stop()."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    for name, value in state.items():
+        setattr(server, name, value)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def stop(server: ThreadingHTTPServer) -> None:
+    server.shutdown()
+    server.server_close()

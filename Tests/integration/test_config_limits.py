@@ -1,0 +1,35 @@
+"""config.toml is read only when it is a regular file of at most 1 MiB (issue 12, finding 10):
+a FIFO made the old binary hang in open(2), a huge file cost memory and seconds to parse."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def config_path(cli):
+    path = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_a_fifo_as_config_is_refused_at_once(cli):
+    os.mkfifo(config_path(cli))
+    started = time.monotonic()
+    r = cli.run("status", timeout=20)
+    assert r.code == 78, r
+    assert "config.toml" in r.err and "not a regular file" in r.err, r
+    assert time.monotonic() - started < 15
+
+
+def test_a_config_over_one_mebibyte_is_refused(cli):
+    path = config_path(cli)
+    filler = "# " + "x" * 77 + "\n"
+    path.write_text('[profiles.default]\nregion = "eu-west-1"\n' + filler * (2 * 1024 * 1024 // len(filler)))
+    r = cli.run("status")
+    assert r.code == 78, r
+    assert "config.toml" in r.err and "larger than 1 MiB" in r.err, r
+    # Just under the cap is fine.
+    path.write_text('[profiles.default]\nregion = "eu-west-1"\n' + filler * (1000 * 1024 // len(filler)))
+    r = cli.run("status")
+    assert r.code == 77 and "default: not signed in" in r.out, r  # read, and nothing stored
