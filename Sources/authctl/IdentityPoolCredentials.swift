@@ -51,7 +51,8 @@ struct IdentityPoolCredentials {
         guard !session.idToken.isEmpty else {
             throw AuthctlError(.notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
         }
-        let identity = CognitoIdentityService(endpoint: pool.endpoint, transport: try context.transport(settings))
+        let identity = CognitoIdentityService(endpoint: pool.endpoint, transport: try context.transport(settings),
+                                              retryPolicy: context.retryPolicy)
         let logins = [CognitoIdentityService.providerName(userPoolId: session.userPoolId): session.idToken]
         let kept = try? cache.load(profile: settings.profile, identityPoolId: pool.identityPoolId)
         var identityId = kept.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
