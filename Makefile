@@ -16,7 +16,13 @@ MANPAGE    ?=
 TOOLS_BUILD_DIR ?= $(BUILD_DIR)
 PLUGIN_MANPAGE = $(BUILD_DIR)/plugins/GenerateManual/outputs/authctl/authctl.1
 
-.PHONY: all build deps test unit integration demo bench install install-files man clean
+# Fuzzing (docs/testing.md): libFuzzer + AddressSanitizer build of Fuzz/ in its own scratch path.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
+FUZZ_TARGETS ?= service-answer jwt jwks retry-after
+
+.PHONY: all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 
 all: build
 
@@ -26,11 +32,13 @@ deps:
 build:
 	$(SWIFT) build
 
-# Both suites always run; the target fails if either failed.
+# Both suites always run, and the fuzz targets replay their corpus; the target fails if any failed.
 test: deps build
 	@status=0; \
 	echo "== swift test"; \
 	$(SWIFT) test || status=1; \
+	echo "== fuzz targets replay their committed corpus (Fuzz/corpus)"; \
+	$(MAKE) --no-print-directory fuzz-replay || status=1; \
 	echo "== integration tests (pytest, AUTHCTL_BIN=$(AUTHCTL_BIN))"; \
 	AUTHCTL_BIN="$(AUTHCTL_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) Tests/integration || status=1; \
 	exit $$status
@@ -43,6 +51,32 @@ integration: build
 
 demo: deps build
 	AUTHCTL_BIN="$(AUTHCTL_BIN)" PYTHON="$(PYTHON)" bash Tests/support/demo.sh
+
+fuzz-build:
+	$(SWIFT) build -c debug --product authctl-fuzz --scratch-path "$(FUZZ_BUILD_DIR)" \
+		-Xswiftc -DFUZZING --sanitize=fuzzer --sanitize=address -Xswiftc -use-ld=lld
+
+# Each target FUZZ_SECONDS, from the committed seeds (Fuzz/corpus/TARGET, regressions included);
+# what it learns goes to $(FUZZ_BUILD_DIR)/corpus, a crash to $(FUZZ_BUILD_DIR)/crash-TARGET-*.
+fuzz: fuzz-build
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$target ($(FUZZ_SECONDS) s)"; \
+		mkdir -p "$(FUZZ_BUILD_DIR)/corpus/$$target"; \
+		AUTHCTL_FUZZ_TARGET=$$target "$(FUZZ_BUILD_DIR)/debug/authctl-fuzz" \
+			-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -max_len=8192 -timeout=10 \
+			-artifact_prefix="$(FUZZ_BUILD_DIR)/crash-$$target-" \
+			"$(FUZZ_BUILD_DIR)/corpus/$$target" Fuzz/corpus/$$target; \
+	done
+
+fuzz-smoke:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)
+
+# The plain build of the fuzz targets (no sanitizer) run once on every committed input.
+fuzz-replay:
+	$(SWIFT) build --product authctl-fuzz
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		"$$($(SWIFT) build --show-bin-path)/authctl-fuzz" $$target Fuzz/corpus/$$target/*; \
+	done
 
 bench:
 	$(SWIFT) run -c release authctl-bench
@@ -91,4 +125,4 @@ install-files:
 	install -m 0644 "$$page" "$(DESTDIR)$(PREFIX)/share/man/man1/authctl.1"
 
 clean:
-	rm -rf .build Tests/integration/__pycache__ Tests/integration/.pytest_cache
+	rm -rf .build .build-fuzz Tests/integration/__pycache__ Tests/integration/.pytest_cache

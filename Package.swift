@@ -73,6 +73,12 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // `make fuzz`: libFuzzer targets over CognitoClient's parsers of outside data (Fuzz/).
+        .executableTarget(
+            name: "authctl-fuzz",
+            dependencies: ["CognitoClient"],
+            path: "Fuzz/Sources"
+        ),
         // `make bench`: release-build timings written to docs/performance.md.
         .executableTarget(
             name: "authctl-bench",
