@@ -13,18 +13,10 @@ struct AdminSignOut {
     static let defaultTokenLifetime: Double = 3600
 
     func run(in context: CommandContext) throws {
-        let poolId = try settings.checkedPoolId()
-        let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
-        let endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
-        try ClientSettings.checkEndpoint(endpoint)
-        let (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
+        let admin = try AdminService(settings: settings, context: context)
+        let (poolId, region, endpoint, credentials, source) = (admin.poolId, admin.region, admin.endpoint, admin.credentials, admin.source)
         try Confirmation.require("Sign out \(username) on ALL devices? [y/N] ", confirmed: confirmed, console: context.console)
-
-        let signed = CognitoService(endpoint: endpoint, transport: try context.transport(settings),
-                                    retryPolicy: context.retryPolicy)
-        let signer = SigV4Signer(credentials: credentials, region: region)
-        let now = context.now
-        signed.requestSigner = { request in try signer.sign(&request, date: now()) }
+        let signed = admin.service
 
         do {
             try signed.adminUserGlobalSignOut(userPoolId: poolId, username: username)
@@ -77,18 +69,7 @@ struct AdminSignOut {
     }
 
     static func failure(_ error: CognitoError, username: String, poolId: String, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
-        if error.kind == .service && !error.isThrottling && !error.isServerError {
-            switch error.errorType ?? "" {
-            case "UserNotFoundException":
-                return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(error.message)")
-            case "AccessDeniedException", "NotAuthorizedException", "UnrecognizedClientException",
-                 "InvalidSignatureException", "IncompleteSignature", "MissingAuthenticationTokenException",
-                 "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch":
-                return AuthctlError(.notAuthorized, "the service refused the AWS credentials: \(error.errorType ?? ""): \(error.message)")
-            default:
-                break
-            }
-        }
+        if let refusal = AdminService.refusal(error, username: username, poolId: poolId) { return refusal }
         let failure = AuthctlError.from(error, endpoint: endpoint)
         guard failure.code == .unavailable || failure.code == .throttled || failure.code == .unexpected else { return failure }
         if mayHaveActed {

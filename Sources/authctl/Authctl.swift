@@ -28,6 +28,7 @@ struct Authctl: ParsableCommand {
             KubeToken.self,
             Status.self,
             MFA.self,
+            Devices.self,
             Configure.self,
         ]
     )

@@ -90,8 +90,13 @@ struct SessionKeeper {
             ProcessSafety.deferTermination()
             defer { ProcessSafety.releaseTermination() }
             let tokens: AuthenticationResult
+            let devices = RememberedDevices(context: context)
+            let device = devices.device(userPoolId: current.userPoolId, username: current.username)
             do {
-                tokens = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username)
+                let refreshed = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username,
+                                                          device: device?.deviceKey)
+                if let device, refreshed.deviceRefused { devices.discard(device, during: "refresh") }
+                tokens = refreshed.tokens
             } catch let error as CognitoError where error.refusal == .secretHashRejected {
                 // The app client's secret is missing or wrong here: a configuration problem, and
                 // the session (whose refresh token is fine) is kept.

@@ -29,6 +29,14 @@ struct SignIn: AuthctlCommand {
     @Flag(help: "Keep nothing: print the tokens as JSON on stdout instead (for runners without a keyring).")
     var noStore = false
 
+    @Flag(help: "Remember this device when the pool leaves it to the user, so later sign-ins skip MFA (asked on a terminal otherwise).")
+    var rememberDevice = false
+
+    /// Remembered devices are kept in the Secret Service, so --no-store tracks none.
+    private func devices(_ context: CommandContext) -> RememberedDevices? {
+        noStore ? nil : RememberedDevices(context: context, rememberWithoutAsking: rememberDevice)
+    }
+
     @OptionGroup(title: "Multi-factor authentication")
     var mfa: MFAOptions
 
@@ -85,7 +93,8 @@ struct SignIn: AuthctlCommand {
         let result: SignInResult
         do {
             result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                        passwordFromStdin: passwordStdin, mfa: mfa, setupOutput: mfaSetup.mfaSetupOutput)
+                                        passwordFromStdin: passwordStdin, mfa: mfa, setupOutput: mfaSetup.mfaSetupOutput,
+                                        devices: devices(context))
                 .signIn(username: name, password: password, flow: flow?.passwordFlow ?? .srp)
         } catch is MFASetupHandedOver {
             console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: \(PendingChallenge.nextCommand(profile: settings.profile))")
@@ -142,7 +151,7 @@ struct SignIn: AuthctlCommand {
         }
         let appClient = try keeper.appClient(client, storeRequired: !noStore)
         var signIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                    passwordFromStdin: false, mfa: mfa)
+                                    passwordFromStdin: false, mfa: mfa, devices: devices(context))
         signIn.wrongCodesBefore = pending.wrongCodes
         do {
             let result = try signIn.finishPending(pending, code: code, profile: profile)
@@ -201,6 +210,8 @@ struct PasswordSignIn {
     /// The command's own parsed MFA options (never a default-constructed, unparsed one).
     let mfa: MFAOptions
     var setupOutput: MFASetupOutput? = nil
+    /// Remembered devices (nil: none sent, none confirmed).
+    var devices: RememberedDevices? = nil
     /// Codes refused in earlier runs of a pending sign-in.
     var wrongCodesBefore = 0
 
@@ -223,8 +234,14 @@ struct PasswordSignIn {
         let responder = ChallengeResponder(context: context, settings: settings, client: client, service: service,
                                            mfa: mfa, setupOutput: setupOutput, typedUsername: username,
                                            newPassword: { try readNewPassword(console: context.console, currentPassword: password) })
+        let device = devices?.forSignIn(userPoolId: client.userPoolId, typedName: username, profile: settings.profile)
+        // A device the service refused is dropped whether or not the sign-in made without it succeeds.
+        defer { if let device, authenticator.refusedDevice != nil { devices?.discard(device, during: "sign-in") } }
         do {
-            return try authenticator.signIn(username: username, password: password, flow: flow, respond: responder.answer)
+            let result = try authenticator.signIn(username: username, password: password, flow: flow, device: device?.credentials,
+                                                  respond: responder.answer)
+            devices?.afterSignIn(result, sent: device, typedName: username, userPoolId: client.userPoolId, service: service)
+            return result
         } catch is CodeDidNotMatch {
             throw AuthctlError(.notAuthorized, "The code did not match")
         } catch let error as CognitoError {
@@ -243,6 +260,11 @@ struct PasswordSignIn {
                                            mfa: mfa, typedUsername: pending.typedUsername,
                                            newPassword: { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") })
         responder.log.wrongCodes = wrongCodesBefore
+        // The device the first run sent (if any) was accepted; a new one may come with the tokens.
+        let confirmingDevice = { (result: SignInResult) -> SignInResult in
+            devices?.afterSignIn(result, sent: nil, typedName: pending.displayName, userPoolId: client.userPoolId, service: service)
+            return result
+        }
         do {
             if pending.challengeName == .mfaSetup {
                 var session = pending.session
@@ -265,8 +287,8 @@ struct PasswordSignIn {
                     try? kept.save(context.store, profile: profile)
                 }
                 let challenge = AuthChallenge(name: .mfaSetup, parameters: [:], username: pending.username, session: session)
-                return try authenticator.resume(challenge, with: ChallengeAnswer(responses: [:], session: session),
-                                                respond: responder.answer)
+                return try confirmingDevice(authenticator.resume(challenge, with: ChallengeAnswer(responses: [:], session: session),
+                                                                 respond: responder.answer))
             }
             guard let field = pending.challengeName.codeField else {
                 throw CognitoError.unsupportedChallenge(pending.challengeName)
@@ -275,8 +297,8 @@ struct PasswordSignIn {
             parameters["CODE_DELIVERY_DESTINATION"] = pending.destination
             let challenge = AuthChallenge(name: pending.challengeName, parameters: parameters, username: pending.username,
                                           session: pending.session)
-            return try authenticator.resume(challenge, with: [field: try ChallengeResponder.normalized(code, format: .delivered)],
-                                            respond: responder.answer)
+            return try confirmingDevice(authenticator.resume(challenge, with: [field: try ChallengeResponder.normalized(code, format: .delivered)],
+                                                             respond: responder.answer))
         } catch let error as CognitoError where AuthenticatorEnrolment.isMismatch(error) {
             throw CodeDidNotMatch()
         } catch let error as CognitoError {

@@ -82,7 +82,8 @@ struct Token: AuthctlCommand {
             throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
         }
         let passwordSignIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                            passwordFromStdin: passwordStdin, mfa: mfa)
+                                            passwordFromStdin: passwordStdin, mfa: mfa,
+                                            devices: storeError == nil ? RememberedDevices(context: context) : nil)
         let password = userAuth.usesUserAuth(flow: flow) ? nil
             : try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
         let signIn = {

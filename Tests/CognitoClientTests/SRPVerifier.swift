@@ -58,6 +58,15 @@ final class SRPVerifier {
         v = Self.modPow(Self.g, x)
     }
 
+    /// A device registered with ConfirmDevice: the pool name is the DeviceGroupKey, the user the
+    /// DeviceKey, and salt and verifier are what the client sent (DeviceSecretVerifierConfig).
+    init(deviceGroupKey: String, deviceKey: String, salt: BigUInt, verifier: BigUInt) {
+        poolName = deviceGroupKey
+        userIdForSRP = deviceKey
+        self.salt = salt
+        v = verifier
+    }
+
     /// InitiateAuth(USER_SRP_AUTH, SRP_A): answers with PASSWORD_VERIFIER parameters.
     func challenge(srpAHex: String) throws -> Challenge {
         guard let a = BigUInt(srpAHex, radix: 16), a % Self.n != 0 else { throw Failure.invalidA }

@@ -71,6 +71,9 @@ public struct SignInResult: Sendable {
     public var tokens: AuthenticationResult
     /// The username Cognito knows (USER_ID_FOR_SRP or the challenge's USERNAME).
     public var username: String
+    /// The remembered device given to `signIn`, when the service refused it (forgotten elsewhere,
+    /// or its password no longer matches): the sign-in was done again without it.
+    public var refusedDevice: DeviceCredentials?
 }
 
 /// Drives InitiateAuth and the challenges that follow until tokens come back.
@@ -88,9 +91,22 @@ public final class Authenticator {
     /// Signs in with a password. PASSWORD_VERIFIER is answered here; every other challenge is
     /// passed to `respond`, which returns the challenge responses (USERNAME and SECRET_HASH are
     /// added here) or throws (for example `CognitoError.unsupportedChallenge`).
-    public func signIn(username: String, password: String, flow: PasswordFlow,
+    /// With a remembered `device`, DEVICE_KEY is sent and DEVICE_SRP_AUTH answered here too (see
+    /// `DeviceSRP`); a device the service refuses is dropped and the sign-in made again without it.
+    public func signIn(username: String, password: String, flow: PasswordFlow, device: DeviceCredentials? = nil,
                        respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+        guard let device else {
+            return try signInOnce(username: username, password: password, flow: flow, device: nil, respond: respond)
+        }
+        return try withDeviceFallback(device) { device in
+            try signInOnce(username: username, password: password, flow: flow, device: device, respond: respond)
+        }
+    }
+
+    private func signInOnce(username: String, password: String, flow: PasswordFlow, device: DeviceCredentials?,
+                            respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
         var parameters = ["USERNAME": username]
+        parameters["DEVICE_KEY"] = device?.deviceKey
         parameters["SECRET_HASH"] = client.secretHash(for: username)
         let srp: SRPClient?
         let authFlow: String
@@ -111,7 +127,7 @@ public final class Authenticator {
         var response = try service.initiateAuth(
             InitiateAuthRequest(authFlow: authFlow, clientId: client.clientId, authParameters: parameters),
             idempotent: srp != nil)
-        return try runChallenges(response, username: username, srp: srp, password: password, respond: respond)
+        return try runChallenges(response, username: username, srp: srp, password: password, device: device, respond: respond)
     }
 
     /// Continues a sign-in whose challenge was answered in an earlier process (an authenticator
@@ -126,13 +142,15 @@ public final class Authenticator {
             }
             return try respond(next)
         }
-        return try runChallenges(response, username: challenge.username, srp: nil, password: "", respond: respond)
+        return try runChallenges(response, username: challenge.username, srp: nil, password: "", device: nil, respond: respond)
     }
 
     func runChallenges(_ start: AuthResponse, username: String, srp: SRPClient?, password: String,
+                       device: DeviceCredentials? = nil,
                                respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
         var response = start
         var knownUsername = username
+        let deviceSignIn = device.map { DeviceSignIn(device: $0, now: now) }
 
         // Each round answers one challenge; a well-behaved service needs only a few.
         for _ in 0..<10 {
@@ -151,10 +169,19 @@ public final class Authenticator {
                     throw CognitoError.malformed("PASSWORD_VERIFIER challenge outside the SRP flow", status: 200)
                 }
                 var answers = try passwordVerifier(srp: srp, parameters: challengeParameters, password: password)
+                answers["DEVICE_KEY"] = device?.deviceKey
                 answers["USERNAME"] = challengeUser
                 answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
                 response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
                     clientId: client.clientId, challengeName: name.rawValue, session: response.session, challengeResponses: answers))
+            } else if let deviceSignIn, DeviceSignIn.challenges.contains(name) {
+                var answers = try deviceSignIn.answer(name, parameters: challengeParameters)
+                answers["USERNAME"] = challengeUser
+                answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
+                response = try deviceSignIn.send {
+                    try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
+                        clientId: client.clientId, challengeName: name.rawValue, session: response.session, challengeResponses: answers))
+                }
             } else {
                 response = try answerChallenge(
                     AuthChallenge(name: name, parameters: challengeParameters, username: challengeUser, session: response.session),
@@ -205,6 +232,10 @@ public final class Authenticator {
         ]
     }
 
+    /// The remembered device the service refused during the last `signIn` (set even when the
+    /// sign-in made again without it failed, so the caller can drop it either way).
+    public internal(set) var refusedDevice: DeviceCredentials?
+
     /// Set once this process has seen the service answer that it does not offer
     /// GetTokensFromRefreshToken (emulators); a later refresh goes straight to the fallback.
     private var refreshOperationMissing = false
@@ -217,13 +248,13 @@ public final class Authenticator {
     /// its tokens are trusted, never its refusal: with rotation the fallback is always refused, and
     /// that must not end a live session. `username` is the name Cognito knows (the access token's
     /// `username`), since SECRET_HASH is computed over it.
-    public func refresh(refreshToken: String, username: String) throws -> AuthenticationResult {
+    public func refresh(refreshToken: String, username: String, deviceKey: String? = nil) throws -> AuthenticationResult {
         if !refreshOperationMissing {
             do {
-                return try getTokensFromRefreshToken(refreshToken)
+                return try getTokensFromRefreshToken(refreshToken, deviceKey: deviceKey)
             } catch let error as CognitoError where Self.operationMissing(error) {
                 do {
-                    let tokens = try refreshTokenAuth(refreshToken: refreshToken, username: username)
+                    let tokens = try refreshTokenAuth(refreshToken: refreshToken, username: username, deviceKey: deviceKey)
                     refreshOperationMissing = true
                     return tokens
                 } catch let refusal as CognitoError where Self.fallbackNotAllowed(refusal) {
@@ -233,13 +264,13 @@ public final class Authenticator {
                     throw error
                 }
             } catch let error as CognitoError where error.isServerError {
-                if let tokens = try? refreshTokenAuth(refreshToken: refreshToken, username: username) {
+                if let tokens = try? refreshTokenAuth(refreshToken: refreshToken, username: username, deviceKey: deviceKey) {
                     return tokens
                 }
                 throw error
             }
         }
-        return try refreshTokenAuth(refreshToken: refreshToken, username: username)
+        return try refreshTokenAuth(refreshToken: refreshToken, username: username, deviceKey: deviceKey)
     }
 
     static func operationMissing(_ error: CognitoError) -> Bool {
@@ -253,11 +284,12 @@ public final class Authenticator {
         error.refusal == .invalidParameter || error.refusal == .flowNotAllowed
     }
 
-    private func getTokensFromRefreshToken(_ refreshToken: String) throws -> AuthenticationResult {
+    private func getTokensFromRefreshToken(_ refreshToken: String, deviceKey: String?) throws -> AuthenticationResult {
         // Not repeated after an unknown outcome: with rotation the first call may have used the token up.
         let response: AuthResponse = try service.call(
             "GetTokensFromRefreshToken",
-            GetTokensFromRefreshTokenRequest(refreshToken: refreshToken, clientId: client.clientId, clientSecret: client.clientSecret),
+            GetTokensFromRefreshTokenRequest(refreshToken: refreshToken, clientId: client.clientId, clientSecret: client.clientSecret,
+                                             deviceKey: deviceKey),
             idempotent: false)
         guard let tokens = response.authenticationResult else {
             throw CognitoError.malformed("the service answered a refresh with no tokens", status: 200)
@@ -266,8 +298,9 @@ public final class Authenticator {
     }
 
     /// InitiateAuth REFRESH_TOKEN_AUTH. The answer has no refresh token.
-    public func refreshTokenAuth(refreshToken: String, username: String) throws -> AuthenticationResult {
+    public func refreshTokenAuth(refreshToken: String, username: String, deviceKey: String? = nil) throws -> AuthenticationResult {
         var parameters = ["REFRESH_TOKEN": refreshToken]
+        parameters["DEVICE_KEY"] = deviceKey
         parameters["SECRET_HASH"] = client.secretHash(for: username)
         let response = try service.initiateAuth(
             InitiateAuthRequest(authFlow: "REFRESH_TOKEN_AUTH", clientId: client.clientId, authParameters: parameters),

@@ -34,21 +34,30 @@ public struct SRPClient: Sendable {
 
     /// A client with a fresh random secret a (from the system CSPRNG).
     public init(userPoolId: String) throws {
-        var random = SystemRandomNumberGenerator()
-        try self.init(userPoolId: userPoolId) {
-            (0..<Self.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &random) }
-        }
+        try self.init(userPoolId: userPoolId, poolName: try Self.poolName(of: userPoolId), smallABytes: Self.randomSecret)
+    }
+
+    /// The client of a remembered device's SRP (DEVICE_SRP_AUTH): the same scheme, with the
+    /// DeviceGroupKey where the pool name goes and the DeviceKey as the user (see `DeviceSRP`).
+    public init(deviceGroupKey: String) throws {
+        guard !deviceGroupKey.isEmpty else { throw SRPError(code: .invalidDeviceKey, message: "the DeviceGroupKey is empty") }
+        try self.init(userPoolId: "", poolName: deviceGroupKey, smallABytes: Self.randomSecret)
     }
 
     /// A client with a fixed secret a, for test vectors only.
     init(userPoolId: String, smallAHex: String) throws {
         guard let bytes = Hex.decode(smallAHex) else { throw SRPError.invalidHex("a") }
-        try self.init(userPoolId: userPoolId) { bytes }
+        try self.init(userPoolId: userPoolId, poolName: try Self.poolName(of: userPoolId)) { bytes }
     }
 
-    private init(userPoolId: String, smallABytes: () -> [UInt8]) throws {
+    private static func randomSecret() -> [UInt8] {
+        var random = SystemRandomNumberGenerator()
+        return (0..<secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+    }
+
+    private init(userPoolId: String, poolName: String, smallABytes: () -> [UInt8]) throws {
         self.userPoolId = userPoolId
-        poolName = try Self.poolName(of: userPoolId)
+        self.poolName = poolName
         let group = try SRPGroup()
         let ctx = try BNContext()
         // A zero a would make A = 1; draw again (only a fixed a can get here twice).

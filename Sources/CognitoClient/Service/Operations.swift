@@ -9,13 +9,17 @@ public struct AuthenticationResult: Codable, Sendable, Equatable {
     public var tokenType: String?
     public var refreshToken: String?
     public var idToken: String?
+    /// Set when the pool tracks devices and this one is new to it (see `DeviceSRP`).
+    public var newDeviceMetadata: NewDeviceMetadata?
 
-    public init(accessToken: String, expiresIn: Int?, tokenType: String?, refreshToken: String?, idToken: String?) {
+    public init(accessToken: String, expiresIn: Int?, tokenType: String?, refreshToken: String?, idToken: String?,
+                newDeviceMetadata: NewDeviceMetadata? = nil) {
         self.accessToken = accessToken
         self.expiresIn = expiresIn
         self.tokenType = tokenType
         self.refreshToken = refreshToken
         self.idToken = idToken
+        self.newDeviceMetadata = newDeviceMetadata
     }
 }
 
@@ -39,6 +43,8 @@ struct GetTokensFromRefreshTokenRequest: Encodable {
     var refreshToken: String
     var clientId: String
     var clientSecret: String?
+    /// The remembered device's key: pools that track devices want it on every refresh.
+    var deviceKey: String?
 }
 
 struct RespondToAuthChallengeRequest: Encodable {

@@ -76,3 +76,4 @@ from .server import main
 
 # Operations added by other modules register themselves on import: add their import lines here.
 from . import accounts, passwordless  # noqa: E402,F401
+from . import devices  # noqa: F401,E402  device tracking (remembered devices)

@@ -1,0 +1,42 @@
+import CognitoClient
+import Foundation
+
+/// The operator's connection for IAM-authorised (admin) operations: the pool from the settings,
+/// AWS credentials from the environment or the shared credentials file, every request signed
+/// with SigV4. Needs no stored session.
+struct AdminService {
+    let service: CognitoService
+    let poolId: String
+    let region: String
+    let endpoint: String
+    let credentials: AWSCredentials
+    /// Where the credentials came from, for the audit line.
+    let source: String
+
+    init(settings: Settings, context: CommandContext) throws {
+        poolId = try settings.checkedPoolId()
+        region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
+        endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
+        try ClientSettings.checkEndpoint(endpoint)
+        (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
+        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings), retryPolicy: context.retryPolicy)
+        let signer = SigV4Signer(credentials: credentials, region: region)
+        let now = context.now
+        service.requestSigner = { request in try signer.sign(&request, date: now()) }
+    }
+
+    /// A refusal the operator can act on: no such user, or AWS credentials refused; nil otherwise.
+    static func refusal(_ error: CognitoError, username: String, poolId: String) -> AuthctlError? {
+        guard error.kind == .service && !error.isThrottling && !error.isServerError else { return nil }
+        switch error.errorType ?? "" {
+        case "UserNotFoundException":
+            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(error.message)")
+        case "AccessDeniedException", "NotAuthorizedException", "UnrecognizedClientException",
+             "InvalidSignatureException", "IncompleteSignature", "MissingAuthenticationTokenException",
+             "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch":
+            return AuthctlError(.notAuthorized, "the service refused the AWS credentials: \(error.errorType ?? ""): \(error.message)")
+        default:
+            return nil
+        }
+    }
+}

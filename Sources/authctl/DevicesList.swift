@@ -1,0 +1,54 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+
+/// `devices list`: ListDevices with the stored session, or AdminListDevices for `--user NAME`.
+struct DevicesList: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the devices Cognito tracks for the signed-in user (* marks this one).",
+        discussion: """
+            With --user NAME, an operator lists any user's devices (AdminListDevices, signed with \
+            AWS credentials from the environment or ~/.aws/credentials; no session needed).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("Operators: list this user's devices (needs AWS credentials).", valueName: "username"))
+    var user: String?
+
+    func run(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let report: DeviceListReport
+        if let user {
+            let admin = try AdminService(settings: settings, context: context)
+            let devices: [DeviceType]
+            do {
+                devices = try admin.service.adminListDevices(userPoolId: admin.poolId, username: user)
+            } catch let error as CognitoError {
+                throw AdminService.refusal(error, username: user, poolId: admin.poolId) ?? AuthctlError.from(error, endpoint: admin.endpoint)
+            }
+            report = DeviceListReport(user: user, userPoolId: admin.poolId,
+                                      devices: devices.map { DeviceSummary($0, thisDeviceKey: nil) })
+        } else {
+            let keeper = SessionKeeper(context: context, settings: settings)
+            let (session, devices) = try keeper.withFreshSession { session, service in
+                (session, try service.listDevices(accessToken: session.accessToken))
+            }
+            let mine = RememberedDevices(context: context).device(userPoolId: session.userPoolId, username: session.username)
+            report = DeviceListReport(user: session.username, userPoolId: session.userPoolId,
+                                      devices: devices.map { DeviceSummary($0, thisDeviceKey: mine?.deviceKey) })
+        }
+        switch global.output {
+        case .json:
+            context.printJSON(report)
+        case .text:
+            guard !report.devices.isEmpty else {
+                context.console.message("Cognito tracks no devices for \(OutsideText.escaped(report.user)) in \(report.userPoolId).")
+                return
+            }
+            context.console.output(report.devices.map(\.textLine).joined(separator: "\n"))
+            if report.devices.contains(where: \.thisDevice) { context.console.message("(* this device)") }
+        }
+    }
+}
