@@ -256,6 +256,12 @@ show "What reached the identity pool" identity_calls
 redacted_step "The credential_process JSON itself" aws-credentials
 redacted_step "A kubectl ExecCredential (kube-token)" kube-token
 step "A wrong password is refused by the SRP verifier" 77 "Not-The-Passw0rd!" signin --username "$USERNAME" --password-stdin
+show "The pool starts tracking devices (the fake's switch)" "$PYTHON" -c 'import json,sys,urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "_fake/config", method="POST",
+    data=json.dumps({"deviceTracking": {sys.argv[2]: {"mode": "always"}}}).encode()), timeout=5)
+print("  device tracking on for", sys.argv[2])' "$ENDPOINT" "$POOL_ID"
+step "Sign in again: this device is confirmed with its own SRP verifier and remembered" 0 "$PASSWORD" signin --username "$USERNAME" --password-stdin
+step "The devices Cognito remembers (* this one)" 0 "" devices list
 step "Sign out on every device (GlobalSignOut), then say how long issued tokens stay usable offline" 0 "" signout --global --yes
 step "Signed out: whoami exits 77" 77 "" whoami
 show "The session item is gone from the Secret Service" stored_session
