@@ -49,6 +49,7 @@ The package, one job per module:
   observers   learning passwords, clients and tokens from what passes through
   faults      FaultRule and the answers faults make
   server      the HTTP server and main()
+  devices     device tracking: remembered devices, device SRP, ListDevices / ForgetDevice
 
 Everything a test or an extension module needs is importable from the package itself
 (`from fake_cognito import handles, json_reply, ServiceError, ...`). A new operation goes in a
