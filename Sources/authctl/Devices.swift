@@ -46,7 +46,7 @@ extension DeviceSummary {
         let marker = thisDevice ? "*" : " "
         let seen = lastSeen.map(Format.localTime) ?? "never"
         let state = remembered.map { $0 ? "remembered" : "not remembered" } ?? "unknown"
-        return "\(marker) \(OutsideText.escaped(deviceKey))  \(OutsideText.escaped(name ?? "(no name)"))  last seen \(seen)  \(state)"
+        return "\(marker) \(OutsideText(deviceKey))  \(OutsideText(name ?? "(no name)"))  last seen \(seen)  \(state)"
     }
 }
 

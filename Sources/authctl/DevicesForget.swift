@@ -41,8 +41,8 @@ struct DevicesForget: AuthctlCommand {
         case .json:
             context.printJSON(report)
         case .text:
-            let key = OutsideText.escaped(report.deviceKey)
-            let user = OutsideText.escaped(report.user)
+            let key = OutsideText(report.deviceKey)
+            let user = OutsideText(report.user)
             let here = report.removedLocally ? "; its keys were deleted from this machine" : ""
             context.console.message(report.service == "forgotten"
                 ? "Forgot device \(key) of \(user)\(here)."
@@ -68,7 +68,7 @@ struct DevicesForget: AuthctlCommand {
             } catch let error as CognitoError where error.refusal == .resourceNotFound {
                 // Forgotten already (elsewhere): this machine's keys for it are useless, removed below.
                 guard mine?.deviceKey == key else {
-                    throw AuthctlError(.inputRejected, "Cognito knows no device \(OutsideText.escaped(key)) for \(session.username): \(OutsideText.escaped(error.message))")
+                    throw AuthctlError(.inputRejected, "Cognito knows no device \(OutsideText(key)) for \(session.username): \(OutsideText(error.message))")
                 }
                 return (session, key, "unknown")
             }
@@ -96,7 +96,7 @@ struct DevicesForget: AuthctlCommand {
             try admin.service.adminForgetDevice(userPoolId: admin.poolId, username: user, deviceKey: key)
         } catch let error as CognitoError {
             if error.refusal == .resourceNotFound {
-                throw AuthctlError(.inputRejected, "Cognito knows no device \(OutsideText.escaped(key)) for \(user) in \(admin.poolId): \(OutsideText.escaped(error.message))")
+                throw AuthctlError(.inputRejected, "Cognito knows no device \(OutsideText(key)) for \(user) in \(admin.poolId): \(OutsideText(error.message))")
             }
             throw AdminService.refusal(error, username: user, poolId: admin.poolId) ?? AuthctlError.from(error, endpoint: admin.endpoint)
         }

@@ -44,7 +44,7 @@ struct DevicesList: AuthctlCommand {
             context.printJSON(report)
         case .text:
             guard !report.devices.isEmpty else {
-                context.console.message("Cognito tracks no devices for \(OutsideText.escaped(report.user)) in \(report.userPoolId).")
+                context.console.message("Cognito tracks no devices for \(OutsideText(report.user)) in \(report.userPoolId).")
                 return
             }
             context.console.output(report.devices.map(\.textLine).joined(separator: "\n"))
