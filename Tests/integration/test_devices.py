@@ -178,7 +178,7 @@ def test_wrong_device_password_is_refused_and_replaced(tracked, fake):
 
     mark = fake.mark()
     r = tracked.signin()
-    assert r.code == 64 and "--mfa-code" in r.err, r  # the device refused, MFA is asked again
+    assert r.code == 64 and "--code" in r.err, r  # the device refused, MFA is asked again
     assert ("RespondToAuthChallenge", "DEVICE_PASSWORD_VERIFIER", 400, "NotAuthorizedException") in sign_in_calls(fake, mark, tracked)
     assert "refused this machine's remembered device" in r.err, r
     assert device_items(tracked.keyring) == []
@@ -314,7 +314,7 @@ def test_forget_this_device_then_mfa_again(tracked, fake):
     assert device_items(tracked.keyring) == []
     assert tracked.keyring.session() is not None, "forgetting the device keeps the session"
     r = tracked.signin()
-    assert r.code == 64 and "--mfa-code" in r.err, r  # MFA again
+    assert r.code == 64 and "--code" in r.err, r  # MFA again
     first_sign_in(tracked, fake)
 
     nothing = tracked.run("devices", "forget", "us-east-1_00000000-0000-0000-0000-000000000000")
