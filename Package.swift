@@ -20,9 +20,10 @@ let package = Package(
     ],
     targets: [
         // C shim over libcurl: curl_easy_setopt/getinfo are variadic, Swift cannot call them.
+        // libcurl's headers only (no pkg-config, which would link it): CCurl loads it with dlopen
+        // on the first request, so commands that make none do not load its 27 libraries.
         .systemLibrary(
             name: "CLibcurl",
-            pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(

@@ -1,26 +1,93 @@
-// Non-variadic wrappers over libcurl's variadic curl_easy_setopt/curl_easy_getinfo; see CCurl.h.
+// Non-variadic wrappers over libcurl's variadic curl_easy_setopt/curl_easy_getinfo, and the
+// loading of libcurl itself; see CCurl.h.
+//
+// libcurl is opened with dlopen on the first transport, not linked: with its dependencies
+// (OpenSSL, nghttp2, libssh2, librtmp, Kerberos, LDAP, libidn2, brotli, zstd...) it is 27 shared
+// libraries, about 8 ms of the dynamic loader's work at every start, which `authctl token` on a
+// fresh session, `status` or `--version` would pay without making a request (docs/performance.md).
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <curl/curl.h>
 #include "CCurl.h"
 #include <stdlib.h>
 #include <string.h>
 
-CURLcode authctl_curl_global_init(void) {
+// The libcurl functions authctl uses, resolved from the library opened by authctl_curl_global_init.
+static struct {
+    CURLcode (*global_init)(long flags);
+    curl_version_info_data *(*version_info)(CURLversion);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    CURLcode (*easy_perform)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+} lib;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static CURLcode load_result = CURLE_FAILED_INIT;
+static char load_error[512];
+
+#define RESOLVE(handle, field, name)                                                  \
+    do {                                                                              \
+        *(void **)(&lib.field) = dlsym(handle, name);                                 \
+        if (lib.field == NULL) {                                                      \
+            snprintf(load_error, sizeof load_error, "%s has no %s", AUTHCTL_LIBCURL, name); \
+            return;                                                                   \
+        }                                                                             \
+    } while (0)
+
+static void load(void) {
+    void *handle = dlopen(AUTHCTL_LIBCURL, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        const char *reason = dlerror();
+        snprintf(load_error, sizeof load_error, "cannot load %s (%s); install libcurl4",
+                 AUTHCTL_LIBCURL, reason ? reason : "unknown error");
+        return;
+    }
+    RESOLVE(handle, global_init, "curl_global_init");
+    RESOLVE(handle, version_info, "curl_version_info");
+    RESOLVE(handle, easy_init, "curl_easy_init");
+    RESOLVE(handle, easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(handle, easy_reset, "curl_easy_reset");
+    RESOLVE(handle, easy_perform, "curl_easy_perform");
+    RESOLVE(handle, easy_strerror, "curl_easy_strerror");
+    RESOLVE(handle, easy_setopt, "curl_easy_setopt");
+    RESOLVE(handle, easy_getinfo, "curl_easy_getinfo");
+    RESOLVE(handle, slist_append, "curl_slist_append");
+    RESOLVE(handle, slist_free_all, "curl_slist_free_all");
     // With SSLKEYLOGFILE set, libcurl's TLS back end opens that file at initialisation and writes
     // every session's keys to it: anyone who can read it decrypts the traffic (tokens, passwords).
     // authctl never does that; the variable is put back afterwards for the commands `exec` runs.
     const char *keylog = getenv("SSLKEYLOGFILE");
     char *saved = keylog ? strdup(keylog) : NULL;
     if (keylog) unsetenv("SSLKEYLOGFILE");
-    CURLcode result = curl_global_init(CURL_GLOBAL_DEFAULT);
+    load_result = lib.global_init(CURL_GLOBAL_DEFAULT);
     if (saved) {
         setenv("SSLKEYLOGFILE", saved, 1);
         free(saved);
     }
-    return result;
+    if (load_result != CURLE_OK)
+        snprintf(load_error, sizeof load_error, "curl_global_init failed: %s", lib.easy_strerror(load_result));
+}
+
+CURLcode authctl_curl_global_init(void) {
+    pthread_once(&load_once, load);
+    return load_result;
+}
+
+const char *authctl_curl_load_error(void) {
+    return load_error;
 }
 
 const char *authctl_curl_default_cainfo(void) {
-    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    const curl_version_info_data *info = lib.version_info(CURLVERSION_NOW);
     return info ? info->cainfo : NULL;
 }
 
@@ -28,24 +95,52 @@ size_t authctl_curl_error_size(void) {
     return CURL_ERROR_SIZE;
 }
 
+CURL *authctl_curl_easy_init(void) {
+    return lib.easy_init();
+}
+
+void authctl_curl_easy_cleanup(CURL *handle) {
+    lib.easy_cleanup(handle);
+}
+
+void authctl_curl_easy_reset(CURL *handle) {
+    lib.easy_reset(handle);
+}
+
+CURLcode authctl_curl_easy_perform(CURL *handle) {
+    return lib.easy_perform(handle);
+}
+
+const char *authctl_curl_easy_strerror(CURLcode code) {
+    return lib.easy_strerror ? lib.easy_strerror(code) : NULL;
+}
+
+struct curl_slist *authctl_curl_slist_append(struct curl_slist *list, const char *line) {
+    return lib.slist_append(list, line);
+}
+
+void authctl_curl_slist_free_all(struct curl_slist *list) {
+    if (list != NULL) lib.slist_free_all(list);
+}
+
 CURLcode authctl_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+    return lib.easy_setopt(handle, option, value);
 }
 
 CURLcode authctl_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
+    return lib.easy_setopt(handle, option, value);
 }
 
 CURLcode authctl_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
-    return curl_easy_setopt(handle, option, value);
+    return lib.easy_setopt(handle, option, value);
 }
 
 CURLcode authctl_curl_easy_setopt_ptr(CURL *handle, CURLoption option, void *value) {
-    return curl_easy_setopt(handle, option, value);
+    return lib.easy_setopt(handle, option, value);
 }
 
 CURLcode authctl_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
-    return curl_easy_setopt(handle, option, value);
+    return lib.easy_setopt(handle, option, value);
 }
 
 CURLcode authctl_curl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data,
@@ -54,14 +149,14 @@ CURLcode authctl_curl_easy_setopt_blob(CURL *handle, CURLoption option, const vo
     blob.data = (void *)data;
     blob.len = length;
     blob.flags = flags;
-    return curl_easy_setopt(handle, option, &blob);
+    return lib.easy_setopt(handle, option, &blob);
 }
 
 CURLcode authctl_curl_easy_setopt_data_callback(CURL *handle, CURLoption option,
                                                 authctl_curl_data_callback callback) {
-    return curl_easy_setopt(handle, option, callback);
+    return lib.easy_setopt(handle, option, callback);
 }
 
 CURLcode authctl_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return lib.easy_getinfo(handle, info, value);
 }

@@ -1,3 +1,3 @@
-// libcurl found through pkg-config (`libcurl`, Debian libcurl4-openssl-dev). Only the CCurl
-// shim depends on this module; Swift code calls the shim's typed functions.
+// libcurl's header (Debian libcurl4-openssl-dev). Headers only: libcurl is not linked but loaded
+// with dlopen by the CCurl shim, whose typed functions Swift calls.
 #include <curl/curl.h>

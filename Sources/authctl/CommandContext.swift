@@ -50,7 +50,8 @@ final class CommandContext {
         return policy
     }
 
-    /// One transport per process, so consecutive calls share a connection.
+    /// One transport per process, so consecutive calls share a connection; made on the first
+    /// request, so a command that makes none (token on a fresh session) sets up no TLS.
     func transport(_ settings: Settings) throws -> HTTPTransport {
         if let transportCache { return transportCache }
         let budget = TimeBudget(seconds: settings.timeout)
@@ -58,11 +59,13 @@ final class CommandContext {
         let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
                                        requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)",
                                        budget: budget)
-        let transport: HTTPTransport
-        do {
-            transport = try makeTransport(options)
-        } catch let error as TransportError {
-            throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
+        let makeTransport = self.makeTransport
+        let transport = DeferredTransport {
+            do {
+                return try makeTransport(options)
+            } catch let error as TransportError {
+                throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
+            }
         }
         transportCache = transport
         return transport

@@ -7,11 +7,13 @@
 // interface header and swift-nio's CNIOLinux. Passing the wrong kind for an option is
 // undefined behaviour in libcurl, so each wrapper documents which CURLOPTTYPE_* it is for.
 //
-// Everything else in libcurl (curl_easy_init, curl_easy_perform, curl_easy_reset,
-// curl_easy_cleanup, curl_easy_strerror, curl_slist_append, curl_slist_free_all) is not variadic
-// and is used from Swift directly through this module, which re-exports <curl/curl.h>. The
-// CURLOPT_* / CURLINFO_* / CURLE_* enum constants import into Swift as they are. Only
-// CognitoClient's transport imports this module.
+// libcurl is not linked: CCurl.c opens it with dlopen (AUTHCTL_LIBCURL) in
+// authctl_curl_global_init, so a command that makes no request never loads it or its 26
+// dependencies. Every libcurl function Swift needs therefore has a wrapper here, including the
+// non-variadic ones (curl_easy_init, curl_easy_perform, curl_easy_reset, curl_easy_cleanup,
+// curl_easy_strerror, curl_slist_append, curl_slist_free_all): call no curl_* function directly.
+// This module re-exports <curl/curl.h> for its types and the CURLOPT_* / CURLINFO_* / CURLE_*
+// constants, which import into Swift as they are. Only CognitoClient's transport imports it.
 //
 // Names are prefixed `authctl_curl_` so they cannot collide with libcurl's own symbols.
 
@@ -33,15 +35,34 @@ extern "C" {
 typedef size_t (*authctl_curl_data_callback)(char *_Nullable data, size_t size, size_t nmemb,
                                              void *_Nullable userdata);
 
-/// curl_global_init(CURL_GLOBAL_DEFAULT), with SSLKEYLOGFILE hidden from libcurl while it runs (no
-/// TLS key log, ever). Call it once per process, before any other libcurl call.
+/// The libcurl that is loaded: its Debian soname (libcurl4-openssl-dev's ABI).
+#define AUTHCTL_LIBCURL "libcurl.so.4"
+
+/// Loads libcurl (dlopen) and calls curl_global_init(CURL_GLOBAL_DEFAULT), once per process
+/// however often it is called. Call it before any other function here; on failure no other may be
+/// called, and authctl_curl_load_error() says why. SSLKEYLOGFILE is hidden from libcurl while it
+/// initialises (no TLS key log, ever).
 CURLcode authctl_curl_global_init(void);
+
+/// Why authctl_curl_global_init failed (the library or a function missing, or libcurl's own
+/// error); "" when it did not.
+const char *authctl_curl_load_error(void);
 
 /// The CA bundle path libcurl was built with (`curl_version_info()->cainfo`), or NULL.
 const char *_Nullable authctl_curl_default_cainfo(void);
 
 /// The size CURLOPT_ERRORBUFFER's buffer must have (CURL_ERROR_SIZE).
 size_t authctl_curl_error_size(void);
+
+CURL *_Nullable authctl_curl_easy_init(void);
+void authctl_curl_easy_cleanup(CURL *handle);
+void authctl_curl_easy_reset(CURL *handle);
+CURLcode authctl_curl_easy_perform(CURL *handle);
+/// libcurl's text for `code`, or NULL before libcurl is loaded.
+const char *_Nullable authctl_curl_easy_strerror(CURLcode code);
+/// NULL when out of memory (`list` is then unchanged).
+struct curl_slist *_Nullable authctl_curl_slist_append(struct curl_slist *_Nullable list, const char *line);
+void authctl_curl_slist_free_all(struct curl_slist *_Nullable list);
 
 /// For CURLOPTTYPE_LONG / CURLOPTTYPE_VALUES options.
 CURLcode authctl_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);

@@ -45,7 +45,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         let globalInit = CurlGlobal.initResult
         guard globalInit == CURLE_OK else {
             throw TransportError(kind: .other,
-                                 message: "cannot initialise libcurl: \(curlErrorText(globalInit))")
+                                 message: "cannot initialise libcurl: \(String(cString: authctl_curl_load_error()))")
         }
         connectTimeoutMS = try milliseconds(options.connectTimeout, what: "connect timeout")
         requestTimeoutMS = try milliseconds(options.requestTimeout, what: "request timeout")
@@ -90,7 +90,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         let handle = easy.raw
         // Forget the previous request's options; live connections, the TLS session cache and the
         // DNS cache survive curl_easy_reset, so keep-alive still works.
-        curl_easy_reset(handle)
+        authctl_curl_easy_reset(handle)
 
         let accumulator = ResponseAccumulator(maxBodyBytes: options.maxResponseBytes)
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -98,7 +98,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             // Detach the list from the handle before freeing it, so the handle never holds a
             // dangling pointer between requests.
             _ = authctl_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
-            curl_slist_free_all(headerList)
+            authctl_curl_slist_free_all(headerList)
         }
 
         try withExtendedLifetime(accumulator) {
@@ -109,8 +109,8 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             }
 
             easy.errorBuffer[0] = 0
-            let code = options.budget.map { budget in budget.spend { curl_easy_perform(handle) } }
-                ?? curl_easy_perform(handle)
+            let code = options.budget.map { budget in budget.spend { authctl_curl_easy_perform(handle) } }
+                ?? authctl_curl_easy_perform(handle)
             guard code == CURLE_OK else {
                 throw transportError(code, host: host, accumulator: accumulator)
             }
@@ -261,8 +261,8 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         }
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
-            guard let appended = curl_slist_append(list, line) else {
-                curl_slist_free_all(list)
+            guard let appended = authctl_curl_slist_append(list, line) else {
+                authctl_curl_slist_free_all(list)
                 throw TransportError(kind: .other, message: "out of memory building the request headers")
             }
             list = appended
@@ -330,7 +330,8 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
 // MARK: - libcurl handle and global state
 
-/// `curl_global_init` exactly once per process: Swift initialises static lets once, thread-safely.
+/// libcurl loaded (dlopen) and `curl_global_init` called exactly once per process, on the first
+/// transport: Swift initialises static lets once, thread-safely.
 private enum CurlGlobal {
     static let initResult: CURLcode = authctl_curl_global_init()
 }
@@ -342,7 +343,7 @@ private final class CurlEasyHandle {
     let errorBuffer: UnsafeMutablePointer<CChar>
 
     init?() {
-        guard let raw = curl_easy_init() else { return nil }
+        guard let raw = authctl_curl_easy_init() else { return nil }
         self.raw = raw
         let size = max(authctl_curl_error_size(), 256)
         errorBuffer = .allocate(capacity: size)
@@ -350,7 +351,7 @@ private final class CurlEasyHandle {
     }
 
     deinit {
-        curl_easy_cleanup(raw)
+        authctl_curl_easy_cleanup(raw)
         errorBuffer.deallocate()
     }
 }
@@ -426,7 +427,7 @@ private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: In
 // MARK: - Helpers
 
 private func curlErrorText(_ code: CURLcode) -> String {
-    guard let text = curl_easy_strerror(code) else { return "libcurl error \(code.rawValue)" }
+    guard let text = authctl_curl_easy_strerror(code) else { return "libcurl error \(code.rawValue)" }
     return String(cString: text)
 }
 

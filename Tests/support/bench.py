@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""`make bench`: authctl side by side with its yardsticks, on this machine, in one run.
+
+    python3 Tests/support/bench.py --authctl .build/release/authctl --hello PATH [--pairs 9] [--record FILE]
+
+Starts a private Cognito emulator (moto behind Tests/integration/fake_cognito.py, which checks the
+SRP proof for real) and a private Secret Service (gnome-keyring on its own session bus, temporary
+HOME), using the integration tests' harness; then times alternating pairs (A B A B ...) of each
+authctl command and its yardstick:
+
+    authctl token (fresh cached session)   secret-tool lookup of an item of the same size
+    authctl --version                      a static FoundationEssentials hello world (bench-hello)
+    authctl signin (SRP)                   pycognito's SRP sign-in (a Python process, boto3)
+    authctl whoami                         aws cognito-idp get-user (the AWS CLI)
+
+Each sample is one process, started by Tests/support/bench-spawn.c and timed from its fork to its
+wait4, whose rusage gives the peak resident memory (ru_maxrss). Prints medians, ratios against the goals of issue 14 and peak memory as a
+Markdown table; --record FILE replaces the table between the `make bench` markers of FILE (with
+the date, machine and load). Wall-clock times on a shared machine are noisy: the pairs alternate
+so that load hits both sides alike, and the load average before and after is printed with them.
+A yardstick that is not installed is named, with how to install it, and its row is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "Tests" / "integration"))
+import harness  # noqa: E402  (the integration tests' emulator and keyring)
+
+START_MARK = "<!-- make bench: start -->"
+END_MARK = "<!-- make bench: end -->"
+MIB = 1024 * 1024
+
+# pycognito's SRP sign-in (its AWSSRP client, on boto3) as a user of it would write it; the
+# password arrives on stdin. (Cognito(...).authenticate would also check the tokens' issuer,
+# which is the emulator's, not AWS's.)
+PYCOGNITO_SIGNIN = """
+import sys
+import boto3
+from pycognito.aws_srp import AWSSRP
+pool, client, endpoint, user = sys.argv[1:5]
+idp = boto3.client("cognito-idp", region_name="us-east-1", endpoint_url=endpoint,
+                   aws_access_key_id="bench", aws_secret_access_key="bench")
+srp = AWSSRP(username=user, password=sys.stdin.readline().rstrip("\\n"), pool_id=pool, client_id=client, client=idp)
+assert srp.authenticate_user()["AuthenticationResult"]["AccessToken"]
+"""
+
+
+@dataclass
+class Sample:
+    seconds: float
+    max_rss: int  # bytes
+
+
+@dataclass
+class Side:
+    label: str
+    argv: list[str]
+    env: dict[str, str]
+    stdin: str | None = None
+    samples: list[Sample] = field(default_factory=list)
+
+    def run(self, spawn: str) -> Sample:
+        """One process, timed by bench-spawn from fork to wait4; fails loudly on a non-zero exit."""
+        proc = subprocess.run([spawn, *self.argv], env=self.env, input=self.stdin.encode() if self.stdin is not None else None,
+                              stdin=subprocess.DEVNULL if self.stdin is None else None, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, cwd=self.env.get("HOME"), start_new_session=True)
+        err = proc.stderr.decode(errors="replace")
+        m = re.search(r"bench-spawn (\d+) (\d+) (\d+)\s*$", err)
+        if not m or m.group(3) != "0":
+            raise RuntimeError(f"{self.label} failed: {err.strip()[-400:]}")
+        return Sample(int(m.group(1)) / 1e9, int(m.group(2)) * 1024)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(s.seconds for s in self.samples) * 1000
+
+    @property
+    def min_ms(self) -> float:
+        return min(s.seconds for s in self.samples) * 1000
+
+    @property
+    def median_rss_mib(self) -> float:
+        return statistics.median(s.max_rss for s in self.samples) / MIB
+
+
+@dataclass
+class Row:
+    name: str
+    a: Side
+    b: Side | None
+    goal: str = ""
+    check: object = None  # (row) -> bool
+    missing: str = ""
+    after_pair: object = None  # called after each pair (keeps the state each side needs)
+
+    @property
+    def ratio(self) -> float | None:
+        return self.a.median_ms / self.b.median_ms if self.b and self.b.samples else None
+
+
+def alternate(row: Row, pairs: int, warmup: int, spawn: str) -> None:
+    for i in range(warmup + pairs):
+        for side in (row.a, row.b):
+            if side is None:
+                continue
+            sample = side.run(spawn)
+            if i >= warmup:
+                side.samples.append(sample)
+        if row.after_pair:
+            row.after_pair()
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def machine() -> str:
+    model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                  if l.startswith("model name")), platform.processor() or "?")
+    mem = next((int(l.split()[1]) // 1024 // 1024 for l in Path("/proc/meminfo").read_text().splitlines()
+                if l.startswith("MemTotal")), 0)
+    distro = next((l.split("=", 1)[1].strip('"') for l in Path("/etc/os-release").read_text().splitlines()
+                   if l.startswith("PRETTY_NAME=")), "?")
+    return f"{os.cpu_count()} × {model}, {mem} GiB, {distro}, Linux {platform.release()}"
+
+
+def shared_libraries(binary: str) -> int:
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    return sum(1 for line in out.splitlines() if "=>" in line or line.strip().startswith("/"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--authctl", required=True, help="the release build of authctl to time")
+    parser.add_argument("--hello", required=True, help="the static FoundationEssentials hello world (bench-hello)")
+    parser.add_argument("--srp-bench", help="authctl-bench (SRP client math); its table is printed too")
+    parser.add_argument("--pairs", type=int, default=9, help="timed A/B pairs per row (default 9)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed pairs first (default 2)")
+    parser.add_argument("--record", help="replace the `make bench` section of this Markdown file with the results")
+    args = parser.parse_args()
+
+    for path in (args.authctl, args.hello):
+        if not os.access(path, os.X_OK):
+            print(f"bench: no executable {path} (make bench builds it)", file=sys.stderr)
+            return 1
+    missing = []
+    if not shutil.which("secret-tool"):
+        missing.append("secret-tool (apt-get install libsecret-tools)")
+    try:
+        import pycognito  # noqa: F401
+        have_pycognito = True
+    except ImportError:
+        have_pycognito = False
+        missing.append(f"pycognito ({sys.executable} -m pip install pycognito)")
+    aws = shutil.which("aws")
+    if not aws:
+        missing.append(f"the AWS CLI ({sys.executable} -m pip install awscli)")
+    for what in missing:
+        print(f"bench: missing {what}: its row is skipped", file=sys.stderr)
+
+    work = Path(tempfile.mkdtemp(prefix="authctl-bench-"))
+    spawn = str(work / "bench-spawn")
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+    if not cc or subprocess.run([cc, "-O2", "-o", spawn, str(Path(__file__).with_name("bench-spawn.c"))]).returncode != 0:
+        print("bench: cannot build Tests/support/bench-spawn.c: a C compiler (cc) is needed", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+        return 1
+    moto = fake = keyring = None
+    try:
+        print("bench: starting the emulator (moto + fake_cognito) and a private keyring...", file=sys.stderr)
+        moto = harness.MotoServer(work).start()
+        fake = harness.FakeServer(moto.url, work).start()
+        keyring = harness.Keyring(parent=work).start()
+        pool = harness.make_pool(harness.cognito_client(fake.endpoint), name="authctl-bench")
+        user, password = "alice", pool.users["alice"]
+        env = harness.base_env(keyring, pool, fake.endpoint)
+        authctl = str(Path(args.authctl).resolve())
+
+        first = subprocess.run([authctl, "signin", "--username", user, "--password-stdin"], env=env,
+                               input=password + "\n", capture_output=True, text=True, cwd=keyring.home)
+        if first.returncode != 0:
+            print(f"bench: the first authctl signin failed ({first.returncode}): {first.stderr.strip()}", file=sys.stderr)
+            return 1
+        session = keyring.lookup(kind="session", profile="default") or ""
+        # The yardstick's item: random text as long as authctl's session item, in the same keyring.
+        keyring.store("bench yardstick", {"bench": "yardstick"}, secrets.token_urlsafe(len(session))[:len(session)])
+        tool_env = {"PATH": harness.SYSTEM_PATH, **keyring.env}
+
+        # get-user takes the access token as an argument: keep it out of argv, in a private file.
+        token_file = work / "get-user.json"
+
+        def refresh_token_file() -> None:
+            import json
+            stored = keyring.session() or {}
+            token_file.touch(mode=0o600)
+            token_file.write_text(json.dumps({"AccessToken": stored.get("accessToken", "")}))
+
+        refresh_token_file()
+        aws_env = {"PATH": os.environ.get("PATH", harness.SYSTEM_PATH), "HOME": str(keyring.home),
+                   "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}
+
+        rows = [
+            Row("`authctl token` (fresh cached session) vs `secret-tool lookup` (same-size item)",
+                Side("authctl token", [authctl, "token"], env),
+                Side("secret-tool lookup", ["secret-tool", "lookup", "bench", "yardstick"], tool_env)
+                if shutil.which("secret-tool") else None,
+                goal="≤ 1.2×", check=lambda r: r.ratio is not None and r.ratio <= 1.2),
+            Row("`authctl --version` vs static FoundationEssentials hello world",
+                Side("authctl --version", [authctl, "--version"], env),
+                Side("hello", [str(Path(args.hello).resolve())], env),
+                goal="≤ 2×", check=lambda r: r.ratio is not None and r.ratio <= 2),
+            Row("`authctl signin` (SRP) vs pycognito SRP sign-in",
+                Side("authctl signin", [authctl, "signin", "--username", user, "--password-stdin"], env, password + "\n"),
+                Side("pycognito", [sys.executable, "-c", PYCOGNITO_SIGNIN, pool.pool_id, pool.client_id, fake.endpoint, user],
+                     {"PATH": harness.SYSTEM_PATH, "HOME": str(keyring.home)}, password + "\n") if have_pycognito else None,
+                goal="≤ 0.12×", check=lambda r: r.ratio is not None and r.ratio <= 0.12),
+            Row("`authctl whoami` vs `aws cognito-idp get-user`",
+                Side("authctl whoami", [authctl, "whoami"], env),
+                Side("aws get-user", [aws, "cognito-idp", "get-user", "--endpoint-url", fake.endpoint,
+                                      "--cli-input-json", f"file://{token_file}"], aws_env) if aws else None,
+                goal="≤ 0.08×", check=lambda r: r.ratio is not None and r.ratio <= 0.08),
+        ]
+        load_before = loadavg()
+        for row in rows:
+            print(f"bench: {row.name}: {args.warmup} warm-up + {args.pairs} timed pairs", file=sys.stderr)
+            alternate(row, args.pairs, args.warmup, spawn)
+            refresh_token_file()  # signin replaced the session; get-user uses the current one
+        load_after = loadavg()
+
+        signin = rows[2].a
+        lines = [
+            "| command | authctl median (min) | yardstick median (min) | ratio | goal | met | peak RSS authctl / yardstick |",
+            "|---|---:|---:|---:|---|---|---:|",
+        ]
+        for row in rows:
+            b = row.b
+            ratio = f"{row.ratio:.2f}×" if row.ratio is not None else "—"
+            met = ("yes" if row.check(row) else "**no**") if b else "skipped (yardstick missing)"
+            lines.append(
+                f"| {row.name} | {row.a.median_ms:.1f} ms ({row.a.min_ms:.1f}) | "
+                + (f"{b.median_ms:.1f} ms ({b.min_ms:.1f})" if b else "—")
+                + f" | {ratio} | {row.goal} | {met} | {row.a.median_rss_mib:.1f} / "
+                + (f"{b.median_rss_mib:.1f} MiB" if b else "—") + " |")
+        rss_met = "yes" if signin.median_rss_mib <= 20 else "**no**"
+        lines.append(f"| peak RSS of `authctl signin` (max of {len(signin.samples)}) | "
+                     f"{max(s.max_rss for s in signin.samples) / MIB:.1f} MiB | | | ≤ 20 MiB | {rss_met} | |")
+        table = "\n".join(lines)
+
+        srp = ""
+        if args.srp_bench:
+            out = subprocess.run([args.srp_bench], capture_output=True, text=True)
+            srp = "\n".join(l for l in out.stdout.splitlines() if l.startswith("|") or "load" in l.lower())
+
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        size = os.path.getsize(authctl) / MIB
+        header = (f"{when}; {machine()}; load average (1, 5, 15 min) {load_before} before, {load_after} after; "
+                  f"{args.pairs} timed pairs per row after {args.warmup} warm-up pairs, alternating authctl / yardstick; "
+                  f"medians of wall-clock time from fork to wait4 and of ru_maxrss. authctl: {size:.1f} MiB, "
+                  f"{shared_libraries(authctl)} shared libraries in `ldd`.")
+        report = header + "\n\n" + table + ("\n\nSRP client math (authctl-bench):\n\n" + srp if srp else "")
+        print()
+        print(report)
+        if missing:
+            print("\nskipped: " + "; ".join(missing))
+        if args.record:
+            record(Path(args.record), report)
+            print(f"\nbench: recorded in {args.record}", file=sys.stderr)
+        return 0
+    finally:
+        for stop in (keyring and keyring.cleanup, fake and fake.stop, moto and moto.stop):
+            if stop:
+                stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def record(path: Path, report: str) -> None:
+    text = path.read_text() if path.exists() else ""
+    block = f"{START_MARK}\n{report}\n{END_MARK}"
+    if START_MARK in text and END_MARK in text:
+        text = re.sub(re.escape(START_MARK) + r".*?" + re.escape(END_MARK), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip("\n") + "\n\n## Latest `make bench`\n\n" + block + "\n"
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
