@@ -1,3 +1,4 @@
+import CognitoClient
 import Foundation
 import CognitoClient
 import TOMLKit
@@ -34,7 +35,7 @@ struct Settings: Equatable {
     }
 
     static func isValidPoolId(_ poolId: String) -> Bool {
-        poolId.range(of: #"^[a-z]{2}(-[a-z]+)+-[0-9]+_[0-9A-Za-z]+$"#, options: .regularExpression) != nil
+        AWSName.isUserPoolId(poolId)
     }
 
     static func defaultEndpoint(region: String) -> String {
@@ -231,7 +232,7 @@ struct ClientSettings: Equatable {
                 or set client_id in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure)
                 """)
         }
-        guard clientId.range(of: #"^[\w+]+$"#, options: .regularExpression) != nil else {
+        guard AWSName.isClientId(clientId) else {
             throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
         }
         let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"

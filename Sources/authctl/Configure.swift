@@ -1,4 +1,5 @@
 import ArgumentParser
+import CognitoClient
 import Foundation
 
 struct Configure: AuthctlCommand {
@@ -51,7 +52,7 @@ struct Configure: AuthctlCommand {
             throw AuthctlError(.usage, "configure needs --client-id (or a terminal to ask on)")
         }
         // What the commands would refuse later is refused now, before anything is written.
-        if let region = profile.region, region.range(of: #"^[a-z]{2}(-[a-z]+)+-[0-9]+$"#, options: .regularExpression) == nil {
+        if let region = profile.region, !AWSName.isRegion(region) {
             throw AuthctlError(.configuration, "region \"\(region)\" is malformed: expected e.g. eu-west-1")
         }
         _ = try ClientSettings(Settings(profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,

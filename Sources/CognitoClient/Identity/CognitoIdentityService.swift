@@ -29,7 +29,7 @@ public final class CognitoIdentityService {
     /// An identity pool id is `<region>:<uuid>` (the model's pattern `[\w-]+:[0-9a-f-]+`, at most
     /// 55 characters), and the region is a real one's shape.
     public static func isValidIdentityPoolId(_ id: String) -> Bool {
-        id.count <= 55 && id.range(of: #"^[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9a-f-]+$"#, options: .regularExpression) != nil
+        id.count <= 55 && AWSName.isIdentityPoolIdShape(id)
     }
 
     /// `eu-west-1:0000…` -> `eu-west-1`.
