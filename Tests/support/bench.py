@@ -264,7 +264,8 @@ def main() -> int:
         srp = ""
         if args.srp_bench:
             out = subprocess.run([args.srp_bench], capture_output=True, text=True)
-            srp = "\n".join(l for l in out.stdout.splitlines() if l.startswith("|") or "load" in l.lower())
+            notes = [l for l in out.stdout.splitlines() if "load" in l.lower() and not l.startswith("|")]
+            srp = "\n".join(notes + [""] + [l for l in out.stdout.splitlines() if l.startswith("|")])
 
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         size = os.path.getsize(authctl) / MIB
