@@ -56,6 +56,8 @@ struct AuthctlError: Error, CustomStringConvertible {
             return error
         case let error as CognitoError:
             return from(cognito: error, endpoint: endpoint)
+        case let error as OAuthError:
+            return from(oauth: error, domain: nil)
         case let error as SecureStoreError:
             switch error.kind {
             case .unavailable, .locked, .timeout:

@@ -17,6 +17,10 @@ struct Settings: Equatable {
     var caBundle: String?
     var timeout: Double
     var configFile: String
+    /// The managed-login domain (AUTHCTL_DOMAIN, profile `domain`); `--domain` is applied by the commands that take it.
+    var domain: String? = nil
+    /// The profile's `redirect_port`; `--redirect-port` wins.
+    var redirectPort: String? = nil
     /// The profiles the config file has, to name a mistyped one.
     var profilesInFile: [String] = []
     /// AUTHCTL_IDENTITY_POOL_ID, else the profile's identity_pool_id (`--identity-pool-id` wins: IdentityPoolOptions).
@@ -60,6 +64,19 @@ struct Settings: Equatable {
     }
 }
 
+extension Settings {
+    /// The app client id, present; exit 78 naming the ways to set it.
+    func checkedClientId() throws -> String {
+        guard let clientId else {
+            throw AuthctlError(.configuration, """
+                \(unknownProfileNote)no app client id for profile \(profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
+                or set client_id in [profiles.\(profile)] of \(configFile) (authctl configure)
+                """)
+        }
+        return clientId
+    }
+}
+
 /// One `[profiles.NAME]` table of config.toml.
 struct ProfileConfig: Equatable {
     var userPoolId: String?
@@ -68,6 +85,8 @@ struct ProfileConfig: Equatable {
     var endpoint: String?
     var username: String?
     var identityPoolId: String?
+    var domain: String?
+    var redirectPort: String?
 
     static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
         ("user_pool_id", \.userPoolId),
@@ -76,6 +95,8 @@ struct ProfileConfig: Equatable {
         ("endpoint", \.endpoint),
         ("username", \.username),
         ("identity_pool_id", \.identityPoolId),
+        ("domain", \.domain),
+        ("redirect_port", \.redirectPort),
     ]
 }
 
@@ -124,7 +145,7 @@ struct ConfigFile {
                 var profile = ProfileConfig()
                 for (key, field) in ProfileConfig.keys {
                     if let value = entry[key] {
-                        guard let string = value.string else {
+                        guard let string = value.string ?? value.int.map(String.init) else {
                             throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
                         }
                         profile[keyPath: field] = string
@@ -205,6 +226,8 @@ enum SettingsResolver {
             caBundle: nonEmpty(options.caBundle) ?? nonEmpty(env["AWS_CA_BUNDLE"]),
             timeout: options.timeout ?? 30,
             configFile: configPath,
+            domain: nonEmpty(env["AUTHCTL_DOMAIN"]) ?? nonEmpty(profile.domain),
+            redirectPort: nonEmpty(profile.redirectPort),
             profilesInFile: file.profiles.keys.sorted())
         settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
         // A malformed pool id is a configuration error whatever the command, before any keyring
@@ -226,12 +249,7 @@ struct ClientSettings: Equatable {
     /// Checks what a call to Cognito needs; exit 78 naming the setting and the ways to set it.
     init(_ settings: Settings) throws {
         let poolId = try settings.checkedPoolId()
-        guard let clientId = settings.clientId else {
-            throw AuthctlError(.configuration, """
-                \(settings.unknownProfileNote)no app client id for profile \(settings.profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
-                or set client_id in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure)
-                """)
-        }
+        let clientId = try settings.checkedClientId()
         guard AWSName.isClientId(clientId) else {
             throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
         }

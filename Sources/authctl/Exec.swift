@@ -38,6 +38,9 @@ struct Exec: AuthctlCommand {
     @OptionGroup(title: "AWS credentials (with --aws)")
     var identityPool: IdentityPoolOptions
 
+    @OptionGroup(title: "Machine-to-machine tokens")
+    var machine: MachineTokenOptions
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
 
@@ -50,6 +53,9 @@ struct Exec: AuthctlCommand {
         if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
             throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
         }
+        if aws && machine.clientCredentials {
+            throw ValidationError("--aws needs a user's id token; --client-credentials has none.")
+        }
     }
 
     func run(in context: CommandContext) throws {
@@ -60,6 +66,16 @@ struct Exec: AuthctlCommand {
         let awsCredentials = try aws ? IdentityPoolCredentials(
             context: context, settings: settings,
             pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
+        if machine.clientCredentials {
+            // The app client's own token: no user, so no id token.
+            let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
+            setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
+            setenv("AUTHCTL_TOKEN", token.accessToken, 1)
+            setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(token.expiresAt), 1)
+            setenv("AUTHCTL_PROFILE", settings.profile, 1)
+            unsetenv("AUTHCTL_ID_TOKEN")
+            return try execute(keeping: inherited)
+        }
         let (session, _) = try SessionKeeper(context: context, settings: settings).freshSession(minValidity: minValid)
         let checks = TokenChecks(context: context, settings: settings)
         for type in requested { try checks.checkClaims(session, type) }
@@ -76,6 +92,10 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
         for variable in awsCredentials.map(AWSCredentialsCommand.environment) ?? [] { setenv(variable.name, variable.value, 1) }
+        try execute(keeping: inherited)
+    }
+
+    private func execute(keeping inherited: Set<Int32>) throws {
         Self.prepareForExec(keeping: inherited)
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }

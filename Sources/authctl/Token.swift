@@ -45,6 +45,9 @@ struct Token: AuthctlCommand {
     /// Signing in is asked for: with a password on stdin, or with USER_AUTH (which may need none).
     private var signsIn: Bool { passwordStdin || userAuth.usesUserAuth(flow: flow) }
 
+    @OptionGroup(title: "Machine-to-machine tokens")
+    var machine: MachineTokenOptions
+
     func validate() throws {
         try userAuth.check(flow: flow)
         if username != nil && !signsIn {
@@ -54,10 +57,21 @@ struct Token: AuthctlCommand {
             throw ValidationError("--code and --mfa-type answer the challenges of a sign-in: use them with --password-stdin or --method.")
         }
         if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
+        if machine.clientCredentials && (signsIn || type != .access || verify) {
+            throw ValidationError("--client-credentials gives the app client's own access token: without --password-stdin, --method, --type or --verify.")
+        }
     }
 
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        if machine.clientCredentials {
+            let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
+            switch global.output {
+            case .text: context.console.output(token.accessToken)
+            case .json: context.printJSON(token)
+            }
+            return
+        }
         let keeper = SessionKeeper(context: context, settings: settings)
         let checks = TokenChecks(context: context, settings: settings)
 

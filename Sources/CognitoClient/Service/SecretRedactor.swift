@@ -27,6 +27,11 @@ struct SecretRedactor {
         secrets = Set(found).sorted { $0.count > $1.count }
     }
 
+    /// Given secret values (a form-encoded request's code, verifier, token and client secret).
+    init(secretValues: [String]) {
+        secrets = Set(secretValues.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
+    }
+
     private static func collect(_ value: Any, into found: inout [String]) {
         if let dictionary = value as? [String: Any] {
             for (key, inner) in dictionary {

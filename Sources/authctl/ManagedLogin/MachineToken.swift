@@ -1,0 +1,108 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+import SecureStore
+
+/// `--client-credentials` and its options, shared by `token` and `exec`.
+struct MachineTokenOptions: ParsableArguments {
+    @Flag(help: "A machine-to-machine access token of the app client itself (OAuth client_credentials at the managed-login domain), cached in the Secret Service.")
+    var clientCredentials = false
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("With --client-credentials: a scope to ask for (repeatable or space-separated, e.g. orders/read); default: every scope the client is allowed.", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Flag(help: "With --client-credentials: cache nothing (no Secret Service needed); every call asks the token endpoint.")
+    var noStore = false
+
+    @OptionGroup var managedLogin: ManagedLoginOptions
+
+    func validate() throws {
+        if !clientCredentials && (!scopes.isEmpty || noStore || managedLogin.domain != nil) {
+            throw ValidationError("--scope, --no-store and --domain go with --client-credentials.")
+        }
+    }
+}
+
+/// A client_credentials access token as cached and printed.
+struct MachineToken: Codable, Equatable {
+    var accessToken: String
+    var expiresAt: Date
+    var scope: String
+    var tokenType: String
+}
+
+/// Gets client_credentials tokens, from the profile's cache while they stay valid long enough.
+/// The cache is one Secret Service item per profile and app client, holding one token per scope set.
+struct MachineTokens {
+    let context: CommandContext
+    let settings: Settings
+    let options: MachineTokenOptions
+
+    static let kind = "machine-token"
+
+    func token(minValidity: Double) throws -> MachineToken {
+        let clientId = try settings.checkedClientId()
+        let domain = try options.managedLogin.resolve(settings)
+        let scopes = ScopeList.normalized(options.scopes)
+        let scopeKey = scopes.sorted().joined(separator: " ")
+        let repository = SessionRepository(store: context.store)
+        if options.noStore {
+            // No keyring needed: the secret from the environment, or the keyring when one answers.
+            let secret = settings.clientSecret ?? ((try? repository.clientSecret(profile: settings.profile, clientId: clientId)) ?? nil)
+            return try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
+        }
+        let secret = try settings.clientSecret ?? repository.clientSecret(profile: settings.profile, clientId: clientId)
+        let key = SecretKey(kind: Self.kind, profile: settings.profile, userPoolId: settings.userPoolId ?? "", clientId: clientId)
+        // Under the profile's lock: jobs started together on an empty cache make one request.
+        return try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
+            var cache = try load(key)
+            let now = context.now()
+            if let cached = cache[scopeKey], cached.expiresAt.timeIntervalSince(now) > minValidity {
+                return cached
+            }
+            let fresh = try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
+            cache = cache.filter { $0.value.expiresAt > now }
+            cache[scopeKey] = fresh
+            do {
+                let data = try StoredSession.encoder.encode(cache)
+                try context.store.write(key, label: "authctl machine tokens: \(clientId) (profile \(settings.profile))",
+                                        secret: String(decoding: data, as: UTF8.self))
+            } catch {
+                context.console.message("authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again.")
+            }
+            return fresh
+        }
+    }
+
+    /// The cached tokens by scope set; an unreadable item is an empty cache (it is replaced). A
+    /// missing keyring fails here, before any request: without --no-store the token is to be kept.
+    private func load(_ key: SecretKey) throws -> [String: MachineToken] {
+        guard let json = try context.store.read(key),
+              let cache = try? StoredSession.decoder.decode([String: MachineToken].self, from: Data(json.utf8)) else { return [:] }
+        return cache
+    }
+
+    private func request(domain: ManagedLoginDomain, clientId: String, secret: String?, scopes: [String]) throws -> MachineToken {
+        guard let secret else {
+            throw AuthctlError(.configuration, """
+                --client-credentials needs the app client's secret: set AUTHCTL_CLIENT_SECRET, or keep it with \
+                `authctl configure --client-secret-stdin` (profile \(settings.profile))
+                """)
+        }
+        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings),
+                                     client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
+        let tokens: OAuthTokens
+        do {
+            tokens = try endpoint.clientCredentials(scopes: scopes)
+        } catch let error as OAuthError {
+            throw AuthctlError.from(oauth: error, domain: domain.base)
+        }
+        let claims = try? JWTClaims(token: tokens.accessToken)
+        let now = context.now()
+        let fromExpiresIn = tokens.expiresIn.map { now.addingTimeInterval(Double($0)) }
+        let expiresAt = [fromExpiresIn, claims?.expiresAt].compactMap { $0 }.min() ?? now.addingTimeInterval(3600)
+        return MachineToken(accessToken: tokens.accessToken, expiresAt: expiresAt,
+                            scope: tokens.scope ?? claims?.string("scope") ?? scopes.joined(separator: " "),
+                            tokenType: tokens.tokenType ?? "Bearer")
+    }
+}
