@@ -145,7 +145,7 @@ struct ConfigFile {
                 var profile = ProfileConfig()
                 for (key, field) in ProfileConfig.keys {
                     if let value = entry[key] {
-                        guard let string = value.string ?? value.int.map(String.init) else {
+                        guard let string = value.string ?? (key == "redirect_port" ? value.int.map(String.init) : nil) else {
                             throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
                         }
                         profile[keyPath: field] = string

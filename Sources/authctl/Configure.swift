@@ -23,6 +23,11 @@ struct Configure: AuthctlCommand {
     @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the Secret Service.")
     var clientSecretStdin = false
 
+    @OptionGroup var managedLogin: ManagedLoginOptions
+
+    @Option(help: ArgumentHelp("The loopback port of the browser sign-in's redirect URI http://localhost:N/callback.", valueName: "port"))
+    var redirectPort: Int?
+
     func run(in context: CommandContext) throws {
         let console = context.console
         let environment = context.environment
@@ -37,6 +42,14 @@ struct Configure: AuthctlCommand {
         if let value = global.endpoint { profile.endpoint = value }
         if let value = username { profile.username = value }
         if let value = identityPoolId { profile.identityPoolId = try IdentityPoolSettings.checked(value, origin: "--identity-pool-id") }
+        if let value = managedLogin.domain {
+            try ManagedLoginOptions.check(value)
+            profile.domain = value
+        }
+        if let value = redirectPort {
+            guard (1...65535).contains(value) else { throw AuthctlError(.usage, "--redirect-port must be a port number, 1 to 65535") }
+            profile.redirectPort = String(value)
+        }
 
         if console.isInteractive && !clientSecretStdin {
             if profile.userPoolId == nil { profile.userPoolId = ask("User pool id (e.g. eu-west-1_AbC123): ", console) }
@@ -78,7 +91,7 @@ struct Configure: AuthctlCommand {
             context.printJSON(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
                                                clientId: clientId, region: profile.region, endpoint: profile.endpoint,
                                                username: profile.username, identityPoolId: profile.identityPoolId,
-                                               clientSecretStored: clientSecretStdin))
+                                               domain: profile.domain, clientSecretStored: clientSecretStdin))
         case .text:
             let secretNote = clientSecretStdin ? "; client secret kept in the Secret Service" : ""
             console.message("Profile \(profileName) written to \(file.path)\(secretNote)")
@@ -101,5 +114,6 @@ struct ConfigureSummary: Encodable {
     var endpoint: String?
     var username: String?
     var identityPoolId: String?
+    var domain: String?
     var clientSecretStored: Bool
 }

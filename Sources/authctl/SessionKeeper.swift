@@ -84,30 +84,34 @@ struct SessionKeeper {
                 return current
             }
             let client = try clientSettings(for: current)
-            let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
             // From the send until the new refresh token is stored, Ctrl-C, SIGTERM and SIGHUP wait: with
             // rotation the old one is used up once the service answers, and losing the answer ends the session.
             ProcessSafety.deferTermination()
             defer { ProcessSafety.releaseTermination() }
             let tokens: AuthenticationResult
-            let devices = RememberedDevices(context: context)
-            let device = devices.device(userPoolId: current.userPoolId, username: current.username)
-            do {
-                let refreshed = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username,
-                                                          device: device?.deviceKey)
-                if let device, refreshed.deviceRefused { devices.discard(device, during: "refresh") }
-                tokens = refreshed.tokens
-            } catch let error as CognitoError where error.refusal == .secretHashRejected {
-                // The app client's secret is missing or wrong here: a configuration problem, and
-                // the session (whose refresh token is fine) is kept.
-                throw AuthctlError(.configuration, """
-                    Cognito refused the app client's secret (\(error.message)): set AUTHCTL_CLIENT_SECRET, or keep it with \
-                    `authctl configure --client-secret-stdin`
-                    """)
-            } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
-                throw endSession(current, reason: "the refresh token was refused: \(error.message)", lockHeld: true)
-            } catch {
-                throw AuthctlError.from(error, endpoint: client.endpoint)
+            if current.domain != nil {
+                tokens = try refreshAtTokenEndpoint(current, client: client)
+            } else {
+                let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
+                let devices = RememberedDevices(context: context)
+                let device = devices.device(userPoolId: current.userPoolId, username: current.username)
+                do {
+                    let refreshed = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username,
+                                                              device: device?.deviceKey)
+                    if let device, refreshed.deviceRefused { devices.discard(device, during: "refresh") }
+                    tokens = refreshed.tokens
+                } catch let error as CognitoError where error.refusal == .secretHashRejected {
+                    // The app client's secret is missing or wrong here: a configuration problem, and
+                    // the session (whose refresh token is fine) is kept.
+                    throw AuthctlError(.configuration, """
+                        Cognito refused the app client's secret (\(error.message)): set AUTHCTL_CLIENT_SECRET, or keep it with \
+                        `authctl configure --client-secret-stdin`
+                        """)
+                } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
+                    throw endSession(current, reason: "the refresh token was refused: \(error.message)", lockHeld: true)
+                } catch {
+                    throw AuthctlError.from(error, endpoint: client.endpoint)
+                }
             }
             try current.apply(refreshed: tokens, now: context.now())
             do {

@@ -46,12 +46,23 @@ struct SignIn: AuthctlCommand {
     @OptionGroup(title: "Choice-based and passwordless sign-in")
     var userAuth: UserAuthOptions
 
+    @OptionGroup(title: "Browser sign-in (managed login, single sign-on)")
+    var browserSignIn: BrowserSignInOptions
+
     func validate() throws {
         try userAuth.check(flow: flow)
+        if browserSignIn.browser && (username != nil || passwordStdin || noStore || flow != nil || mfa.mfaCode != nil
+                                     || mfa.mfaType != nil || userAuth.usesUserAuth(flow: flow)) {
+            throw ValidationError("--browser signs in on the managed login's page: without --username, --password-stdin, --no-store, --flow, --method or --mfa-*.")
+        }
     }
 
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        if browserSignIn.browser {
+            let session = try BrowserSignIn(context: context, settings: settings, options: browserSignIn).run()
+            return announce(session, context: context)
+        }
         let client = try ClientSettings(settings)
         let console = context.console
 
@@ -186,12 +197,17 @@ struct SignIn: AuthctlCommand {
                 console.message("authctl: warning: the refresh token of the session this sign-in replaced could not be revoked (\(AuthctlError.from(error).message)); it stays usable until it expires.")
             }
         }
+        announce(session, context: context)
+    }
+
+    /// Says who is signed in.
+    private func announce(_ session: StoredSession, context: CommandContext) {
         switch global.output {
         case .json:
             context.printJSON(SignInSummary(username: session.username, sub: session.sub, profile: session.profile,
                                             userPoolId: session.userPoolId, accessTokenExpiresAt: session.accessTokenExpiresAt))
         case .text:
-            console.message("Signed in as \(OutsideText(session.username)) (profile \(session.profile)); access token valid until \(Format.localTime(session.accessTokenExpiresAt))")
+            context.console.message("Signed in as \(OutsideText(session.username)) (profile \(session.profile)); access token valid until \(Format.localTime(session.accessTokenExpiresAt))")
         }
     }
 

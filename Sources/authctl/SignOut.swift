@@ -25,6 +25,9 @@ struct SignOut: AuthctlCommand {
     @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal for --global).")
     var yes = false
 
+    @Flag(help: "For a browser session: also open the managed login's logout URL, which ends the browser's own sign-in.")
+    var browser = false
+
     func validate() throws {
         if user != nil && !everywhere {
             throw ValidationError("--user forces a user out of every session: use it with --global.")
@@ -64,9 +67,7 @@ struct SignOut: AuthctlCommand {
             }
             var revoke = SignOutReport.Outcome.ok
             do {
-                let client = try keeper.clientSettings(for: session)
-                try context.service(settings, client: client)
-                    .revokeToken(refreshToken: session.refreshToken, client: try keeper.appClient(client))
+                try keeper.revoke(session)
             } catch {
                 revoke = .failed
                 let reason = AuthctlError.from(error).message
@@ -78,7 +79,7 @@ struct SignOut: AuthctlCommand {
             }
             let removal = Self.remove(keeper, profile: settings.profile, lockHeld: true)
             return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revoke,
-                                  exposureUntil: session.tokensValidUntil),
+                                  exposureUntil: session.tokensValidUntil, logoutUrl: session.managedLoginLogoutURL),
                     removal.map { Self.notRemoved($0, what: revoke == .ok ? "The session (its refresh token is revoked)" : "The session") })
         }
         switch global.output {
@@ -95,6 +96,9 @@ struct SignOut: AuthctlCommand {
             if let until = report.exposureUntil {
                 context.console.message("Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until)).")
             }
+        }
+        if let logoutUrl = report.logoutUrl {
+            ManagedLogout.offer(logoutUrl, open: browser, context: context)
         }
         if let failure { throw failure }
     }
@@ -305,8 +309,10 @@ struct SignOutReport: Encodable {
     var globalSignOut: Outcome
     var revokeToken: Outcome
     var exposureUntil: Date?
+    /// A browser session's managed-login logout URL (absent for a password session).
+    var logoutUrl: String? = nil
 
-    enum CodingKeys: String, CodingKey { case signedOutLocally, globalSignOut, revokeToken, exposureUntil }
+    enum CodingKeys: String, CodingKey { case signedOutLocally, globalSignOut, revokeToken, exposureUntil, logoutUrl }
 
     func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -314,6 +320,7 @@ struct SignOutReport: Encodable {
         try container.encode(globalSignOut, forKey: .globalSignOut)
         try container.encode(revokeToken, forKey: .revokeToken)
         try container.encode(exposureUntil, forKey: .exposureUntil)
+        try container.encodeIfPresent(logoutUrl, forKey: .logoutUrl)
     }
 }
 

@@ -18,6 +18,10 @@ struct StoredSession: Codable, Equatable {
     var refreshToken: String
     var accessTokenExpiresAt: Date
     var issuedAt: Date
+    /// A browser session (signed in through the managed login): its domain, where it is refreshed
+    /// and revoked, and the sign-out URL its logout link returns to. Nil for a password sign-in.
+    var domain: String? = nil
+    var logoutURI: String? = nil
 
     /// Builds a session from a sign-in's tokens; identity comes from the access token's claims.
     init(tokens: AuthenticationResult, fallbackUsername: String, profile: String, client: ClientSettings, now: Date) throws {

@@ -51,7 +51,7 @@ extension AuthctlError {
     /// grant is 77, a misconfigured app client 78, the service failing or unreachable 69.
     static func from(oauth error: OAuthError, domain: String?) -> AuthctlError {
         let place = domain.map { " at \($0)" } ?? ""
-        let words = TerminalText.escaped(error.description)
+        let words = OutsideText(error.description).description
         switch error.code {
         case .invalidGrant:
             return AuthctlError(.notAuthorized, "the managed login\(place) refused the grant (\(words)); run: authctl signin --browser")
@@ -75,20 +75,5 @@ extension AuthctlError {
         case .otherServiceError:
             return AuthctlError(.unexpected, "the managed login\(place) answered: \(words)")
         }
-    }
-}
-
-/// Text from outside (a service's error_description) made safe for a terminal.
-enum TerminalText {
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
-                out += scalar.escaped(asASCII: true)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

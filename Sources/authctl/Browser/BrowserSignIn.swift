@@ -1,0 +1,218 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `signin --browser` and its options.
+struct BrowserSignInOptions: ParsableArguments {
+    @Flag(help: "Sign in through the pool's managed login in a browser (authorization code with PKCE): for single sign-on, Google, SAML…")
+    var browser = false
+
+    @Flag(help: "With --browser: open nothing; print the URL and read the final redirect URL on the terminal (or standard input).")
+    var noBrowser = false
+
+    @Option(name: .customLong("idp"), help: ArgumentHelp("With --browser: go straight to this identity provider (identity_provider), skipping the choice page.", valueName: "name"))
+    var identityProvider: String?
+
+    @Option(help: ArgumentHelp("With --browser: login (ask again even when the browser is signed in) or select_account.", valueName: "prompt"))
+    var prompt: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("With --browser: scopes to ask for, repeatable or space-separated (default: openid email profile aws.cognito.signin.user.admin).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(help: ArgumentHelp("With --browser: the loopback port of the redirect URI http://localhost:N/callback, registered on the app client (profile redirect_port; default 8400).", valueName: "port"))
+    var redirectPort: Int?
+
+    @Option(help: ArgumentHelp("With --browser: give up after this many seconds without an answer (default 180).", valueName: "seconds"))
+    var browserTimeout: Double = 180
+
+    @OptionGroup var managedLogin: ManagedLoginOptions
+
+    static let defaultScopes = ["openid", "email", "profile", "aws.cognito.signin.user.admin"]
+    static let defaultRedirectPort = 8400
+
+    func validate() throws {
+        if !browser && (noBrowser || identityProvider != nil || prompt != nil || !scopes.isEmpty || redirectPort != nil) {
+            throw ValidationError("--no-browser, --idp, --prompt, --scope and --redirect-port go with --browser.")
+        }
+        if let prompt, !["login", "select_account"].contains(prompt) {
+            throw ValidationError("--prompt must be login or select_account.")
+        }
+        if let redirectPort, !(1...65535).contains(redirectPort) {
+            throw ValidationError("--redirect-port must be a port number, 1 to 65535.")
+        }
+        if !(browserTimeout > 0 && browserTimeout <= 3600) {
+            throw ValidationError("--browser-timeout must be between 0 and 3600 seconds.")
+        }
+    }
+
+    /// --redirect-port, else the profile's redirect_port, else 8400.
+    func port(_ settings: Settings) throws -> UInt16 {
+        if let redirectPort { return UInt16(redirectPort) }
+        guard let configured = settings.redirectPort else { return UInt16(Self.defaultRedirectPort) }
+        guard let port = UInt16(configured), port > 0 else {
+            throw AuthctlError(.configuration, "redirect_port \"\(configured)\" in \(settings.configFile) is not a port number (1 to 65535)")
+        }
+        return port
+    }
+}
+
+/// A browser sign-in: the authorize URL opened (or printed), the code taken from the loopback
+/// redirect or a pasted URL, exchanged at the token endpoint, and the session stored as a
+/// password sign-in's is, marked with its domain.
+struct BrowserSignIn {
+    let context: CommandContext
+    let settings: Settings
+    let options: BrowserSignInOptions
+
+    /// Returns the stored session.
+    func run() throws -> StoredSession {
+        let console = context.console
+        let client = try ClientSettings(settings)
+        let domain = try options.managedLogin.resolve(settings)
+        let keeper = SessionKeeper(context: context, settings: settings)
+        // The keyring first: a missing one fails before a person signs in for nothing.
+        let appClient = try keeper.appClient(client)
+        let port = try options.port(settings)
+        let redirectURI = "http://localhost:\(port)/callback"
+        let listener = try LoopbackListener(port: port)
+        let scopes = options.scopes.isEmpty ? BrowserSignInOptions.defaultScopes : ScopeList.normalized(options.scopes)
+        let request = AuthorizationRequest(clientId: client.clientId, redirectURI: redirectURI, scopes: scopes,
+                                           identityProvider: options.identityProvider, prompt: options.prompt)
+        let url = domain.authorizeURL(request)
+
+        let launcher = BrowserLauncher(environment: context.environment)
+        let opened = options.noBrowser ? nil : launcher.open(url)
+        if let opened {
+            console.message("Opened the sign-in page with \(opened). If it did not open, visit:\n  \(url)")
+        } else {
+            console.message("Open this URL in a browser to sign in:\n  \(url)")
+        }
+        // Where a person can paste the redirect URL the browser could not open (over SSH, say).
+        let input: LineReader?
+        if isatty(STDIN_FILENO) == 1 {
+            console.message("Waiting for the browser… or paste the URL it ends on (http://localhost:\(port)/callback?…) here and press Enter:")
+            input = LineReader(fd: STDIN_FILENO)
+        } else if options.noBrowser {
+            input = LineReader(fd: STDIN_FILENO)
+        } else {
+            input = nil
+        }
+
+        let deadline = Date().addingTimeInterval(options.browserTimeout)
+        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings), client: appClient)
+        while true {
+            let callback: AuthorizationCallback
+            var connection: LoopbackListener.Connection?
+            switch listener.next(deadline: deadline, input: input) {
+            case .timedOut:
+                throw AuthctlError(.notAuthorized, """
+                    no answer from the browser within \(Int(options.browserTimeout)) s (--browser-timeout); nothing was stored. \
+                    Run authctl signin --browser again
+                    """)
+            case .line(let text):
+                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                guard let pasted = AuthorizationCallback(pastedURL: text, redirectURI: redirectURI) else {
+                    console.message("authctl: that is not the redirect URL (it starts with \(redirectURI)?); paste the whole URL from the browser's address bar")
+                    continue
+                }
+                callback = pasted
+            case .callback(let query, let conn):
+                callback = AuthorizationCallback(query: query)
+                connection = conn
+            }
+            do {
+                let code = try callback.code(expectedState: request.state)
+                let tokens = try endpoint.exchange(code: code, redirectURI: redirectURI, verifier: request.pkce.verifier)
+                try tokens.checkIDToken(nonce: request.nonce, clientId: client.clientId)
+                var session = try StoredSession(tokens: tokens.authenticationResult, fallbackUsername: "", profile: settings.profile,
+                                                client: client, now: context.now())
+                session.domain = domain.base
+                session.logoutURI = "http://localhost:\(port)/signed-out"
+                let replaced = try keeper.save(session)
+                connection?.respond(status: "200 OK", html: BrowserPages.page(
+                    "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
+                revokeReplaced(replaced, by: session, keeper: keeper, client: client)
+                return session
+            } catch let error as OAuthError {
+                let failure = AuthctlError.from(oauth: error, domain: domain.base)
+                connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
+                    "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
+                throw failure
+            } catch {
+                let failure = AuthctlError.from(error)
+                connection?.respond(status: "500 Internal Server Error", html: BrowserPages.page(
+                    "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
+                throw failure
+            }
+        }
+    }
+
+    /// Signing in again must not leave the previous refresh token usable (best effort, as for a password sign-in).
+    private func revokeReplaced(_ replaced: StoredSession?, by session: StoredSession, keeper: SessionKeeper, client: ClientSettings) {
+        guard let replaced, replaced.refreshToken != session.refreshToken,
+              replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId else { return }
+        do {
+            try keeper.revoke(replaced)
+        } catch {
+            context.console.message("authctl: warning: the refresh token of the session this sign-in replaced could not be revoked (\(AuthctlError.from(error).message)); it stays usable until it expires.")
+        }
+    }
+}
+
+extension SessionKeeper {
+    /// A browser session's refresh: `grant_type=refresh_token` at its domain. A refused grant ends
+    /// the session (the caller holds the lock); a misconfigured client keeps it.
+    func refreshAtTokenEndpoint(_ session: StoredSession, client: ClientSettings) throws -> AuthenticationResult {
+        let domain = ManagedLoginDomain(session.domain ?? "")
+        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings), client: try appClient(client))
+        do {
+            return try endpoint.refresh(refreshToken: session.refreshToken).authenticationResult
+        } catch let error as OAuthError where error.code == .invalidGrant {
+            throw endSession(session, reason: "the managed login refused the refresh token: \(OutsideText(error.description))",
+                             lockHeld: true)
+        } catch let error as OAuthError {
+            throw AuthctlError.from(oauth: error, domain: domain.base)
+        }
+    }
+
+    /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
+    /// for a browser session, RevokeToken for a password one.
+    func revoke(_ session: StoredSession) throws {
+        let client = try clientSettings(for: session)
+        if let domain = session.domain {
+            let endpoint = TokenEndpoint(domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
+                                         client: try appClient(client))
+            do {
+                try endpoint.revoke(refreshToken: session.refreshToken)
+            } catch let error as OAuthError {
+                throw AuthctlError.from(oauth: error, domain: domain)
+            }
+        } else {
+            try context.service(settings, client: client).revokeToken(refreshToken: session.refreshToken, client: try appClient(client))
+        }
+    }
+}
+
+extension StoredSession {
+    /// `<domain>/logout?client_id=…&logout_uri=…` for a browser session: without it the browser's
+    /// managed-login cookie signs the next `signin --browser` straight back in as the same person.
+    var managedLoginLogoutURL: String? {
+        guard let domain, let logoutURI else { return nil }
+        return ManagedLoginDomain(domain).logoutURL(clientId: clientId, logoutURI: logoutURI)
+    }
+}
+
+/// The managed login's logout link after a browser session's sign-out: printed, and opened with --browser.
+enum ManagedLogout {
+    static func offer(_ url: String, open: Bool, context: CommandContext) {
+        let opened = open ? BrowserLauncher(environment: context.environment).open(url) : nil
+        if let opened {
+            context.console.message("Opened the managed login's logout page with \(opened):\n  \(url)")
+        } else {
+            context.console.message("To sign the browser out of the managed login too, open:\n  \(url)")
+        }
+    }
+}
