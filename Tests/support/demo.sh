@@ -273,6 +273,49 @@ step "Sign in as the new account" 0 "$NEW_USER_PASSWORD" signin --username "$NEW
 step "Who am I: the new account" 0 "" whoami
 show "What reached the emulator" requests
 
+# ---- single sign-on and machine clients: the managed login (a fake of the pool's domain) ------
+eval "$(ENDPOINT=$ENDPOINT POOL_ID=$POOL_ID ROOT=$ROOT "$PYTHON" - <<'PY'
+import os, shlex, sys
+sys.path.insert(0, os.environ["ROOT"] + "/Tests/integration")
+import boto3, harness
+from managed_login import setup_oauth_pool
+c = boto3.client("cognito-idp", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1",
+                 aws_access_key_id="demo", aws_secret_access_key="demo")
+pool = harness.Pool(os.environ["POOL_ID"], "", "", "")
+o = setup_oauth_pool(c, pool, redirect_port=harness.free_port())
+print(f"REDIRECT_PORT={o.redirect_port}; BROWSER_CLIENT_ID={shlex.quote(o.browser_client_id)}; "
+      f"MACHINE_CLIENT_ID={shlex.quote(o.machine_client_id)}; MACHINE_SECRET={shlex.quote(o.machine_secret)}")
+PY
+)"
+start_bg managed "$PYTHON" "$ROOT/Tests/integration/fake_managed_login.py" --cognito "$ENDPOINT" \
+    --user-pool-id "$POOL_ID" --port 0 --log "$WORK/managed-login.jsonl"
+wait_for "fake managed login" 30 grep -q '^PORT ' "$WORK/managed.log"
+DOMAIN="http://127.0.0.1:$(sed -n 's/^PORT \([0-9]*\).*/\1/p' "$WORK/managed.log" | head -n1)"
+printf '{"username": "%s", "password": "%s", "result": "%s"}\n' "$USERNAME" "$PASSWORD" "$WORK/browser.json" >"$WORK/plan.json"
+say ""
+say "Managed login (hosted UI) of the pool: $DOMAIN (a fake: moto has none); browser: a script that fills its login page"
+BASE_AUTHCTL=("${AUTHCTL[@]}")
+AUTHCTL=(env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS"
+    "AUTHCTL_USER_POOL_ID=$POOL_ID" "AUTHCTL_CLIENT_ID=$BROWSER_CLIENT_ID" "AUTHCTL_ENDPOINT=$ENDPOINT"
+    "AUTHCTL_REGION=us-east-1" "AUTHCTL_DOMAIN=$DOMAIN"
+    "BROWSER=$PYTHON $ROOT/Tests/integration/browsers/script_browser.py" "AUTHCTL_TEST_BROWSER_PLAN=$WORK/plan.json" "$AUTHCTL_BIN")
+step "Sign in through the managed login in a browser (PKCE; the redirect lands on localhost:$REDIRECT_PORT)" 0 "" \
+    signin --browser --redirect-port "$REDIRECT_PORT"
+step "Who am I, on the browser session" 0 "" whoami
+step "Sign out: revoke at /oauth2/revoke, and the managed login's logout URL" 0 "" signout
+AUTHCTL=(env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS"
+    "AUTHCTL_CLIENT_ID=$MACHINE_CLIENT_ID" "AUTHCTL_CLIENT_SECRET=$MACHINE_SECRET" "AUTHCTL_DOMAIN=$DOMAIN" "$AUTHCTL_BIN")
+token_step "A machine token for a CI job (client_credentials, scope orders/read)" token --client-credentials --scope orders/read
+token_step "Again: served from the Secret Service cache" token --client-credentials --scope orders/read
+managed_requests() {
+    "$PYTHON" -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    print("  %-4s %-20s %-20s HTTP %s" % (e["method"], e["path"], e.get("grantType") or "", e["status"]))' "$WORK/managed-login.jsonl"
+}
+show "What reached the managed login (one client_credentials request for the two tokens)" managed_requests
+AUTHCTL=("${BASE_AUTHCTL[@]}")
+
 printf '\n'
 if [ "$FAILED" -eq 0 ]; then
     printf '%s\n' "${GREEN}${BOLD}demo: all $STEPS steps behaved as expected${RESET}"

