@@ -53,8 +53,8 @@ struct Exec: AuthctlCommand {
         if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
             throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
         }
-        if aws && machine.clientCredentials {
-            throw ValidationError("--aws needs a user's id token; --client-credentials has none.")
+        if machine.clientCredentials && (aws || requested != [.access]) {
+            throw ValidationError("--client-credentials gives the app client's access token only: without --aws or --type id.")
         }
     }
 
@@ -67,13 +67,13 @@ struct Exec: AuthctlCommand {
             context: context, settings: settings,
             pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
         if machine.clientCredentials {
-            // The app client's own token: no user, so no id token.
+            // The app client's own token: no user, so no id token; and not the client's secret.
             let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
+            for name in ["AUTHCTL_ID_TOKEN", "AUTHCTL_CLIENT_SECRET"] { unsetenv(name) }
             setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(token.expiresAt), 1)
             setenv("AUTHCTL_PROFILE", settings.profile, 1)
-            unsetenv("AUTHCTL_ID_TOKEN")
             return try execute(keeping: inherited)
         }
         let (session, _) = try SessionKeeper(context: context, settings: settings).freshSession(minValidity: minValid)

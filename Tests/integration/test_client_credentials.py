@@ -125,7 +125,7 @@ def test_html_answer_is_unreachable(cli, oauth_pool, managed_login):
 def test_exec_puts_the_machine_token_in_the_environment(cli, oauth_pool, managed_login):
     env = oauth_env(cli, oauth_pool, managed_login, "machine")
     r = cli.run("exec", "--client-credentials", "--scope", "orders/write", "--", "sh", "-c",
-                'printf "%s\\n" "$AUTHCTL_ACCESS_TOKEN" "${AUTHCTL_ID_TOKEN-unset}"', env=env)
+                'printf "%s\\n" "$AUTHCTL_ACCESS_TOKEN" "${AUTHCTL_ID_TOKEN-unset}" "${AUTHCTL_CLIENT_SECRET-unset}"', env=env)
     assert r.code == 0, r
-    token, id_token = r.out.splitlines()
-    assert harness.jwt_claims(token)["scope"] == "orders/write" and id_token == "unset"
+    token, id_token, secret = r.out.splitlines()
+    assert harness.jwt_claims(token)["scope"] == "orders/write" and id_token == "unset" and secret == "unset"
