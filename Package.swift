@@ -30,12 +30,10 @@ let package = Package(
             name: "CCurl",
             dependencies: ["CLibcurl"]
         ),
-        // libsecret-1 through pkg-config, with a few static inline wrappers (see shim.h).
-        .systemLibrary(
-            name: "CLibSecret",
-            pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]
-        ),
+        // C shim over libsecret-1, which it loads with dlopen on the first keyring call (not
+        // linked: with GLib, GIO and libgcrypt it is 11 libraries), so commands that need no
+        // keyring do not load it. It needs no libsecret headers to build (see CLibSecret.c).
+        .target(name: "CLibSecret"),
         // OpenSSL's libcrypto for constant-speed big-integer arithmetic (BN_mod_exp) in SRP.
         .systemLibrary(
             name: "COpenSSL",

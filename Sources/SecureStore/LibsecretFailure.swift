@@ -2,7 +2,17 @@ import CLibSecret
 
 /// A GError reported by libsecret (copied out of the C shim), before it is classified.
 struct LibsecretFailure: Error, Sendable, Equatable {
-    enum Stage: Sendable { case connect, call }
+    enum Stage: Sendable {
+        case connect, call, load
+
+        init(_ stage: Int32) {
+            switch stage {
+            case Int32(AUTHCTL_SECRET_STAGE_LOAD.rawValue): self = .load
+            case Int32(AUTHCTL_SECRET_STAGE_CONNECT.rawValue): self = .connect
+            default: self = .call
+            }
+        }
+    }
 
     /// `g_quark_to_string(error->domain)`, e.g. `g-dbus-error-quark`, `secret-error`.
     var domain: String
@@ -11,7 +21,8 @@ struct LibsecretFailure: Error, Sendable, Equatable {
     var remoteName: String?
     /// libsecret's message, without the `GDBus.Error:<name>:` prefix.
     var message: String
-    /// `.connect`: reaching the session bus failed; `.call`: the Secret Service call failed.
+    /// `.load`: libsecret could not be loaded; `.connect`: reaching the session bus failed;
+    /// `.call`: the Secret Service call failed.
     var stage: Stage
 
     static let ioDomain = "g-io-error-quark"
@@ -20,13 +31,16 @@ struct LibsecretFailure: Error, Sendable, Equatable {
 
     /// Classifies the failure. libsecret's message is kept for `.failed` and as detail.
     func storeError(timeout: Double) -> SecureStoreError {
+        if stage == .load {
+            return SecureStoreError(kind: .unavailable, message: SecretServiceMessages.cannotLoad(detail: message))
+        }
         // Only SecretServiceStore cancels, and only when its timeout expires. A call can also
         // get G_IO_ERROR_CANCELLED without its own timeout expiring: GLib shares the
         // half-open session-bus connection between threads, so when an earlier, abandoned
         // call on a hung bus is cancelled, a call waiting on the same connection gets that
         // error. Either way the bus did not answer.
         if domain == Self.ioDomain,
-           code == Int(G_IO_ERROR_CANCELLED.rawValue) || code == Int(G_IO_ERROR_TIMED_OUT.rawValue) {
+           code == Int(AUTHCTL_G_IO_ERROR_CANCELLED) || code == Int(AUTHCTL_G_IO_ERROR_TIMED_OUT) {
             return SecureStoreError(kind: .timeout, message: SecretServiceMessages.timeout(timeout))
         }
         if isNoProvider {
@@ -55,10 +69,10 @@ struct LibsecretFailure: Error, Sendable, Equatable {
             if remoteName.hasPrefix("org.freedesktop.DBus.Error.Spawn.") { return true }
         }
         if domain == Self.dbusDomain {
-            let codes = [G_DBUS_ERROR_SERVICE_UNKNOWN, G_DBUS_ERROR_NAME_HAS_NO_OWNER,
-                         G_DBUS_ERROR_SPAWN_EXEC_FAILED, G_DBUS_ERROR_SPAWN_CHILD_EXITED,
-                         G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, G_DBUS_ERROR_SPAWN_FAILED]
-            if codes.contains(where: { Int($0.rawValue) == code }) { return true }
+            let codes = [AUTHCTL_G_DBUS_ERROR_SERVICE_UNKNOWN, AUTHCTL_G_DBUS_ERROR_NAME_HAS_NO_OWNER,
+                         AUTHCTL_G_DBUS_ERROR_SPAWN_EXEC_FAILED, AUTHCTL_G_DBUS_ERROR_SPAWN_CHILD_EXITED,
+                         AUTHCTL_G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, AUTHCTL_G_DBUS_ERROR_SPAWN_FAILED]
+            if codes.contains(where: { Int($0) == code }) { return true }
         }
         return false
     }
@@ -66,7 +80,7 @@ struct LibsecretFailure: Error, Sendable, Equatable {
     /// The collection or item is locked and could not be unlocked (no prompter, or the
     /// prompt was dismissed).
     var isLocked: Bool {
-        if domain == Self.secretDomain && code == Int(SECRET_ERROR_IS_LOCKED.rawValue) { return true }
+        if domain == Self.secretDomain && code == Int(AUTHCTL_SECRET_ERROR_IS_LOCKED) { return true }
         if remoteName == "org.freedesktop.Secret.Error.IsLocked" { return true }
         return message.localizedLowercase.contains("locked collection")
     }
@@ -80,7 +94,7 @@ struct LibsecretFailure: Error, Sendable, Equatable {
             || remoteName == "org.freedesktop.DBus.Error.UnknownObject" {
             return true
         }
-        return domain == Self.secretDomain && code == Int(SECRET_ERROR_NO_SUCH_OBJECT.rawValue)
+        return domain == Self.secretDomain && code == Int(AUTHCTL_SECRET_ERROR_NO_SUCH_OBJECT)
     }
 }
 
@@ -94,6 +108,10 @@ enum SecretServiceMessages {
     static let noSessionBus =
         "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no " +
         "$XDG_RUNTIME_DIR/bus), so no Secret Service can be reached; \(howToStart)"
+
+    static func cannotLoad(detail: String) -> String {
+        "libsecret, which talks to the Secret Service, is not available: \(detail)"
+    }
 
     static func cannotConnect(detail: String) -> String {
         "cannot connect to the D-Bus session bus (\(detail)); \(howToStart)"

@@ -59,7 +59,7 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
             defer { bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             let stored = bytes.withUnsafeBufferPointer { buffer in
                 authctl_secret_store(key.kind, key.profile, key.userPoolId, key.clientId, label,
-                                     buffer.baseAddress, gssize(buffer.count - 1), cancellable, &error)
+                                     buffer.baseAddress!, buffer.count - 1, cancellable, &error)
             }
             if stored == 0 {
                 return .failure(LibsecretFailure(error) ?? .unknown)
@@ -111,7 +111,7 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
     /// Runs `body` on a worker thread with a fresh GCancellable and waits at most `timeout`.
     /// On expiry the cancellable is cancelled and `.timeout` is thrown at once; the worker
     /// finishes on its own and releases what it holds.
-    private func bounded<T>(_ body: @escaping (UnsafeMutablePointer<GCancellable>?) -> Result<T, LibsecretFailure>) throws -> T {
+    private func bounded<T>(_ body: @escaping (OpaquePointer?) -> Result<T, LibsecretFailure>) throws -> T {
         let cancellable = Cancellable()
         let outcome = Outcome<T>()
         let done = DispatchSemaphore(value: 0)
@@ -141,7 +141,7 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
 
 /// Owns one GCancellable; shared by the caller (to cancel) and the worker (to use).
 private final class Cancellable: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<GCancellable>?
+    let pointer: OpaquePointer?
     init() { pointer = authctl_secret_cancellable_new() }
     func cancel() { authctl_secret_cancellable_cancel(pointer) }
     deinit { authctl_secret_cancellable_free(pointer) }
@@ -164,7 +164,7 @@ extension LibsecretFailure {
             code: Int(error.code),
             remoteName: error.remote_name.map { String(cString: $0) },
             message: error.message.map { String(cString: $0) } ?? "",
-            stage: error.stage == Int32(AUTHCTL_SECRET_STAGE_CONNECT.rawValue) ? .connect : .call
+            stage: Stage(error.stage)
         )
     }
 

@@ -1,12 +1,24 @@
-"""The built binary itself."""
+"""The built binary itself: what it links, and what it loads for which command.
+
+libcurl and libsecret are opened with dlopen on first use (Sources/CCurl, Sources/CLibSecret;
+docs/performance.md), so a command that makes no request does not load libcurl's 27 libraries and
+one that needs no keyring does not load libsecret with GLib, GIO and libgcrypt.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+from pathlib import Path
 
-from harness import authctl_bin
+import pytest
+
+from harness import REPO, authctl_bin
+
+# Linked by nothing in authctl: loaded with dlopen (libsecret with its dependencies) when needed.
+LAZY = ["libsecret-1", "libglib-2.0", "libgio-2.0", "libgobject-2.0", "libgcrypt", "libcurl"]
 
 
 def _ldd() -> str:
@@ -15,31 +27,94 @@ def _ldd() -> str:
     return subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
 
 
-def _libraries_loaded(args: list[str], stdin: str = "") -> str:
-    """What the dynamic loader loaded (linked and dlopen'ed) while authctl ran `args`."""
-    with socket.socket() as s:  # a loopback port nothing listens on: the request fails at once
+def _closed_port() -> int:
+    with socket.socket() as s:  # a loopback port nothing listens on: a request fails at once
         s.bind(("127.0.0.1", 0))
-        closed_port = s.getsockname()[1]
-    env = {
+        return s.getsockname()[1]
+
+
+def _bare_env(**extra: str) -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": "/nonexistent",
-        "LD_DEBUG": "libs",
         "AUTHCTL_USER_POOL_ID": "us-east-1_AbC123",
         "AUTHCTL_CLIENT_ID": "1h2k3l4m5n6o7p",
-        "AUTHCTL_ENDPOINT": f"http://127.0.0.1:{closed_port}/",
+        "AUTHCTL_ENDPOINT": f"http://127.0.0.1:{_closed_port()}/",
+        **extra,
     }
-    r = subprocess.run([str(authctl_bin()), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
-    return r.stderr
 
 
-def test_links_libsecret_and_loads_libcurl_only_for_requests():
-    # libcurl is opened with dlopen on the first request (docs/performance.md), not linked.
+def _loaded(args: list[str], env: dict[str, str], stdin: str = "") -> tuple[subprocess.CompletedProcess, list[str]]:
+    """authctl's result, and the shared objects the dynamic loader opened (linked and dlopen'ed)."""
+    r = subprocess.run([str(authctl_bin()), *args], input=stdin, capture_output=True, text=True,
+                       env={**env, "LD_DEBUG": "files"}, timeout=60)
+    opened = [line.split("file=", 1)[1].split()[0] for line in r.stderr.splitlines()
+              if "file=" in line and "generating link map" in line]
+    return r, opened
+
+
+def _any(names: list[str], prefix: str) -> bool:
+    return any(os.path.basename(name).startswith(prefix) for name in names)
+
+
+def test_links_neither_libsecret_nor_libcurl():
     out = _ldd()
-    assert "libsecret-1" in out, out
-    assert "libcurl" not in out, out
-    assert "libcurl.so.4" not in _libraries_loaded(["--version"])
-    loaded = _libraries_loaded(["signin", "--username", "alice", "--password-stdin", "--no-store"], stdin="pw\n")
-    assert "libcurl.so.4" in loaded, loaded[-2000:]
+    for library in LAZY:
+        assert library not in out, f"{library} is linked:\n{out}"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["token", "--help"]])
+def test_commands_without_keyring_or_request_load_neither(args):
+    r, opened = _loaded(args, _bare_env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert opened, "LD_DEBUG=files reported nothing: cannot tell what was loaded"
+    for library in LAZY:
+        assert not _any(opened, library), f"{args} loaded {library}: {opened}"
+
+
+def test_signin_loads_libcurl():
+    r, opened = _loaded(["signin", "--username", "alice", "--password-stdin", "--no-store"], _bare_env(), stdin="pw\n")
+    assert _any(opened, "libcurl.so.4"), opened
+    assert not _any(opened, "libsecret-1"), opened
+
+
+def test_token_on_a_fresh_session_loads_libsecret_and_not_libcurl(signed_in):
+    r, opened = _loaded(["token"], signed_in.env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.count(".") == 2, "not a JWT"
+    assert _any(opened, "libsecret-1"), opened
+    assert not _any(opened, "libcurl"), opened
+
+
+def test_missing_libsecret_is_a_configuration_error(tmp_path: Path):
+    """A libsecret-1.so.0 without libsecret's functions, found first through LD_LIBRARY_PATH,
+    stands for a broken or missing library: exit 78 with a message naming it, not a crash."""
+    cc = shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in library")
+    (tmp_path / "empty.c").write_text("int authctl_test_not_libsecret;\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "libsecret-1.so.0"), str(tmp_path / "empty.c")],
+                   check=True)
+    bus = tmp_path / "bus"
+    with socket.socket(socket.AF_UNIX) as listener:  # a session bus may exist: libsecret is needed
+        listener.bind(str(bus))
+        env = _bare_env(LD_LIBRARY_PATH=str(tmp_path), DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus}")
+        r = subprocess.run([str(authctl_bin()), "token"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 78, r
+    assert "libsecret-1.so.0 has no secret_service_get_sync" in r.stderr, r.stderr
+
+
+def test_libsecret_declarations_match_its_headers():
+    """CLibSecret.c declares the GLib/libsecret functions, structs and error codes it uses by hand
+    (it must build without linking libsecret); compiled against the real headers, they must agree."""
+    clang = shutil.which("clang") or shutil.which("cc")
+    pkg = subprocess.run(["pkg-config", "--cflags", "libsecret-1"], capture_output=True, text=True)
+    if clang is None or pkg.returncode != 0:
+        pytest.skip("needs clang and libsecret-1-dev (pkg-config libsecret-1)")
+    source = REPO / "Sources" / "CLibSecret" / "CLibSecret.c"
+    r = subprocess.run([clang, "-fsyntax-only", "-DAUTHCTL_SECRET_CHECK_HEADERS", *pkg.stdout.split(),
+                        "-I", str(source.parent / "include"), str(source)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_uses_no_foundation_networking():
