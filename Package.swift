@@ -34,12 +34,11 @@ let package = Package(
         // linked: with GLib, GIO and libgcrypt it is 11 libraries), so commands that need no
         // keyring do not load it. It needs no libsecret headers to build (see CLibSecret.c).
         .target(name: "CLibSecret"),
-        // OpenSSL's libcrypto for constant-speed big-integer arithmetic (BN_mod_exp) in SRP.
-        .systemLibrary(
-            name: "COpenSSL",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
+        // OpenSSL's libcrypto for constant-speed big-integer arithmetic (BN_mod_exp) in SRP: a C
+        // shim that loads it with dlopen on the first big-integer operation (not linked: only SRP
+        // uses it, and loading it costs every start about 2.5 M instructions). OpenSSL's headers
+        // are used for the types only.
+        .target(name: "COpenSSL"),
         // libqrencode: QR codes for authenticator-app setup, drawn in the terminal.
         .systemLibrary(
             name: "CQRencode",

@@ -1,8 +1,9 @@
 """The built binary itself: what it links, and what it loads for which command.
 
-libcurl and libsecret are opened with dlopen on first use (Sources/CCurl, Sources/CLibSecret;
-docs/performance.md), so a command that makes no request does not load libcurl's 27 libraries and
-one that needs no keyring does not load libsecret with GLib, GIO and libgcrypt.
+libcurl, libsecret and libcrypto are opened with dlopen on first use (Sources/CCurl,
+Sources/CLibSecret, Sources/COpenSSL; docs/performance.md), so a command that makes no request does
+not load libcurl's 27 libraries, one that needs no keyring does not load libsecret with GLib, GIO and
+libgcrypt, and only SRP loads libcrypto.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from harness import REPO, authctl_bin
 
 # Linked by nothing in authctl: loaded with dlopen (libsecret with its dependencies) when needed.
-LAZY = ["libsecret-1", "libglib-2.0", "libgio-2.0", "libgobject-2.0", "libgcrypt", "libcurl"]
+LAZY = ["libsecret-1", "libglib-2.0", "libgio-2.0", "libgobject-2.0", "libgcrypt", "libcurl", "libcrypto"]
 
 
 def _ldd() -> str:
@@ -57,7 +58,7 @@ def _any(names: list[str], prefix: str) -> bool:
     return any(os.path.basename(name).startswith(prefix) for name in names)
 
 
-def test_links_neither_libsecret_nor_libcurl():
+def test_links_neither_libsecret_nor_libcurl_nor_libcrypto():
     out = _ldd()
     for library in LAZY:
         assert library not in out, f"{library} is linked:\n{out}"
@@ -72,29 +73,35 @@ def test_commands_without_keyring_or_request_load_neither(args):
         assert not _any(opened, library), f"{args} loaded {library}: {opened}"
 
 
-def test_signin_loads_libcurl():
+def test_signin_loads_libcurl_and_libcrypto():
     r, opened = _loaded(["signin", "--username", "alice", "--password-stdin", "--no-store"], _bare_env(), stdin="pw\n")
     assert _any(opened, "libcurl.so.4"), opened
+    assert _any(opened, "libcrypto.so.3"), opened
     assert not _any(opened, "libsecret-1"), opened
 
 
-def test_token_on_a_fresh_session_loads_libsecret_and_not_libcurl(signed_in):
+def test_token_on_a_fresh_session_loads_libsecret_only(signed_in):
     r, opened = _loaded(["token"], signed_in.env())
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.count(".") == 2, "not a JWT"
     assert _any(opened, "libsecret-1"), opened
     assert not _any(opened, "libcurl"), opened
+    assert not _any(opened, "libcrypto"), opened
+
+
+def _stand_in_library(directory: Path, soname: str) -> None:
+    """A shared object named `soname` that has none of the real library's functions."""
+    cc = shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in library")
+    (directory / "empty.c").write_text("int authctl_test_not_the_library;\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(directory / soname), str(directory / "empty.c")], check=True)
 
 
 def test_missing_libsecret_is_a_configuration_error(tmp_path: Path):
     """A libsecret-1.so.0 without libsecret's functions, found first through LD_LIBRARY_PATH,
     stands for a broken or missing library: exit 78 with a message naming it, not a crash."""
-    cc = shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the stand-in library")
-    (tmp_path / "empty.c").write_text("int authctl_test_not_libsecret;\n")
-    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "libsecret-1.so.0"), str(tmp_path / "empty.c")],
-                   check=True)
+    _stand_in_library(tmp_path, "libsecret-1.so.0")
     bus = tmp_path / "bus"
     with socket.socket(socket.AF_UNIX) as listener:  # a session bus may exist: libsecret is needed
         listener.bind(str(bus))
@@ -102,6 +109,17 @@ def test_missing_libsecret_is_a_configuration_error(tmp_path: Path):
         r = subprocess.run([str(authctl_bin()), "token"], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 78, r
     assert "libsecret-1.so.0 has no secret_service_get_sync" in r.stderr, r.stderr
+
+
+def test_missing_libcrypto_stops_srp_with_a_clear_error(tmp_path: Path):
+    """The same for libcrypto, which only the SRP arithmetic of a sign-in loads. The message is
+    asserted; the exit code is 1 (an unexpected error): a machine with libcurl has libcrypto."""
+    _stand_in_library(tmp_path, "libcrypto.so.3")
+    r = subprocess.run([str(authctl_bin()), "signin", "--username", "alice", "--password-stdin", "--no-store"],
+                       input="pw\n", capture_output=True, text=True, env=_bare_env(LD_LIBRARY_PATH=str(tmp_path)),
+                       timeout=60)
+    assert r.returncode == 1, r
+    assert "cannot compute SRP values: libcrypto.so.3 has no BN_new" in r.stderr, r.stderr
 
 
 def test_libsecret_declarations_match_its_headers():

@@ -15,15 +15,15 @@ final class BigNum: @unchecked Sendable {
 
     deinit {
         // Clear as well as free: several values here (a, x, S) are secrets.
-        BN_clear_free(pointer)
+        authctl_bn_clear_free(pointer)
     }
 
     /// Allocates a `BIGNUM`, lets `fill` compute into it (OpenSSL style: 1 on success), wraps it.
     private static func make(constantTime: Bool = false, _ fill: (OpaquePointer) -> Bool) throws -> BigNum {
-        guard let bn = BN_new() else { throw SRPError.arithmeticFailure }
-        if constantTime { BN_set_flags(bn, BN_FLG_CONSTTIME) }
+        try LibCrypto.require()
+        guard let bn = constantTime ? authctl_bn_new_secret() : authctl_bn_new() else { throw SRPError.arithmeticFailure }
         guard fill(bn) else {
-            BN_clear_free(bn)
+            authctl_bn_clear_free(bn)
             throw SRPError.arithmeticFailure
         }
         return BigNum(taking: bn)
@@ -36,13 +36,13 @@ final class BigNum: @unchecked Sendable {
     static func fromBytes(_ bytes: [UInt8], constantTime: Bool = false) throws -> BigNum {
         try make(constantTime: constantTime) { bn in
             bytes.withUnsafeBufferPointer { buffer in
-                BN_bin2bn(buffer.baseAddress, Int32(buffer.count), bn) != nil
+                authctl_bn_bin2bn(buffer.baseAddress, Int32(buffer.count), bn) != nil
             }
         }
     }
 
     static func fromWord(_ word: UInt) throws -> BigNum {
-        try make { bn in BN_set_word(bn, word) == 1 }
+        try make { bn in authctl_bn_set_word(bn, word) == 1 }
     }
 
     /// Parses an unsigned hexadecimal number (either case, any length, odd allowed).
@@ -54,9 +54,9 @@ final class BigNum: @unchecked Sendable {
 
     // MARK: Reading
 
-    var isZero: Bool { BN_is_zero(pointer) == 1 }
+    var isZero: Bool { authctl_bn_is_zero(pointer) == 1 }
 
-    var bitCount: Int { Int(BN_num_bits(pointer)) }
+    var bitCount: Int { Int(authctl_bn_num_bits(pointer)) }
 
     /// Minimal unsigned big-endian bytes; empty for zero.
     var bytes: [UInt8] {
@@ -64,7 +64,7 @@ final class BigNum: @unchecked Sendable {
         guard count > 0 else { return [] }
         var out = [UInt8](repeating: 0, count: count)
         out.withUnsafeMutableBufferPointer { buffer in
-            _ = BN_bn2bin(pointer, buffer.baseAddress)
+            _ = authctl_bn_bn2bin(pointer, buffer.baseAddress!)
         }
         return out
     }
@@ -90,32 +90,32 @@ final class BigNum: @unchecked Sendable {
 
     /// `self mod m`, in [0, m).
     func mod(_ m: BigNum, _ ctx: BNContext) throws -> BigNum {
-        try Self.make { r in BN_nnmod(r, pointer, m.pointer, ctx.pointer) == 1 }
+        try Self.make { r in authctl_bn_nnmod(r, pointer, m.pointer, ctx.pointer) == 1 }
     }
 
     func adding(_ other: BigNum) throws -> BigNum {
-        try Self.make(constantTime: true) { r in BN_add(r, pointer, other.pointer) == 1 }
+        try Self.make(constantTime: true) { r in authctl_bn_add(r, pointer, other.pointer) == 1 }
     }
 
     func multiplied(by other: BigNum, _ ctx: BNContext) throws -> BigNum {
-        try Self.make(constantTime: true) { r in BN_mul(r, pointer, other.pointer, ctx.pointer) == 1 }
+        try Self.make(constantTime: true) { r in authctl_bn_mul(r, pointer, other.pointer, ctx.pointer) == 1 }
     }
 
     /// `(self * other) mod m`, in [0, m).
     func modMultiplied(by other: BigNum, modulus m: BigNum, _ ctx: BNContext) throws -> BigNum {
-        try Self.make { r in BN_mod_mul(r, pointer, other.pointer, m.pointer, ctx.pointer) == 1 }
+        try Self.make { r in authctl_bn_mod_mul(r, pointer, other.pointer, m.pointer, ctx.pointer) == 1 }
     }
 
     /// `(self - other) mod m`, in [0, m) even when `other > self`.
     func modSubtracting(_ other: BigNum, modulus m: BigNum, _ ctx: BNContext) throws -> BigNum {
-        try Self.make { r in BN_mod_sub(r, pointer, other.pointer, m.pointer, ctx.pointer) == 1 }
+        try Self.make { r in authctl_bn_mod_sub(r, pointer, other.pointer, m.pointer, ctx.pointer) == 1 }
     }
 
     /// `self ^ exponent mod m` for an odd modulus, with OpenSSL's constant-time Montgomery
     /// ladder: every exponent here (a, x, a + u·x) is secret.
     func modPow(_ exponent: BigNum, modulus m: BigNum, _ mont: MontgomeryContext, _ ctx: BNContext) throws -> BigNum {
         try Self.make { r in
-            BN_mod_exp_mont_consttime(r, pointer, exponent.pointer, m.pointer, ctx.pointer, mont.pointer) == 1
+            authctl_bn_mod_exp_mont_consttime(r, pointer, exponent.pointer, m.pointer, ctx.pointer, mont.pointer) == 1
         }
     }
 }
@@ -125,12 +125,13 @@ final class BNContext {
     let pointer: OpaquePointer
 
     init() throws {
-        guard let ctx = BN_CTX_new() else { throw SRPError.arithmeticFailure }
+        try LibCrypto.require()
+        guard let ctx = authctl_bn_ctx_new() else { throw SRPError.arithmeticFailure }
         pointer = ctx
     }
 
     deinit {
-        BN_CTX_free(pointer)
+        authctl_bn_ctx_free(pointer)
     }
 }
 
@@ -140,16 +141,27 @@ final class MontgomeryContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     init(modulus: BigNum, _ ctx: BNContext) throws {
-        guard let mont = BN_MONT_CTX_new() else { throw SRPError.arithmeticFailure }
-        guard BN_MONT_CTX_set(mont, modulus.pointer, ctx.pointer) == 1 else {
-            BN_MONT_CTX_free(mont)
+        guard let mont = authctl_bn_mont_ctx_new() else { throw SRPError.arithmeticFailure }
+        guard authctl_bn_mont_ctx_set(mont, modulus.pointer, ctx.pointer) == 1 else {
+            authctl_bn_mont_ctx_free(mont)
             throw SRPError.arithmeticFailure
         }
         pointer = mont
     }
 
     deinit {
-        BN_MONT_CTX_free(pointer)
+        authctl_bn_mont_ctx_free(pointer)
+    }
+}
+
+/// libcrypto, loaded with dlopen on the first big-integer operation (COpenSSL.h).
+enum LibCrypto {
+    /// Throws `SRPError` (code `.libraryUnavailable`) when libcrypto cannot be loaded.
+    static func require() throws {
+        guard authctl_bn_load() == 1 else {
+            throw SRPError(code: .libraryUnavailable,
+                           message: "cannot compute SRP values: \(String(cString: authctl_bn_load_error()))")
+        }
     }
 }
 

@@ -16,6 +16,8 @@ public struct SRPError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidHex
         /// OpenSSL could not allocate or compute (out of memory).
         case arithmeticFailure
+        /// OpenSSL's libcrypto, which does the arithmetic, cannot be loaded.
+        case libraryUnavailable
         /// A remembered device's DeviceKey or DeviceGroupKey is empty.
         case invalidDeviceKey
     }
