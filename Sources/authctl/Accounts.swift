@@ -43,7 +43,7 @@ struct AccountCommandSupport {
     /// The app client and its secret (env or keyring); no session is kept, so a missing keyring
     /// only means no stored secret.
     func appClient() throws -> AppClient {
-        try SessionKeeper(context: context, settings: settings).appClient(client, storeRequired: false)
+        try ProfileSession(context: context, settings: settings).appClient(client, storeRequired: false)
     }
 
     func service() throws -> CognitoService {

@@ -21,9 +21,7 @@ struct AdminSignOut {
         do {
             try signed.adminUserGlobalSignOut(userPoolId: poolId, username: username)
         } catch {
-            if output == .json {
-                context.printJSON(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId))
-            }
+            context.emit(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId), as: output)
             let cognito = error as? CognitoError
             throw cognito.map { Self.failure($0, username: username, poolId: poolId, endpoint: endpoint,
                                              mayHaveActed: $0.outcomeUnknown) }
@@ -35,21 +33,16 @@ struct AdminSignOut {
         context.console.message("audit: AdminUserGlobalSignOut user=\(username) pool=\(poolId) region=\(region) by=\(credentials.accessKeyId) (local user \(operatorName), credentials from \(source)) at=\(Format.iso8601(at))")
         let lifetime = Self.tokenLifetime(signed, poolId: poolId, clientId: settings.clientId)
         let exposureUntil = at.addingTimeInterval(lifetime.seconds)
-        switch output {
-        case .json:
-            context.printJSON(AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,
-                                                 tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil))
-            if let reason = lifetime.assumedBecause {
-                context.console.message("authctl: the token lifetime is assumed to be the default 1 hour: \(reason)")
-            }
-        case .text:
-            context.console.message("Signed \(username) out of every device in \(poolId). Refresh tokens are revoked now.")
-            if let reason = lifetime.assumedBecause {
-                context.console.message("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime, 1 hour by default (assumed: \(reason)): until about \(Format.localTime(exposureUntil)), longer if the client is set otherwise.")
-            } else {
-                context.console.message("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest.")
-            }
+        var report = AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,
+                                        tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil)
+        report.textMessages = ["Signed \(username) out of every device in \(poolId). Refresh tokens are revoked now."]
+        if let reason = lifetime.assumedBecause {
+            report.textMessages.append("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime, 1 hour by default (assumed: \(reason)): until about \(Format.localTime(exposureUntil)), longer if the client is set otherwise.")
+            report.jsonMessages = ["authctl: the token lifetime is assumed to be the default 1 hour: \(reason)"]
+        } else {
+            report.textMessages.append("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest.")
         }
+        context.emit(report, as: output)
     }
 
     /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,
@@ -80,35 +73,25 @@ struct AdminSignOut {
 }
 
 /// `signout --global --user NAME --output json`; printed on failure too, with `globalSignOut: failed`.
-struct AdminSignOutReport: Encodable {
+struct AdminSignOutReport: CommandReport {
     var signedOutLocally = false
     var globalSignOut = "ok"
     var revokeToken = "skipped"
     var user: String
     var userPoolId: String
-    var signedOutAt: Date?
-    var exposureUntil: Date?
+    // Absent values are written as null: scripts see every key in every answer.
+    @Nullable var signedOutAt: Date? = nil
+    @Nullable var exposureUntil: Date? = nil
     /// The lifetime the exposure window is computed with.
-    var tokenLifetimeSeconds: Int?
+    @Nullable var tokenLifetimeSeconds: Int? = nil
     /// True when that lifetime is the default hour, not read from the app client.
-    var exposureAssumed: Bool?
+    @Nullable var exposureAssumed: Bool? = nil
+    /// For the person (a failure's report says nothing: the error does).
+    var textMessages: [String] = []
+    var jsonMessages: [String] = []
 
     enum CodingKeys: String, CodingKey {
         case signedOutLocally, globalSignOut, revokeToken, user, userPoolId, signedOutAt, exposureUntil,
              tokenLifetimeSeconds, exposureAssumed
-    }
-
-    // Absent values are written as null: scripts see every key in every answer.
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(signedOutLocally, forKey: .signedOutLocally)
-        try container.encode(globalSignOut, forKey: .globalSignOut)
-        try container.encode(revokeToken, forKey: .revokeToken)
-        try container.encode(user, forKey: .user)
-        try container.encode(userPoolId, forKey: .userPoolId)
-        try container.encode(signedOutAt, forKey: .signedOutAt)
-        try container.encode(exposureUntil, forKey: .exposureUntil)
-        try container.encode(tokenLifetimeSeconds, forKey: .tokenLifetimeSeconds)
-        try container.encode(exposureAssumed, forKey: .exposureAssumed)
     }
 }

@@ -20,10 +20,6 @@ struct AuthctlError: Error, CustomStringConvertible {
 
     var code: Code
     var message: String
-    /// The service ended the session and it was removed from this device.
-    var sessionEnded = false
-    /// The stored session item exists but cannot be decoded (the keyring itself answered).
-    var unreadableSession = false
 
     init(_ code: Code, _ message: String) {
         self.code = code
@@ -32,39 +28,23 @@ struct AuthctlError: Error, CustomStringConvertible {
 
     var description: String { message }
 
-    static func notSignedIn(profile: String) -> AuthctlError {
-        AuthctlError(.notAuthorized, "Not signed in (profile \(profile)). Run: authctl signin")
-    }
-
-    static func unreadableSession(profile: String) -> AuthctlError {
-        var error = AuthctlError(.notAuthorized, "the stored session for profile \(profile) is unreadable; run `authctl signin` to replace it")
-        error.unreadableSession = true
-        return error
-    }
-
-    static func sessionEnded(profile: String, reason: String) -> AuthctlError {
-        var error = AuthctlError(.notAuthorized, "The session for profile \(profile) has ended (\(reason)); it was removed from this device. Run: authctl signin")
-        error.sessionEnded = true
-        return error
-    }
-
-    /// The general translation of library errors; commands handle the cases that mean
-    /// something particular to them (a wrong password at sign-in) before falling back to this.
+    /// The one translation of errors into a message and an exit code (used by the one `run()`,
+    /// and where a command reports a failure it does not throw). Commands handle the cases that
+    /// mean something particular to them (a wrong password at sign-in) before falling back to this.
     static func from(_ error: Error, endpoint: String? = nil) -> AuthctlError {
         switch error {
         case let error as AuthctlError:
             return error
+        case let error as SessionError:
+            return error.failure
         case let error as CognitoError:
-            return from(cognito: error, endpoint: endpoint)
+            return from(cognito: error, endpoint: endpoint ?? error.endpoint)
         case let error as OAuthError:
             return from(oauth: error, domain: nil)
         case let error as SecureStoreError:
             switch error.kind {
             case .unavailable, .locked, .timeout:
-                return AuthctlError(.configuration, """
-                    Secret Service unavailable: \(error.message). Without a keyring (CI), nothing can be kept: \
-                    `authctl signin --no-store` prints the tokens, `authctl token --username U --password-stdin` signs in each time
-                    """)
+                return AuthctlError(.configuration, Messages.keyringUnavailable(error.message))
             case .failed:
                 return AuthctlError(.unexpected, "Secret Service error: \(error.message)")
             }

@@ -135,7 +135,7 @@ struct PendingChallenge: Codable {
 
     /// `authctl signin --code CODE`, with the profile when it is not the default one.
     static func nextCommand(profile: String) -> String {
-        profile == "default" ? "authctl signin --code CODE" : "authctl signin --profile \(profile) --code CODE"
+        profile == Defaults.profile ? "authctl signin --code CODE" : "authctl signin --profile \(profile) --code CODE"
     }
 }
 

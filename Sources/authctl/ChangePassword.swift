@@ -23,18 +23,16 @@ struct ChangePassword: AuthctlCommand {
         if !stdin && !console.isInteractive {
             throw AuthctlError(.usage, "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin")
         }
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         // Fail on "not signed in" before asking for any password.
-        guard try keeper.repository.load(profile: settings.profile) != nil else {
-            throw AuthctlError.notSignedIn(profile: settings.profile)
-        }
+        _ = try sessions.signedIn()
 
         let (current, proposed) = try readPasswords(console)
         try NewPasswordRules.check(proposed, current: current)
 
         // An access token refused as expired is refreshed and the change asked once more (the
         // refused request changed nothing); one refused otherwise ends the session.
-        try keeper.withFreshSession(minValidity: 60) { session, service in
+        try sessions.withFreshSession(minValidity: 60) { session, service in
             do {
                 try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
             } catch let error as CognitoError where Self.refusesSession(error) {
@@ -43,13 +41,7 @@ struct ChangePassword: AuthctlCommand {
                 throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: error.outcomeUnknown)
             }
         }
-        switch global.output {
-        case .json:
-            context.printJSON(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
-        case .text:
-            console.message("Password changed. You are still signed in.")
-            console.message("Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global")
-        }
+        emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false), in: context)
     }
 
     private func readPasswords(_ console: Console) throws -> (current: String, proposed: String) {
@@ -102,8 +94,13 @@ struct ChangePassword: AuthctlCommand {
     }
 }
 
-struct ChangePasswordReport: Encodable {
+struct ChangePasswordReport: CommandReport {
     var changed: Bool
     var signedIn: Bool
     var otherDevicesSignedOut: Bool
+
+    var textMessages: [String] {
+        ["Password changed. You are still signed in.",
+         "Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global"]
+    }
 }

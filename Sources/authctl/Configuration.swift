@@ -201,7 +201,7 @@ enum SettingsResolver {
             guard let value, !value.isEmpty else { return nil }
             return value
         }
-        let profileName = nonEmpty(options.profile) ?? nonEmpty(env["AUTHCTL_PROFILE"]) ?? "default"
+        let profileName = Defaults.profileName(option: options.profile, environment: env)
         let configPath = ConfigFile.defaultPath(environment: env)
         let file = try ConfigFile.load(path: configPath)
         let profile = file.profiles[profileName] ?? ProfileConfig()
@@ -253,8 +253,8 @@ struct ClientSettings: Equatable {
         guard AWSName.isClientId(clientId) else {
             throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
         }
-        let region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
-        let endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
+        let region = Defaults.region(configured: settings.region, poolId: poolId)
+        let endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try Self.checkEndpoint(endpoint)
         self.userPoolId = poolId
         self.clientId = clientId

@@ -31,7 +31,7 @@ struct Configure: AuthctlCommand {
     func run(in context: CommandContext) throws {
         let console = context.console
         let environment = context.environment
-        let profileName = global.profile ?? environment["AUTHCTL_PROFILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "default"
+        let profileName = Defaults.profileName(option: global.profile, environment: environment)
         var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
         var profile = file.profiles[profileName] ?? ProfileConfig()
         let previousClientId = profile.clientId
@@ -86,16 +86,11 @@ struct Configure: AuthctlCommand {
         file.profiles[profileName] = profile
         try file.save()
 
-        switch global.output {
-        case .json:
-            context.printJSON(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
-                                               clientId: clientId, region: profile.region, endpoint: profile.endpoint,
-                                               username: profile.username, identityPoolId: profile.identityPoolId,
-                                               domain: profile.domain, clientSecretStored: clientSecretStdin))
-        case .text:
-            let secretNote = clientSecretStdin ? "; client secret kept in the Secret Service" : ""
-            console.message("Profile \(profileName) written to \(file.path)\(secretNote)")
-        }
+        emit(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
+                              clientId: clientId, region: profile.region, endpoint: profile.endpoint,
+                              username: profile.username, identityPoolId: profile.identityPoolId,
+                              domain: profile.domain,
+                              clientSecretStored: clientSecretStdin), in: context)
     }
 
     private func ask(_ question: String, _ console: Console) -> String? {
@@ -105,7 +100,8 @@ struct Configure: AuthctlCommand {
     }
 }
 
-struct ConfigureSummary: Encodable {
+/// `configure`'s report; absent settings are left out of the JSON.
+struct ConfigureSummary: CommandReport {
     var profile: String
     var configFile: String
     var userPoolId: String
@@ -116,4 +112,8 @@ struct ConfigureSummary: Encodable {
     var identityPoolId: String?
     var domain: String?
     var clientSecretStored: Bool
+
+    var textMessages: [String] {
+        ["Profile \(profile) written to \(configFile)\(clientSecretStored ? "; client secret kept in the Secret Service" : "")"]
+    }
 }

@@ -51,10 +51,10 @@ struct DevicesForget: AuthctlCommand {
     }
 
     private func forgetOwn(settings: Settings, context: CommandContext) throws -> DeviceForgetReport {
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         let devices = RememberedDevices(context: context)
         var mine: StoredDevice?
-        let (session, key, outcome) = try keeper.withFreshSession { session, service -> (StoredSession, String, String) in
+        let (session, key, outcome) = try sessions.withFreshSession { session, service -> (StoredSession, String, String) in
             mine = devices.device(userPoolId: session.userPoolId, username: session.username)
             guard let key = deviceKey ?? mine?.deviceKey else {
                 throw AuthctlError(.usage, """

@@ -31,8 +31,8 @@ struct DevicesList: AuthctlCommand {
             report = DeviceListReport(user: user, userPoolId: admin.poolId,
                                       devices: devices.map { DeviceSummary($0, thisDeviceKey: nil) })
         } else {
-            let keeper = SessionKeeper(context: context, settings: settings)
-            let (session, devices) = try keeper.withFreshSession { session, service in
+            let sessions = ProfileSession(context: context, settings: settings)
+            let (session, devices) = try sessions.withFreshSession { session, service in
                 (session, try service.listDevices(accessToken: session.accessToken))
             }
             let mine = RememberedDevices(context: context).device(userPoolId: session.userPoolId, username: session.username)

@@ -49,7 +49,6 @@ struct Exec: AuthctlCommand {
         if global.output == .json {
             throw ValidationError("exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }
-        if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
         if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
             throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
         }
@@ -76,7 +75,7 @@ struct Exec: AuthctlCommand {
             setenv("AUTHCTL_PROFILE", settings.profile, 1)
             return try execute(keeping: inherited)
         }
-        let (session, _) = try SessionKeeper(context: context, settings: settings).freshSession(minValidity: minValid)
+        let (session, _) = try ProfileSession(context: context, settings: settings).freshSession(minValidity: minValid)
         let checks = TokenChecks(context: context, settings: settings)
         for type in requested { try checks.checkClaims(session, type) }
 

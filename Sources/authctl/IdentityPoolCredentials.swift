@@ -16,22 +16,23 @@ struct IdentityPoolCredentials {
     /// `credential_process` output, so each call must get some that last through its work).
     static let renewalMargin: Double = 300
 
-    private var keeper: SessionKeeper { SessionKeeper(context: context, settings: settings) }
+    private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
     private var cache: AWSCredentialsCache { AWSCredentialsCache(store: context.store) }
 
     func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
-        guard let session = try keeper.repository.load(profile: settings.profile) else {
+        guard let session = try sessions.stored() else {
             // Signed out: credentials left from the session are of no further use here.
             _ = try? cache.remove(profile: settings.profile)
-            throw AuthctlError.notSignedIn(profile: settings.profile)
+            throw SessionError.notSignedIn(profile: settings.profile)
         }
-        try keeper.checkConfiguredClient(session)
+        try sessions.checkConfiguredClient(session)
         if let entry = try usableEntry(for: session) { return entry.credentials }
 
-        return try RefreshLock.withLock(profile: settings.profile + ".aws-credentials", environment: context.environment) {
+        // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
+        return try ProfileLock.withLock(profile: settings.profile + ".aws-credentials", environment: context.environment) {
             // Another process may have fetched while this one waited.
-            let current = try keeper.repository.load(profile: settings.profile) ?? session
+            let current = try sessions.stored() ?? session
             if let entry = try usableEntry(for: current) { return entry.credentials }
             return try fetch()
         }
@@ -47,7 +48,7 @@ struct IdentityPoolCredentials {
     /// Under the lock: a fresh id token (refreshed first when needed, under the session's lock),
     /// the identity id (kept from an earlier fetch, else GetId), then the credentials.
     private func fetch() throws -> TemporaryAWSCredentials {
-        let session = try keeper.freshSession(minValidity: 60, for: .id)
+        let session = try sessions.freshSession(minValidity: 60, for: .id)
         guard !session.idToken.isEmpty else {
             throw AuthctlError(.notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
         }

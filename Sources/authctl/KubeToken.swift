@@ -15,32 +15,27 @@ struct KubeToken: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .customLong("type"), help: "Which token the API server gets: id (default, what OIDC issuers check) or access.")
-    var type: TokenType = .id
+    /// `--type`: the token the API server gets, id by default (what OIDC issuers check).
+    @OptionGroup var freshness: FreshnessOptions
 
-    @Option(help: ArgumentHelp("Refresh first when the token expires within this many seconds.", valueName: "seconds"))
-    var minValid: Double = 60
-
-    func validate() throws {
-        if minValid < 0 || minValid > 86_400 { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
-    }
+    private var type: TokenType { freshness.type(default: .id) }
+    private var minValid: Double { freshness.minValid }
 
     func run(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
 
         let session: StoredSession
         do {
-            session = try freshSession(keeper)
-        } catch let error as AuthctlError where request.interactive && (error.sessionEnded || error.unreadableSession) {
-            context.console.message("authctl: \(error.message)")
+            session = try freshSession(sessions)
+        } catch let error as SessionError where request.interactive && error.endsOrUnreadable {
+            context.console.message("authctl: \(error.failure.message)")
             try signIn(context: context)
-            session = try freshSession(keeper)
-        } catch let needed as SignInNeeded where request.interactive {
-            _ = needed
+            session = try freshSession(sessions)
+        } catch is SignInNeeded where request.interactive {
             try signIn(context: context)
-            session = try freshSession(keeper)
+            session = try freshSession(sessions)
         } catch is SignInNeeded {
             throw AuthctlError(.notAuthorized, """
                 Not signed in (profile \(settings.profile)), and kubectl is not interactive here. \
@@ -58,9 +53,9 @@ struct KubeToken: AuthctlCommand {
 
     private struct SignInNeeded: Error {}
 
-    private func freshSession(_ keeper: SessionKeeper) throws -> StoredSession {
-        guard try keeper.repository.load(profile: keeper.settings.profile) != nil else { throw SignInNeeded() }
-        return try keeper.freshSession(minValidity: minValid, for: type)
+    private func freshSession(_ sessions: ProfileSession) throws -> StoredSession {
+        guard try sessions.stored() != nil else { throw SignInNeeded() }
+        return try sessions.freshSession(minValidity: minValid, for: type)
     }
 
     /// `authctl signin` itself, with this command's settings: it asks on the terminal (kubectl

@@ -21,32 +21,33 @@ struct MFADisable: AuthctlCommand {
 
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let keeper = SessionKeeper(context: context, settings: settings)
-        guard let stored = try keeper.repository.load(profile: settings.profile) else {
-            throw AuthctlError.notSignedIn(profile: settings.profile)
-        }
-        let user = try keeper.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
+        let sessions = ProfileSession(context: context, settings: settings)
+        let stored = try sessions.signedIn()
+        let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
         guard (user.userMFASettingList ?? []).contains(factor.challengeName.rawValue) else {
-            switch global.output {
-            case .json: context.printJSON(MFADisableResult(totp: "disabled", changed: false))
-            case .text: context.console.message("The authenticator app was not on for \(stored.username); nothing was changed.")
-            }
+            emit(MFADisableResult(changed: false, username: stored.username), in: context)
             return
         }
         try Confirmation.require("Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
                                  console: context.console, withoutTerminal: "turning off a second factor weakens the account")
-        try keeper.withFreshSession { session, service in
+        try sessions.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
         }
-        switch global.output {
-        case .json: context.printJSON(MFADisableResult(totp: "disabled", changed: true))
-        case .text: context.console.message("Authenticator app turned off for \(stored.username).")
-        }
+        emit(MFADisableResult(changed: true, username: stored.username), in: context)
     }
 }
 
 /// `mfa disable totp --output json`: `changed` is false when it was not on.
-struct MFADisableResult: Encodable {
-    var totp: String
+struct MFADisableResult: CommandReport {
+    var totp = "disabled"
     var changed: Bool
+    /// For the text only.
+    var username: String
+
+    enum CodingKeys: String, CodingKey { case totp, changed }
+
+    var textMessages: [String] {
+        [changed ? "Authenticator app turned off for \(username)."
+            : "The authenticator app was not on for \(username); nothing was changed."]
+    }
 }

@@ -23,30 +23,27 @@ struct MFASetup: AuthctlCommand {
         guard console.canPrompt else {
             throw AuthctlError(.usage, "mfa setup needs a terminal to show the QR code and ask for the first code")
         }
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         // Each call below runs on its own fresh session (a person may take minutes to scan), and
         // only that call is repeated when the service refuses the access token as expired: the
         // secret is associated, and shown, once.
-        let user = try keeper.withFreshSession { session, service in
+        let user = try sessions.withFreshSession { session, service in
             (try service.getUser(accessToken: session.accessToken), session.userPoolId)
         }
         let attributes = Dictionary(user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
         let label = AuthenticatorEnrolment.label(username: user.0.username, attributes: attributes)
-        if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName.rawValue) && !yes {
-            let answer = console.prompt("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
-                                        secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
-            guard answer == "y" || answer == "yes" else {
-                throw AuthctlError(.unexpected, "cancelled; nothing was changed")
-            }
+        if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName.rawValue) {
+            try Confirmation.require("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
+                                     confirmed: yes, console: console, withoutTerminal: "replacing the authenticator app")
         }
 
-        let association = try keeper.withFreshSession { session, service in
+        let association = try sessions.withFreshSession { session, service in
             try service.associateSoftwareToken(accessToken: session.accessToken)
         }
         let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: label, issuer: user.1)
         try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context)
         _ = try AuthenticatorEnrolment.verify(context: context) { code in
-            try keeper.withFreshSession { session, service in
+            try sessions.withFreshSession { session, service in
                 do {
                     return try service.verifySoftwareToken(accessToken: session.accessToken, code: code,
                                                            friendlyName: ChallengeResponder.friendlyName)
@@ -55,15 +52,17 @@ struct MFASetup: AuthctlCommand {
                 }
             }
         }
-        try keeper.withFreshSession { session, service in
+        try sessions.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: true, preferred: true))
         }
-        switch global.output {
-        case .json:
-            // The vocabulary of `mfa status`: totp, sms, email.
-            context.printJSON(["totp": "enabled", "preferred": MFAType.totp.rawValue])
-        case .text:
-            console.message("Authenticator app set up and preferred; the next sign-in will ask for its code.")
-        }
+        emit(MFASetupReport(), in: context)
     }
+}
+
+/// `mfa setup --output json`, in the vocabulary of `mfa status`: totp, sms, email.
+struct MFASetupReport: CommandReport {
+    var totp = "enabled"
+    var preferred = MFAType.totp.rawValue
+
+    var textMessages: [String] { ["Authenticator app set up and preferred; the next sign-in will ask for its code."] }
 }

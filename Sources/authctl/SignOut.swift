@@ -48,55 +48,50 @@ struct SignOut: AuthctlCommand {
     // MARK: this device
 
     private func localSignOut(_ context: CommandContext, _ settings: Settings) throws {
-        let keeper = SessionKeeper(context: context, settings: settings)
-        // Under the refresh lock, so a parallel refresh cannot store the session again after it is deleted.
-        let (report, failure): (SignOutReport, AuthctlError?) = try RefreshLock.withLock(profile: settings.profile,
-                                                                                         environment: context.environment) {
-            let session: StoredSession
-            switch try Self.load(keeper, profile: settings.profile) {
-            case .none:
-                return (SignOutReport(signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil), nil)
-            case .unreadable:
-                // Nothing in it can be revoked, but an unusable item must not stay.
-                context.console.message("authctl: warning: the stored session for profile \(settings.profile) is unreadable; nothing could be revoked with it, so its refresh token (if any) stays usable until it expires.")
-                let removal = Self.remove(keeper, profile: settings.profile, lockHeld: true)
-                return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: .failed, exposureUntil: nil),
-                        removal.map { Self.notRemoved($0, what: "The unreadable session") })
-            case .session(let loaded):
-                session = loaded
-            }
-            var revoke = SignOutReport.Outcome.ok
+        let sessions = ProfileSession(context: context, settings: settings)
+        var revokeOutcome = SignOutReport.Outcome.ok
+        let outcome = try sessions.signOutLocally { session in
             do {
-                try keeper.revoke(session)
+                try sessions.revoke(session)
+                return true
             } catch {
-                revoke = .failed
+                revokeOutcome = .failed
                 let reason = AuthctlError.from(error).message
                 if (error as? CognitoError)?.outcomeUnknown ?? false {
                     context.console.message("authctl: warning: the refresh token may not have been revoked (\(reason)): the request may or may not have reached Cognito; if it did not, the token stays usable until it expires.")
                 } else {
                     context.console.message("authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires.")
                 }
+                return false
             }
-            let removal = Self.remove(keeper, profile: settings.profile, lockHeld: true)
-            return (SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revoke,
-                                  exposureUntil: session.tokensValidUntil, logoutUrl: session.managedLoginLogoutURL),
-                    removal.map { Self.notRemoved($0, what: revoke == .ok ? "The session (its refresh token is revoked)" : "The session") })
         }
-        switch global.output {
-        case .json:
-            context.printJSON(report)
-        case .text:
-            guard report.signedOutLocally || failure != nil else {
-                context.console.message("Not signed in (profile \(settings.profile))")
-                return
-            }
+        let report: SignOutReport
+        let failure: AuthctlError?
+        switch outcome {
+        case .notSignedIn:
+            report = SignOutReport(signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil)
+            failure = nil
+        case .unreadable(let removal):
+            context.console.message("authctl: warning: the stored session for profile \(settings.profile) is unreadable; nothing could be revoked with it, so its refresh token (if any) stays usable until it expires.")
+            report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: .failed, exposureUntil: nil)
+            failure = removal.map { Self.notRemoved($0, what: "The unreadable session") }
+        case .signedOut(let session, let revoked, let removal):
+            report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revokeOutcome,
+                                   exposureUntil: session.tokensValidUntil, logoutUrl: session.managedLoginLogoutURL)
+            failure = removal.map { Self.notRemoved($0, what: revoked ? "The session (its refresh token is revoked)" : "The session") }
+        }
+        var text: [String] = []
+        if !report.signedOutLocally && failure == nil {
+            text.append("Not signed in (profile \(settings.profile))")
+        } else {
             if report.signedOutLocally {
-                context.console.message("Signed out of this device (profile \(settings.profile)). Other devices stay signed in.")
+                text.append("Signed out of this device (profile \(settings.profile)). Other devices stay signed in.")
             }
             if let until = report.exposureUntil {
-                context.console.message("Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until)).")
+                text.append("Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until)).")
             }
         }
+        emit(report.saying(text), in: context)
         if let logoutUrl = report.logoutUrl {
             ManagedLogout.offer(logoutUrl, open: browser, context: context)
         }
@@ -106,15 +101,15 @@ struct SignOut: AuthctlCommand {
     // MARK: every device
 
     private func globalSignOut(_ context: CommandContext, _ settings: Settings) throws {
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         let stored: StoredSession
-        switch try Self.load(keeper, profile: settings.profile) {
+        switch try sessions.item(of: settings.profile) {
         case .none:
-            throw AuthctlError.notSignedIn(profile: settings.profile)
+            throw SessionError.notSignedIn(profile: settings.profile)
         case .unreadable:
             // Nothing to confirm: no request can be made with it, and an unusable item must not stay.
-            let removal = Self.remove(keeper, profile: settings.profile)
-            emit(context, SignOutReport(signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil))
+            let removal = sessions.remove()
+            emit(SignOutReport(signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil), in: context)
             if let removal { throw Self.notRemoved(removal, what: "The unreadable session") }
             throw AuthctlError(.notAuthorized, """
                 the stored session for profile \(settings.profile) is unreadable, so nothing could be revoked with it and \
@@ -131,7 +126,7 @@ struct SignOut: AuthctlCommand {
         do {
             // An expired access token must not make global sign-out fail: refreshed first, and once
             // more when the service refuses it as expired.
-            session = try keeper.withFreshSession(minValidity: 60) { session, service in
+            session = try sessions.withFreshSession(minValidity: 60) { session, service in
                 do {
                     try service.globalSignOut(accessToken: session.accessToken)
                     return session
@@ -145,17 +140,17 @@ struct SignOut: AuthctlCommand {
                 }
             }
         } catch let refused as Refused {
-            return try deadSession(context, keeper, settings, stored, refusal: refused.error, earlierAttemptMayHaveActed: mayHaveActed)
-        } catch let error as AuthctlError where error.sessionEnded {
-            return try deadSession(context, keeper, settings, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
+            return try deadSession(context, sessions, stored, refusal: refused.error, earlierAttemptMayHaveActed: mayHaveActed)
+        } catch SessionError.ended {
+            return try deadSession(context, sessions, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
         } catch {
-            emit(context, .failedAndKept)
+            emit(SignOutReport.failedAndKept, in: context)
             throw Self.notSignedOut(AuthctlError.from(error), mayHaveActed: mayHaveActed)
         }
 
         let exposure = Self.exposure(of: session, now: context.now())
-        if let removal = Self.remove(keeper, profile: settings.profile) {
-            emit(context, SignOutReport(signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure))
+        if let removal = sessions.remove() {
+            emit(SignOutReport(signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure), in: context)
             throw Self.notRemoved(removal, what: "Signed \(session.username) out of every device, but the session (which no longer works)")
         }
         finish(context, SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure),
@@ -166,10 +161,10 @@ struct SignOut: AuthctlCommand {
     /// (nil): the session is removed here, since a dead session must not stay. Whether the other
     /// devices are signed out cannot be told from here, unless the user no longer exists or a
     /// request of this command may have done it before its answer was lost.
-    private func deadSession(_ context: CommandContext, _ keeper: SessionKeeper, _ settings: Settings, _ stored: StoredSession,
+    private func deadSession(_ context: CommandContext, _ sessions: ProfileSession, _ stored: StoredSession,
                              refusal: CognitoError?, earlierAttemptMayHaveActed: Bool) throws {
         let exposure = Self.exposure(of: stored, now: context.now())
-        let removal = Self.remove(keeper, profile: settings.profile)
+        let removal = sessions.remove()
         let reason = refusal.map { $0.message } ?? "its tokens were refused"
         let ended: String?
         if let refusal, refusal.refusal == .userNotFound {
@@ -185,7 +180,7 @@ struct SignOut: AuthctlCommand {
         let report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .alreadyEnded,
                                    revokeToken: .skipped, exposureUntil: exposure)
         if let removal {
-            emit(context, report)
+            emit(report, in: context)
             throw Self.notRemoved(removal, what: (ended.map { $0 + " " } ?? "") + "The dead session")
         }
         let note = ended.map { $0 + " The session was removed from this device." } ?? """
@@ -201,23 +196,14 @@ struct SignOut: AuthctlCommand {
             + "`authctl signout --global --user \(username ?? "NAME")`."
     }
 
-    /// The JSON report, in JSON mode only (failures: before the message on stderr).
-    private func emit(_ context: CommandContext, _ report: SignOutReport) {
-        if global.output == .json { context.printJSON(report) }
-    }
-
+    /// A global sign-out's report with its explanation (`note`) and the exposure window.
     private func finish(_ context: CommandContext, _ report: SignOutReport, note: String, lifetime: Double) {
-        switch global.output {
-        case .json:
-            context.printJSON(report)
-            // The explanation of an already-ended session is for the person, on stderr.
-            if report.globalSignOut == .alreadyEnded { context.console.message(note) }
-        case .text:
-            context.console.message(note)
-            if let until = report.exposureUntil {
-                context.console.message("Access and id tokens already issued on any device keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(until)) at the latest.")
-            }
+        var text = [note]
+        if let until = report.exposureUntil {
+            text.append("Access and id tokens already issued on any device keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(until)) at the latest.")
         }
+        // The explanation of an already-ended session is for the person, on stderr, in JSON mode too.
+        emit(report.saying(text, inJSON: report.globalSignOut == .alreadyEnded ? [note] : []), in: context)
     }
 
     /// A failed global sign-out keeps the session here and says what is still possible. When a
@@ -236,42 +222,9 @@ struct SignOut: AuthctlCommand {
 
     // MARK: the stored item
 
-    enum Loaded {
-        case none
-        case session(StoredSession)
-        /// An item that cannot be decoded (damaged, or written by another version).
-        case unreadable
-    }
-
-    /// Tells an unreadable item apart from a store that cannot be read (that error is thrown).
-    static func load(_ keeper: SessionKeeper, profile: String) throws -> Loaded {
-        do {
-            return try keeper.repository.load(profile: profile).map(Loaded.session) ?? .none
-        } catch let error as AuthctlError where error.unreadableSession {
-            return .unreadable
-        }
-    }
-
-    /// Deletes the profile's session; returns the failure rather than throwing, so the report can
-    /// say it. Under the refresh lock (unless the caller holds it), so a refresh under way cannot
-    /// store the dead session again after it is deleted.
-    static func remove(_ keeper: SessionKeeper, profile: String, lockHeld: Bool = false) -> AuthctlError? {
-        do {
-            if lockHeld {
-                try keeper.repository.delete(profile: profile)
-            } else {
-                try RefreshLock.withLock(profile: profile, environment: keeper.context.environment) {
-                    _ = try keeper.repository.delete(profile: profile)
-                }
-            }
-            return nil
-        } catch {
-            return AuthctlError.from(error)
-        }
-    }
-
-    static func notRemoved(_ error: AuthctlError, what: String) -> AuthctlError {
-        AuthctlError(error.code, "\(what) could not be removed from this device's keyring: \(error.message). Run `authctl signout` again once the keyring works.")
+    static func notRemoved(_ removal: Error, what: String) -> AuthctlError {
+        let error = AuthctlError.from(removal)
+        return AuthctlError(error.code, "\(what) could not be removed from this device's keyring: \(error.message). Run `authctl signout` again once the keyring works.")
     }
 
     /// Tokens issued now, on another device, pass offline checks for the tokens' lifetime: the
@@ -287,19 +240,8 @@ struct SignOut: AuthctlCommand {
     }
 }
 
-extension Format {
-    /// `1 hour`, `2 hours`, `30 minutes`, `90 seconds`.
-    static func duration(_ seconds: Double) -> String {
-        let whole = Format.wholeSeconds(seconds)
-        func plural(_ n: Int, _ unit: String) -> String { n == 1 ? "1 \(unit)" : "\(n) \(unit)s" }
-        if whole >= 3600 && whole % 3600 == 0 { return plural(whole / 3600, "hour") }
-        if whole >= 60 && whole % 60 == 0 { return plural(whole / 60, "minute") }
-        return plural(whole, "second")
-    }
-}
-
 /// `signout --output json`; the exit code agrees with it.
-struct SignOutReport: Encodable {
+struct SignOutReport: CommandReport {
     enum Outcome: String, Encodable {
         case ok, failed, skipped
         case alreadyEnded = "already-ended"
@@ -308,57 +250,25 @@ struct SignOutReport: Encodable {
     var signedOutLocally: Bool
     var globalSignOut: Outcome
     var revokeToken: Outcome
-    var exposureUntil: Date?
+    @Nullable var exposureUntil: Date?
     /// A browser session's managed-login logout URL (absent for a password session).
     var logoutUrl: String? = nil
+    /// For the person: messages in text mode, and those also given in JSON mode. A report of a
+    /// failure says nothing here (the error does).
+    var textMessages: [String] = []
+    var jsonMessages: [String] = []
 
     enum CodingKeys: String, CodingKey { case signedOutLocally, globalSignOut, revokeToken, exposureUntil, logoutUrl }
 
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(signedOutLocally, forKey: .signedOutLocally)
-        try container.encode(globalSignOut, forKey: .globalSignOut)
-        try container.encode(revokeToken, forKey: .revokeToken)
-        try container.encode(exposureUntil, forKey: .exposureUntil)
-        try container.encodeIfPresent(logoutUrl, forKey: .logoutUrl)
+    func saying(_ text: [String], inJSON: [String] = []) -> SignOutReport {
+        var report = self
+        report.textMessages = text
+        report.jsonMessages = inJSON
+        return report
     }
 }
 
 extension SignOutReport {
     /// A global sign-out that failed with the session kept here.
     static let failedAndKept = SignOutReport(signedOutLocally: false, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
-}
-
-extension StoredSession {
-    /// The longest lifetime (`exp` − `iat`) of this session's access and id tokens: how long a
-    /// token issued now, on any device, keeps passing offline checks. Without `iat`, measured
-    /// from when this device received the tokens.
-    var tokenLifetime: Double {
-        let lifetimes = [accessToken, idToken].compactMap { token -> Double? in
-            guard let claims = try? JWTClaims(token: token), let expiry = claims.expiresAt else { return nil }
-            return expiry.timeIntervalSince(claims.issuedAt ?? issuedAt)
-        }
-        return lifetimes.max() ?? accessTokenExpiresAt.timeIntervalSince(issuedAt)
-    }
-
-    /// The last instant at which a token of this session passes an offline JWT check.
-    var tokensValidUntil: Date {
-        let idExpiry = (try? JWTClaims(token: idToken))?.expiresAt
-        return max(accessTokenExpiresAt, idExpiry ?? accessTokenExpiresAt)
-    }
-}
-
-/// Asks before something that cannot be undone; without a terminal, `--yes` is required.
-enum Confirmation {
-    static func require(_ question: String, confirmed: Bool, console: Console,
-                        withoutTerminal reason: String = "this signs out every device and cannot be undone") throws {
-        if confirmed { return }
-        guard console.canPrompt else {
-            throw AuthctlError(.usage, "\(reason): pass --yes to confirm without a terminal")
-        }
-        let answer = console.prompt(question, secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard answer == "y" || answer == "yes" else {
-            throw AuthctlError(.unexpected, "cancelled; nothing was changed")
-        }
-    }
 }

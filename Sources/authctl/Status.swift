@@ -22,7 +22,7 @@ struct Status: AuthctlCommand {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let file = try ConfigFile.load(path: settings.configFile)
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
-        let repository = SessionRepository(store: context.store)
+        let sessions = ProfileSession(context: context, settings: settings)
         let now = context.now()
 
         var entries: [ProfileStatus] = []
@@ -37,17 +37,20 @@ struct Status: AuthctlCommand {
                 continue
             }
             do {
-                if let session = try repository.load(profile: name) {
+                switch try sessions.item(of: name) {
+                case .none:
+                    break
+                case .session(let session):
                     entry.signedIn = true
                     entry.username = session.username
                     entry.userPoolId = session.userPoolId
                     entry.accessTokenExpiresAt = session.accessTokenExpiresAt
                     entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
                     entry.store = "secret-service"
+                case .unreadable:
+                    entry.state = .unreadable
+                    entry.problem = Messages.unreadableSession(profile: name)
                 }
-            } catch let error as AuthctlError where error.unreadableSession {
-                entry.state = .unreadable
-                entry.problem = error.message
             } catch let error as SecureStoreError {
                 let failure = AuthctlError.from(error)
                 storeFailure = failure
@@ -60,15 +63,14 @@ struct Status: AuthctlCommand {
         var checkFailure: AuthctlError?
         if check, let index = entries.firstIndex(where: { $0.selected }), entries[index].signedIn {
             entries[index].checked = true
-            let keeper = SessionKeeper(context: context, settings: settings)
             do {
-                let session = try keeper.withFreshSession { session, service in
+                let session = try sessions.withFreshSession { session, service in
                     _ = try service.getUser(accessToken: session.accessToken)
                     return session
                 }
                 entries[index].state = .valid
                 entries[index].accessTokenExpiresAt = session.accessTokenExpiresAt
-            } catch let error as AuthctlError where error.sessionEnded {
+            } catch SessionError.ended {
                 entries[index].signedIn = false
                 entries[index].state = .ended
             } catch {
@@ -79,14 +81,7 @@ struct Status: AuthctlCommand {
         }
 
         let selected = entries.first { $0.selected }
-        switch global.output {
-        case .json:
-            context.printJSON(StatusReport(selectedProfile: settings.profile, profiles: entries))
-        case .text:
-            for entry in entries {
-                context.console.output(entry.line(now: now))
-            }
-        }
+        emit(StatusReport(selectedProfile: settings.profile, profiles: entries, now: now), in: context)
         if let storeFailure, selected?.state == .storeUnavailable {
             throw ExitCode(storeFailure.code.rawValue)
         }
@@ -112,31 +107,13 @@ struct ProfileStatus: Encodable {
     var profile: String
     var selected: Bool
     var signedIn = false
-    var username: String?
-    var userPoolId: String?
-    var accessTokenExpiresAt: Date?
+    @Nullable var username: String? = nil
+    @Nullable var userPoolId: String? = nil
+    @Nullable var accessTokenExpiresAt: Date? = nil
     var state: State = .signedOut
-    var store: String?
+    @Nullable var store: String? = nil
     var checked = false
-    var problem: String?
-
-    enum CodingKeys: String, CodingKey {
-        case profile, selected, signedIn, username, userPoolId, accessTokenExpiresAt, state, store, checked, problem
-    }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(profile, forKey: .profile)
-        try container.encode(selected, forKey: .selected)
-        try container.encode(signedIn, forKey: .signedIn)
-        try container.encode(username, forKey: .username)
-        try container.encode(userPoolId, forKey: .userPoolId)
-        try container.encode(accessTokenExpiresAt, forKey: .accessTokenExpiresAt)
-        try container.encode(state, forKey: .state)
-        try container.encode(store, forKey: .store)
-        try container.encode(checked, forKey: .checked)
-        try container.encode(problem, forKey: .problem)
-    }
+    @Nullable var problem: String? = nil
 
     func line(now: Date) -> String {
         let marker = selected ? "*" : " "
@@ -160,7 +137,13 @@ struct ProfileStatus: Encodable {
     }
 }
 
-struct StatusReport: Encodable {
+struct StatusReport: CommandReport {
     var selectedProfile: String
     var profiles: [ProfileStatus]
+    /// For the text only.
+    var now: Date
+
+    enum CodingKeys: String, CodingKey { case selectedProfile, profiles }
+
+    var textOutput: [String] { profiles.map { $0.line(now: now) } }
 }

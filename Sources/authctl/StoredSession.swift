@@ -99,7 +99,7 @@ struct SessionRepository {
         do {
             return try StoredSession.decoder.decode(StoredSession.self, from: Data(json.utf8))
         } catch {
-            throw AuthctlError.unreadableSession(profile: profile)
+            throw SessionError.unreadable(profile: profile)
         }
     }
 

@@ -3,8 +3,6 @@ import CognitoClient
 import Foundation
 import SecureStore
 
-extension TokenType: ExpressibleByArgument {}
-
 struct Token: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
@@ -65,87 +63,41 @@ struct Token: AuthctlCommand {
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         if machine.clientCredentials {
-            let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
-            switch global.output {
-            case .text: context.console.output(token.accessToken)
-            case .json: context.printJSON(token)
-            }
-            return
+            return emit(try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid),
+                        in: context)
         }
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         let checks = TokenChecks(context: context, settings: settings)
-
-        var storeError: SecureStoreError?
-        do {
-            let (session, service) = try keeper.freshSession(minValidity: minValid)
-            // A session of another user than the one asked for is no valid session for this call.
-            if username.map({ session.isSignedIn(as: $0) }) ?? true {
-                try emit(session, checks: checks, service: service, context: context)
-                return
-            }
-        } catch let error as SecureStoreError {
-            guard signsIn else { throw error }
-            storeError = error
-        } catch let error as AuthctlError where error.code == .notAuthorized && signsIn {
-            // Not signed in, or the session ended: sign in below.
+        guard signsIn else {
+            let (session, service) = try sessions.freshSession(minValidity: minValid)
+            return try emit(session, checks: checks, service: service, context: context)
         }
 
-        let client = try ClientSettings(settings)
-        let appClient = try keeper.appClient(client, storeRequired: false)
-        guard let name = username ?? settings.username else {
-            throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
-        }
-        let passwordSignIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                            passwordFromStdin: passwordStdin, mfa: mfa,
-                                            devices: storeError == nil ? RememberedDevices(context: context) : nil)
-        let password = userAuth.usesUserAuth(flow: flow) ? nil
-            : try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
-        let signIn = {
-            let result = try password.map { try passwordSignIn.signIn(username: name, password: $0, flow: flow?.passwordFlow ?? .srp) }
-                ?? passwordSignIn.signInUserAuth(username: name, method: userAuth.method)
-            return try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
-                                     client: client, now: context.now())
-        }
-        var signedIn: StoredSession?
-        var signInStarted = false
-        if storeError == nil {
-            do {
-                // Under the profile's lock: of many jobs started together on no session, one signs
-                // in and the others take its session from the store.
-                signedIn = try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
-                    // An unreadable item (AuthctlError) is no session: the sign-in below replaces it.
-                    let stored: StoredSession?
-                    do {
-                        stored = try keeper.repository.load(profile: settings.profile)
-                    } catch let error as AuthctlError where error.unreadableSession {
-                        stored = nil
-                    }
-                    if let current = stored, current.isSignedIn(as: name),
-                       !current.expiresWithin(minValid, now: context.now()), (try? keeper.checkConfiguredClient(current)) != nil {
-                        return current
-                    }
-                    signInStarted = true
-                    let fresh = try signIn()
-                    ProcessSafety.deferTermination()
-                    defer { ProcessSafety.releaseTermination() }
-                    do {
-                        try keeper.repository.save(fresh)
-                    } catch let error as SecureStoreError {
-                        storeError = error
-                    }
-                    return fresh
-                }
-            } catch let error as SecureStoreError where !signInStarted {
-                // The store failed before any sign-in (reading it): sign in without it below. A
-                // failure during the sign-in is thrown: another try would send another code.
-                storeError = error
+        var client: ClientSettings?
+        let obtained = try sessions.signInOrReuse(as: username, minValidity: minValid) { storeAvailable in
+            let configured = try ClientSettings(settings)
+            client = configured
+            let appClient = try sessions.appClient(configured, storeRequired: false)
+            guard let name = username ?? settings.username else {
+                throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
+            }
+            let passwordSignIn = PasswordSignIn(context: context, settings: settings, client: configured, appClient: appClient,
+                                                passwordFromStdin: passwordStdin, mfa: mfa,
+                                                devices: storeAvailable ? RememberedDevices(context: context) : nil)
+            let password = userAuth.usesUserAuth(flow: flow) ? nil
+                : try PasswordSignIn.readPassword(console: context.console, fromStdin: true, username: name)
+            return PreparedSignIn(username: name) {
+                let result = try password.map { try passwordSignIn.signIn(username: name, password: $0, flow: flow?.passwordFlow ?? .srp) }
+                    ?? passwordSignIn.signInUserAuth(username: name, method: userAuth.method)
+                return try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: settings.profile,
+                                         client: configured, now: context.now())
             }
         }
-        let session = try signedIn ?? signIn()
-        if let storeError {
-            context.console.message("authctl: no Secret Service (\(storeError.message)); the session was not kept.")
+        if let notKept = obtained.notKept {
+            context.console.message("authctl: no Secret Service (\(notKept.message)); the session was not kept.")
         }
-        try emit(session, checks: checks, service: try context.service(settings, client: client), context: context)
+        let service = try obtained.service ?? context.service(settings, client: try client ?? ClientSettings(settings))
+        try emit(obtained.session, checks: checks, service: service, context: context)
     }
 
     private func emit(_ session: StoredSession, checks: TokenChecks, service: CognitoService, context: CommandContext) throws {
@@ -155,21 +107,18 @@ struct Token: AuthctlCommand {
         guard !token.isEmpty else {
             throw AuthctlError(.notAuthorized, "the session holds no \(type.rawValue) token. Run: authctl signin")
         }
-        switch global.output {
-        case .text:
-            context.console.output(token)
-        case .json:
-            let expiresAt = type == .access ? session.accessTokenExpiresAt
-                : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
-            context.printJSON(TokenOutput(token: token, type: type.rawValue, expiresAt: expiresAt, profile: session.profile))
-        }
+        let expiresAt = type == .access ? session.accessTokenExpiresAt
+            : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
+        emit(TokenOutput(token: token, type: type.rawValue, expiresAt: expiresAt, profile: session.profile), in: context)
     }
 }
 
 /// `token --output json`.
-struct TokenOutput: Encodable {
+struct TokenOutput: CommandReport {
     var token: String
     var type: String
     var expiresAt: Date
     var profile: String
+
+    var textOutput: [String] { [token] }
 }

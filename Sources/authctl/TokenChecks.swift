@@ -1,11 +1,6 @@
 import CognitoClient
 import Foundation
 
-enum TokenType: String, CaseIterable {
-    case access
-    case id
-}
-
 
 /// Offline checks of the tokens authctl hands out, and the optional signature check.
 struct TokenChecks {

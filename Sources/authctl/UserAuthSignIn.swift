@@ -145,7 +145,7 @@ final class ReadPassword {
 
 extension SignIn {
     /// `signin --flow user-auth` / `--method`: no password unless a password factor is used.
-    func signInUserAuth(keeper: SessionKeeper, settings: Settings, client: ClientSettings, context: CommandContext) throws {
+    func signInUserAuth(sessions: ProfileSession, settings: Settings, client: ClientSettings, context: CommandContext) throws {
         let console = context.console
         if let method = userAuth.method, !method.factor.needsPassword, passwordStdin {
             throw AuthctlError(.usage, "--password-stdin: --method \(method.rawValue) asks no password")
@@ -155,7 +155,7 @@ extension SignIn {
             throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
         }
         // Reach the keyring before anything is sent: a code must not go out to a sign-in that cannot be kept.
-        let appClient = try keeper.appClient(client, storeRequired: !noStore)
+        let appClient = try sessions.appClient(client, storeRequired: !noStore)
         guard let name = givenUsername ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
             throw AuthctlError(.usage, "no username given")
         }
@@ -169,6 +169,6 @@ extension SignIn {
             console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: \(PendingChallenge.nextCommand(profile: settings.profile))")
             return
         }
-        try deliver(result, keeper: keeper, settings: settings, client: client, context: context)
+        try deliver(result, sessions: sessions, settings: settings, client: client, context: context)
     }
 }

@@ -15,9 +15,9 @@ struct WhoAmI: AuthctlCommand {
 
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         let checks = TokenChecks(context: context, settings: settings)
-        let (session, user) = try keeper.withFreshSession { session, service in
+        let (session, user) = try sessions.withFreshSession { session, service in
             try checks.checkClaims(session, .access)
             if verify {
                 try checks.checkClaims(session, .id)
@@ -43,35 +43,16 @@ struct WhoAmI: AuthctlCommand {
             clientId: session.clientId,
             accessTokenExpiresAt: session.accessTokenExpiresAt)
 
-        switch global.output {
-        case .json:
-            context.printJSON(identity)
-        case .text:
-            var lines = [
-                "username:      \(OutsideText(identity.username))",
-                "sub:           \(OutsideText(identity.sub))",
-            ]
-            if let email = identity.email { lines.append("email:         \(OutsideText(email))") }
-            let groups = identity.groups.isEmpty ? "(none)" : identity.groups.map { OutsideText($0).description }.joined(separator: ", ")
-            lines.append("groups:        \(groups)")
-            lines.append("profile:       \(identity.profile)")
-            lines.append("user pool:     \(identity.userPoolId)")
-            lines.append("access token:  valid until \(Format.localTime(identity.accessTokenExpiresAt))")
-            let others = attributes.keys.filter { $0 != "sub" && $0 != "email" }.sorted()
-            if !others.isEmpty {
-                lines.append("attributes:")
-                for name in others { lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))") }
-            }
-            context.console.output(lines.joined(separator: "\n"))
-        }
+        emit(identity, in: context)
     }
 }
 
 /// `whoami --output json`.
-struct Identity: Encodable {
+struct Identity: CommandReport {
     var username: String
     var sub: String
-    var email: String?
+    // Always present, null when the user has no email, so the shape is stable.
+    @Nullable var email: String?
     var attributes: [String: String]
     var groups: [String]
     var profile: String
@@ -79,21 +60,21 @@ struct Identity: Encodable {
     var clientId: String
     var accessTokenExpiresAt: Date
 
-    enum CodingKeys: String, CodingKey {
-        case username, sub, email, attributes, groups, profile, userPoolId, clientId, accessTokenExpiresAt
-    }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(username, forKey: .username)
-        try container.encode(sub, forKey: .sub)
-        // Always present, null when the user has no email, so the shape is stable.
-        try container.encode(email, forKey: .email)
-        try container.encode(attributes, forKey: .attributes)
-        try container.encode(groups, forKey: .groups)
-        try container.encode(profile, forKey: .profile)
-        try container.encode(userPoolId, forKey: .userPoolId)
-        try container.encode(clientId, forKey: .clientId)
-        try container.encode(accessTokenExpiresAt, forKey: .accessTokenExpiresAt)
+    var textOutput: [String] {
+        var lines = [
+            "username:      \(OutsideText(username))",
+            "sub:           \(OutsideText(sub))",
+        ]
+        if let email { lines.append("email:         \(OutsideText(email))") }
+        lines.append("groups:        \(groups.isEmpty ? "(none)" : groups.map { OutsideText($0).description }.joined(separator: ", "))")
+        lines.append("profile:       \(profile)")
+        lines.append("user pool:     \(userPoolId)")
+        lines.append("access token:  valid until \(Format.localTime(accessTokenExpiresAt))")
+        let others = attributes.keys.filter { $0 != "sub" && $0 != "email" }.sorted()
+        if !others.isEmpty {
+            lines.append("attributes:")
+            for name in others { lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))") }
+        }
+        return [lines.joined(separator: "\n")]
     }
 }

@@ -155,7 +155,7 @@ final class WhoAmICommandTests: XCTestCase {
     func testNotSignedIn() {
         let harness = Harness(now: now)
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
-            let error = error as? AuthctlError
+            let error = Optional(AuthctlError.from(error))
             XCTAssertEqual(error?.code, .notAuthorized)
             XCTAssertEqual(error?.message, "Not signed in (profile default). Run: authctl signin")
         }
@@ -195,7 +195,7 @@ final class WhoAmICommandTests: XCTestCase {
         try seed(harness, expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
-            let error = error as? AuthctlError
+            let error = Optional(AuthctlError.from(error))
             XCTAssertEqual(error?.code, .notAuthorized)
             XCTAssertTrue(error?.message.contains("has ended") ?? false)
         }

@@ -437,7 +437,7 @@ final class ChangePasswordCommandTests: XCTestCase {
         let console = FakeConsole(interactive: true, promptAnswers: ["a", "b", "b"])
         let harness = Harness(console: console, now: now)
         XCTAssertThrowsError(try ChangePassword.parse([]).run(in: harness.context)) { error in
-            XCTAssertEqual((error as? AuthctlError)?.code, .notAuthorized)
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertTrue(console.prompts.isEmpty)
     }

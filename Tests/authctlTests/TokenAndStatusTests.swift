@@ -70,7 +70,7 @@ final class TokenCommandTests: XCTestCase {
         try seed(harness, expiresIn: -10)
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("UserNotFoundException", "User does not exist.") }
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
-            XCTAssertTrue((error as? AuthctlError)?.sessionEnded ?? false, "\(error)")
+            guard case SessionError.ended = error else { return XCTFail("\(error)") }
         }
         XCTAssertNil(try SessionRepository(store: harness.store).load(profile: "default"))
     }
@@ -78,7 +78,7 @@ final class TokenCommandTests: XCTestCase {
     func testNotSignedIn() {
         let harness = Harness(now: now)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
-            XCTAssertEqual((error as? AuthctlError)?.code, .notAuthorized)
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertEqual(harness.console.stdout, [])
     }
@@ -108,8 +108,8 @@ final class TokenCommandTests: XCTestCase {
         session.clientId = "client2"
         try SessionRepository(store: harness.store).save(session)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
-            XCTAssertEqual((error as? AuthctlError)?.code, .notAuthorized)
-            XCTAssertTrue((error as? AuthctlError)?.message.contains("client") ?? false)
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
+            XCTAssertTrue(AuthctlError.from(error).message.contains("client"))
         }
         XCTAssertEqual(harness.console.stdout, [])
     }
@@ -147,12 +147,12 @@ final class StatusCommandTests: XCTestCase {
     }
 }
 
-final class RefreshLockTests: XCTestCase {
+final class ProfileLockTests: XCTestCase {
     func testWaitIsBoundedWhileAnotherProcessHoldsTheLock() throws {
         let runtime = NSTemporaryDirectory() + "authctl-lock-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         let environment = ["XDG_RUNTIME_DIR": runtime, "HOME": runtime]
-        let directory = RefreshLock.directories(environment: environment)[0]
+        let directory = ProfileLock.directories(environment: environment)[0]
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         // Another open file description of the same lock file: flock treats it as another holder.
@@ -161,13 +161,13 @@ final class RefreshLockTests: XCTestCase {
         defer { close(other) }
         XCTAssertEqual(flock(other, LOCK_EX), 0)
         var ran = false
-        XCTAssertThrowsError(try RefreshLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }) { error in
+        XCTAssertThrowsError(try ProfileLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }) { error in
             XCTAssertEqual((error as? AuthctlError)?.code, .throttled)
             XCTAssertTrue((error as? AuthctlError)?.message.contains("another authctl process") ?? false)
         }
         XCTAssertFalse(ran)
         flock(other, LOCK_UN)
-        try RefreshLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }
+        try ProfileLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }
         XCTAssertTrue(ran)
     }
 }

@@ -154,10 +154,14 @@ extension CognitoService {
         do {
             response = try transport.send(request)
         } catch let error as TransportError {
-            throw CognitoError.transport(error)
+            var failure = CognitoError.transport(error)
+            failure.endpoint = endpoint
+            throw failure
         }
         guard response.status == 200 else {
-            throw CognitoError.malformed("the pool's key set answered HTTP \(response.status)", status: response.status)
+            var failure = CognitoError.malformed("the pool's key set answered HTTP \(response.status)", status: response.status)
+            failure.endpoint = endpoint
+            throw failure
         }
         _ = try JWKS(json: response.body)
         var maxAge: Double?

@@ -31,6 +31,8 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     public var challengeName: String?
     /// The answer's `Retry-After`, in seconds from when it came (throttling, 503).
     public var retryAfter: Double?
+    /// The endpoint that was called (set by `CognitoService`), for messages that say where.
+    public var endpoint: String?
 
     public init(kind: Kind, message: String, errorType: String? = nil, httpStatus: Int? = nil,
                 transportKind: TransportError.Kind? = nil, challengeName: String? = nil) {

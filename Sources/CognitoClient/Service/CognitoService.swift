@@ -69,6 +69,7 @@ public final class CognitoService {
                 guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent),
                       let wait = retryPolicy.wait(afterAttempt: attempt, for: error) else {
                     error.outcomeUnknown = outcomeUnknown
+                    error.endpoint = endpoint
                     throw error
                 }
                 retryPolicy.pause(wait)

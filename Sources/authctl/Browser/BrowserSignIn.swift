@@ -72,9 +72,9 @@ struct BrowserSignIn {
         let console = context.console
         let client = try ClientSettings(settings)
         let domain = try options.managedLogin.resolve(settings)
-        let keeper = SessionKeeper(context: context, settings: settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         // The keyring first: a missing one fails before a person signs in for nothing.
-        let appClient = try keeper.appClient(client)
+        let appClient = try sessions.appClient(client)
         let port = try options.port(settings)
         let redirectURI = "http://localhost:\(port)/callback"
         let listener = try LoopbackListener(port: port)
@@ -131,10 +131,9 @@ struct BrowserSignIn {
                                                 client: client, now: context.now())
                 session.domain = domain.base
                 session.logoutURI = "http://localhost:\(port)/signed-out"
-                let replaced = try keeper.save(session)
+                try sessions.store(signedIn: session)
                 connection?.respond(status: "200 OK", html: BrowserPages.page(
                     "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
-                revokeReplaced(replaced, by: session, keeper: keeper, client: client)
                 return session
             } catch let error as OAuthError {
                 let failure = AuthctlError.from(oauth: error, domain: domain.base)
@@ -147,51 +146,6 @@ struct BrowserSignIn {
                     "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
                 throw failure
             }
-        }
-    }
-
-    /// Signing in again must not leave the previous refresh token usable (best effort, as for a password sign-in).
-    private func revokeReplaced(_ replaced: StoredSession?, by session: StoredSession, keeper: SessionKeeper, client: ClientSettings) {
-        guard let replaced, replaced.refreshToken != session.refreshToken,
-              replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId else { return }
-        do {
-            try keeper.revoke(replaced)
-        } catch {
-            context.console.message("authctl: warning: the refresh token of the session this sign-in replaced could not be revoked (\(AuthctlError.from(error).message)); it stays usable until it expires.")
-        }
-    }
-}
-
-extension SessionKeeper {
-    /// A browser session's refresh: `grant_type=refresh_token` at its domain. A refused grant ends
-    /// the session (the caller holds the lock); a misconfigured client keeps it.
-    func refreshAtTokenEndpoint(_ session: StoredSession, client: ClientSettings) throws -> AuthenticationResult {
-        let domain = ManagedLoginDomain(session.domain ?? "")
-        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings), client: try appClient(client))
-        do {
-            return try endpoint.refresh(refreshToken: session.refreshToken).authenticationResult
-        } catch let error as OAuthError where error.code == .invalidGrant {
-            throw endSession(session, reason: "the managed login refused the refresh token: \(OutsideText(error.description))",
-                             lockHeld: true)
-        } catch let error as OAuthError {
-            throw AuthctlError.from(oauth: error, domain: domain.base)
-        }
-    }
-
-    /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
-    /// for a browser session, RevokeToken for a password one.
-    func revoke(_ session: StoredSession) throws {
-        let client = try clientSettings(for: session)
-        if let domain = session.domain {
-            let endpoint = TokenEndpoint(domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
-                                         client: try appClient(client))
-            do {
-                try endpoint.revoke(refreshToken: session.refreshToken)
-            } catch let error as OAuthError {
-                throw AuthctlError.from(oauth: error, domain: domain)
-            }
-        } else {
-            try context.service(settings, client: client).revokeToken(refreshToken: session.refreshToken, client: try appClient(client))
         }
     }
 }

@@ -45,16 +45,17 @@ struct MachineTokens {
         let domain = try options.managedLogin.resolve(settings)
         let scopes = ScopeList.normalized(options.scopes)
         let scopeKey = scopes.sorted().joined(separator: " ")
-        let repository = SessionRepository(store: context.store)
+        let sessions = ProfileSession(context: context, settings: settings)
         if options.noStore {
             // No keyring needed: the secret from the environment, or the keyring when one answers.
-            let secret = settings.clientSecret ?? ((try? repository.clientSecret(profile: settings.profile, clientId: clientId)) ?? nil)
+            let secret = try sessions.clientSecret(clientId: clientId, storeRequired: false)
             return try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
         }
-        let secret = try settings.clientSecret ?? repository.clientSecret(profile: settings.profile, clientId: clientId)
+        let secret = try sessions.clientSecret(clientId: clientId)
         let key = SecretKey(kind: Self.kind, profile: settings.profile, userPoolId: settings.userPoolId ?? "", clientId: clientId)
-        // Under the profile's lock: jobs started together on an empty cache make one request.
-        return try RefreshLock.withLock(profile: settings.profile, environment: context.environment) {
+        // Under a lock of the profile's own (the cache is this type's, not the session layer's):
+        // jobs started together on an empty cache make one request.
+        return try ProfileLock.withLock(profile: settings.profile + ".machine-token", environment: context.environment) {
             var cache = try load(key)
             let now = context.now()
             if let cached = cache[scopeKey], cached.expiresAt.timeIntervalSince(now) > minValidity {

@@ -1,0 +1,16 @@
+import Foundation
+
+/// Asks before something that cannot be undone; without a terminal, `--yes` is required.
+enum Confirmation {
+    static func require(_ question: String, confirmed: Bool, console: Console,
+                        withoutTerminal reason: String = "this signs out every device and cannot be undone") throws {
+        if confirmed { return }
+        guard console.canPrompt else {
+            throw AuthctlError(.usage, "\(reason): pass --yes to confirm without a terminal")
+        }
+        let answer = console.prompt(question, secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard answer == "y" || answer == "yes" else {
+            throw AuthctlError(.unexpected, "cancelled; nothing was changed")
+        }
+    }
+}
