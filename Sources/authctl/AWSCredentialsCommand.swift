@@ -42,7 +42,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
         case .process:
             context.console.output(Self.processJSON(credentials))
         case .env:
-            context.console.output(Self.environment(credentials).map { "export \($0.name)=\(Self.shellQuoted($0.value))" }
+            context.console.output(credentials.environment.map { "export \($0.name)=\(ShellWord.exactlyQuoted($0.value))" }
                 .joined(separator: "\n"))
         }
     }
@@ -54,15 +54,5 @@ struct AWSCredentialsCommand: AuthctlCommand {
             ("SessionToken", credentials.sessionToken), ("Expiration", Format.iso8601(credentials.expiration)),
         ]
         return "{\"Version\":1," + fields.map { "\(Format.json($0.0)):\(Format.json($0.1))" }.joined(separator: ",") + "}"
-    }
-
-    /// The variables the AWS CLI and SDKs read (AWS_CREDENTIAL_EXPIRATION as aws-vault and the SDKs' tooling set it).
-    static func environment(_ credentials: TemporaryAWSCredentials) -> [(name: String, value: String)] {
-        [("AWS_ACCESS_KEY_ID", credentials.accessKeyId), ("AWS_SECRET_ACCESS_KEY", credentials.secretAccessKey),
-         ("AWS_SESSION_TOKEN", credentials.sessionToken), ("AWS_CREDENTIAL_EXPIRATION", Format.iso8601(credentials.expiration))]
-    }
-
-    static func shellQuoted(_ value: String) -> String {
-        "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -203,17 +203,20 @@ enum AccountFailure {
     }
 }
 
-/// A word as it must be typed in a shell, for the commands messages suggest.
-enum ShellWord {
-    static func quoted(_ word: String) -> String {
-        let plain = word.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) && $0.isASCII || "@._+-".unicodeScalars.contains($0) }
-        if plain && !word.isEmpty { return word }
-        return "'" + OutsideText(word).description.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-}
-
 /// `--output json` of the commands that send a code.
-struct CodeDeliveryReport: Encodable {
+struct CodeDeliveryReport: CommandReport {
     var username: String
     var codeDelivery: CodeDeliveryDetails?
+    /// For the person: in text mode, and beside the JSON document.
+    var textMessages: [String] = []
+    var jsonMessages: [String] = []
+
+    enum CodingKeys: String, CodingKey { case username, codeDelivery }
+
+    func saying(_ text: [String], inJSON: [String] = []) -> CodeDeliveryReport {
+        var report = self
+        report.textMessages = text
+        report.jsonMessages = inJSON
+        return report
+    }
 }

@@ -64,7 +64,11 @@ struct AdminSignOut {
     static func failure(_ error: CognitoError, username: String, poolId: String, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
         if let refusal = AdminService.refusal(error, username: username, poolId: poolId) { return refusal }
         let failure = AuthctlError.from(error, endpoint: endpoint)
-        guard failure.code == .unavailable || failure.code == .throttled || failure.code == .unexpected else { return failure }
+        // A refusal the service explained decided the matter; anything else (unreachable, throttled,
+        // failed, an answer this client cannot place) leaves the user's sessions to be described.
+        let explained = error.kind == .service && !error.isThrottling && !error.isServerError
+            && (error.refusal != nil || error.isNotAuthorized)
+        guard !explained else { return failure }
         if mayHaveActed {
             return AuthctlError(failure.code, "\(failure.message)\nThe request may have reached Cognito, so \(username)'s sessions may or may not have been revoked. Run the same command again (repeating it is harmless) to be sure.")
         }

@@ -205,7 +205,7 @@ struct ChallengeResponder {
         if challenge.attempt > 1 {
             log.wrongCodes += 1
             guard console.canPrompt else { throw CodeDidNotMatch() }
-            console.message("The code did not match; try again.")
+            console.message(Messages.codeDidNotMatchTryAgain)
         } else if let given = mfa.mfaCode {
             do {
                 return try Self.normalized(given, format: format)

@@ -24,7 +24,6 @@ struct ConfirmSignUp: AuthctlCommand {
     func run(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
         let username = try support.username(account)
-        let user = ShellWord.quoted(username)
         var answer = try support.code(given: code, missing: "no terminal to ask for the code: pass --code CODE")
         let appClient = try support.appClient()
         let service = try support.service()
@@ -36,24 +35,23 @@ struct ConfirmSignUp: AuthctlCommand {
                 try service.confirmSignUp(username: username, code: answer, client: appClient)
                 break
             } catch let error as CognitoError where error.refusal == .codeMismatch && code == nil && attempts < 3 {
-                context.console.message("The code did not match; try again.")
+                context.console.message(Messages.codeDidNotMatchTryAgain)
                 answer = try support.typedCode(delivery: nil)
             } catch {
                 throw AccountFailure.from(error, step: .confirmSignUp, username: username, support: support,
                                           hasSecret: appClient.clientSecret != nil)
             }
         }
-        switch global.output {
-        case .json:
-            context.printJSON(AccountConfirmed(username: username, confirmed: true))
-        case .text:
-            context.console.message("Account \(OutsideText(username)) confirmed; sign in with: authctl signin --username \(user)")
-        }
+        emit(AccountConfirmed(username: username, confirmed: true), in: context)
     }
 }
 
 /// `confirm-signup --output json`.
-struct AccountConfirmed: Encodable {
+struct AccountConfirmed: CommandReport {
     var username: String
     var confirmed: Bool
+
+    var textMessages: [String] {
+        ["Account \(OutsideText(username)) confirmed; sign in with: authctl signin --username \(ShellWord.quoted(username))"]
+    }
 }

@@ -13,25 +13,12 @@ struct Devices: ParsableCommand {
 /// One device in `devices list --output json`. Name and key are the service's text, as sent.
 struct DeviceSummary: Encodable {
     var deviceKey: String
-    var name: String?
-    var lastSeen: Date?
-    var createdAt: Date?
-    var remembered: Bool?
+    @Nullable var name: String?
+    @Nullable var lastSeen: Date?
+    @Nullable var createdAt: Date?
+    @Nullable var remembered: Bool?
     /// The device this machine keeps (never set with --user).
     var thisDevice: Bool
-
-    enum CodingKeys: String, CodingKey { case deviceKey, name, lastSeen, createdAt, remembered, thisDevice }
-
-    // Absent values are written as null: scripts see every key in every answer.
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(deviceKey, forKey: .deviceKey)
-        try container.encode(name, forKey: .name)
-        try container.encode(lastSeen, forKey: .lastSeen)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(remembered, forKey: .remembered)
-        try container.encode(thisDevice, forKey: .thisDevice)
-    }
 }
 
 extension DeviceSummary {
@@ -51,14 +38,23 @@ extension DeviceSummary {
 }
 
 /// `devices list --output json`.
-struct DeviceListReport: Encodable {
+struct DeviceListReport: CommandReport {
     var user: String
     var userPoolId: String
     var devices: [DeviceSummary]
+
+    var textOutput: [String] {
+        devices.isEmpty ? [] : [devices.map(\.textLine).joined(separator: "\n")]
+    }
+
+    var textMessages: [String] {
+        if devices.isEmpty { return ["Cognito tracks no devices for \(OutsideText(user)) in \(userPoolId)."] }
+        return devices.contains(where: \.thisDevice) ? ["(* this device)"] : []
+    }
 }
 
 /// `devices forget --output json`.
-struct DeviceForgetReport: Encodable {
+struct DeviceForgetReport: CommandReport {
     var user: String
     var userPoolId: String
     var deviceKey: String
@@ -66,4 +62,12 @@ struct DeviceForgetReport: Encodable {
     var service: String
     /// The machine's own keys for it were deleted.
     var removedLocally: Bool
+
+    var textMessages: [String] {
+        let key = OutsideText(deviceKey)
+        let here = removedLocally ? "; its keys were deleted from this machine" : ""
+        return [service == "forgotten"
+            ? "Forgot device \(key) of \(OutsideText(user))\(here)."
+            : "Cognito no longer knew device \(key) of \(OutsideText(user))\(here)."]
+    }
 }

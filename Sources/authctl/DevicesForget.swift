@@ -37,17 +37,7 @@ struct DevicesForget: AuthctlCommand {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let report = try user.map { try forgetAsOperator(user: $0, settings: settings, context: context) }
             ?? forgetOwn(settings: settings, context: context)
-        switch global.output {
-        case .json:
-            context.printJSON(report)
-        case .text:
-            let key = OutsideText(report.deviceKey)
-            let user = OutsideText(report.user)
-            let here = report.removedLocally ? "; its keys were deleted from this machine" : ""
-            context.console.message(report.service == "forgotten"
-                ? "Forgot device \(key) of \(user)\(here)."
-                : "Cognito no longer knew device \(key) of \(user)\(here).")
-        }
+        emit(report, in: context)
     }
 
     private func forgetOwn(settings: Settings, context: CommandContext) throws -> DeviceForgetReport {

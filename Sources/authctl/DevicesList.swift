@@ -39,16 +39,6 @@ struct DevicesList: AuthctlCommand {
             report = DeviceListReport(user: session.username, userPoolId: session.userPoolId,
                                       devices: devices.map { DeviceSummary($0, thisDeviceKey: mine?.deviceKey) })
         }
-        switch global.output {
-        case .json:
-            context.printJSON(report)
-        case .text:
-            guard !report.devices.isEmpty else {
-                context.console.message("Cognito tracks no devices for \(OutsideText(report.user)) in \(report.userPoolId).")
-                return
-            }
-            context.console.output(report.devices.map(\.textLine).joined(separator: "\n"))
-            if report.devices.contains(where: \.thisDevice) { context.console.message("(* this device)") }
-        }
+        emit(report, in: context)
     }
 }

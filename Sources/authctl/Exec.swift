@@ -60,7 +60,7 @@ struct Exec: AuthctlCommand {
     func run(in context: CommandContext) throws {
         // Descriptors the caller handed down (`3>file`, a make jobserver, `<(...)`) go on to CMD;
         // only those authctl opens itself from here on are closed at exec.
-        let inherited = Self.openDescriptors()
+        let inherited = ChildProcess.openDescriptors()
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let awsCredentials = try aws ? IdentityPoolCredentials(
             context: context, settings: settings,
@@ -90,12 +90,12 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_TOKEN", checks.token(session, requested[0]), 1)
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
-        for variable in awsCredentials.map(AWSCredentialsCommand.environment) ?? [] { setenv(variable.name, variable.value, 1) }
+        for variable in awsCredentials?.environment ?? [] { setenv(variable.name, variable.value, 1) }
         try execute(keeping: inherited)
     }
 
     private func execute(keeping inherited: Set<Int32>) throws {
-        Self.prepareForExec(keeping: inherited)
+        ChildProcess.prepareForExec(keeping: inherited)
 
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) }
         argv.append(nil)
@@ -103,23 +103,5 @@ struct Exec: AuthctlCommand {
         let reason = String(cString: strerror(errno))
         let code: AuthctlError.Code = errno == ENOENT ? .commandNotFound : .cannotExecute
         throw AuthctlError(code, "cannot run \(command[0]): \(reason)")
-    }
-
-    static func openDescriptors() -> Set<Int32> {
-        Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })
-    }
-
-    /// What exec would otherwise hand down: the Swift runtime ignores SIGPIPE (an ignored signal
-    /// stays ignored across exec, so `authctl exec -- yes | head -1` would never end on SIGPIPE),
-    /// and descriptors opened by libcurl and D-Bus (the live connection to Cognito among them).
-    static func prepareForExec(keeping inherited: Set<Int32>) {
-        signal(SIGPIPE, SIG_DFL)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        sigprocmask(SIG_SETMASK, &unblocked, nil)
-        for fd in openDescriptors().subtracting(inherited) where fd > 2 {
-            let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
-        }
     }
 }

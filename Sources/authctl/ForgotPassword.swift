@@ -54,13 +54,9 @@ struct ForgotPassword: AuthctlCommand {
                 throw failure(error)
             }
             guard console.canPrompt else {
-                switch global.output {
-                case .json: context.printJSON(CodeDeliveryReport(username: username, codeDelivery: delivery))
-                case .text: break
-                }
-                console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
-                console.message("Then run: authctl forgot-password --username \(user) --code CODE --password-stdin (the new password on standard input)")
-                return
+                let text = ["A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).",
+                            "Then run: authctl forgot-password --username \(user) --code CODE --password-stdin (the new password on standard input)"]
+                return emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying(text, inJSON: text), in: context)
             }
             console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
             answer = try support.typedCode(delivery: delivery)
@@ -76,18 +72,13 @@ struct ForgotPassword: AuthctlCommand {
                 try support.service().confirmForgotPassword(username: username, code: answer, newPassword: password, client: appClient)
                 break
             } catch let error as CognitoError where error.refusal == .codeMismatch && code == nil && console.canPrompt && attempts < 3 {
-                console.message("The code did not match; try again.")
+                console.message(Messages.codeDidNotMatchTryAgain)
                 answer = try support.typedCode(delivery: delivery)
             } catch {
                 throw failure(error)
             }
         }
-        switch global.output {
-        case .json:
-            context.printJSON(PasswordResetReport(username: username, passwordReset: true))
-        case .text:
-            console.message("Password reset; sign in with: authctl signin --username \(user)")
-        }
+        emit(PasswordResetReport(username: username, passwordReset: true), in: context)
     }
 
     private func readNewPassword(_ console: Console) throws -> String {
@@ -100,7 +91,11 @@ struct ForgotPassword: AuthctlCommand {
 }
 
 /// `forgot-password --output json` once the password is reset.
-struct PasswordResetReport: Encodable {
+struct PasswordResetReport: CommandReport {
     var username: String
     var passwordReset: Bool
+
+    var textMessages: [String] {
+        ["Password reset; sign in with: authctl signin --username \(ShellWord.quoted(username))"]
+    }
 }

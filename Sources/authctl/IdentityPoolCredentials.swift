@@ -163,3 +163,11 @@ struct AWSCredentialsCache {
                         secret: String(decoding: data, as: UTF8.self))
     }
 }
+
+extension TemporaryAWSCredentials {
+    /// The variables the AWS CLI and SDKs read (AWS_CREDENTIAL_EXPIRATION as aws-vault and the SDKs' tooling set it).
+    var environment: [(name: String, value: String)] {
+        [("AWS_ACCESS_KEY_ID", accessKeyId), ("AWS_SECRET_ACCESS_KEY", secretAccessKey),
+         ("AWS_SESSION_TOKEN", sessionToken), ("AWS_CREDENTIAL_EXPIRATION", Format.iso8601(expiration))]
+    }
+}

@@ -131,7 +131,7 @@ struct PasswordSignIn {
                 ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
                 : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
         case .challengeSessionExpired?, .codeExpired?:
-            return AuthctlError(.notAuthorized, "The sign-in took too long and its challenge expired; start again: authctl signin")
+            return AuthctlError(.notAuthorized, Messages.challengeExpired)
         case .userNotFound?:
             return AuthctlError(.notAuthorized, "Incorrect username or password")
         default:

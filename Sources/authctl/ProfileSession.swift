@@ -154,7 +154,7 @@ struct ProfileSession {
             } catch let error as SecureStoreError {
                 // The service has answered (and, with rotation, replaced the refresh token): use the
                 // new tokens for this call rather than waste them, and say the store is behind.
-                context.console.message("authctl: warning: the refreshed session could not be stored (\(AuthctlError.from(error).message)); the next command may have to sign in again.")
+                context.console.message(Messages.refreshedNotStored(AuthctlError.from(error).message))
             }
             return current
         }

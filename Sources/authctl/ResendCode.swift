@@ -21,12 +21,9 @@ struct ResendCode: AuthctlCommand {
             throw AccountFailure.from(error, step: .resendCode, username: username, support: support,
                                       hasSecret: appClient.clientSecret != nil)
         }
-        switch global.output {
-        case .json:
-            context.printJSON(CodeDeliveryReport(username: username, codeDelivery: delivery))
-        case .text:
-            context.console.message("A new confirmation code was sent to \(CodeDeliveryText.describe(delivery)).")
-            context.console.message("Confirm the account with: authctl confirm-signup --username \(ShellWord.quoted(username))")
-        }
+        emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying([
+            "A new confirmation code was sent to \(CodeDeliveryText.describe(delivery)).",
+            "Confirm the account with: authctl confirm-signup --username \(ShellWord.quoted(username))",
+        ]), in: context)
     }
 }

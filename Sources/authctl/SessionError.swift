@@ -98,6 +98,18 @@ enum Messages {
         "authctl: warning: the refresh token of the session this sign-in replaced could not be revoked (\(reason)); it stays usable until it expires."
     }
 
+    static let codeDidNotMatchTryAgain = "The code did not match; try again."
+    static let challengeExpired = "The sign-in took too long and its challenge expired; start again: authctl signin"
+    static let pendingCodeTooLate = "The sign-in took too long: its code was not given within 3 minutes; start again: authctl signin"
+
+    static func refreshedNotStored(_ reason: String) -> String {
+        "authctl: warning: the refreshed session could not be stored (\(reason)); the next command may have to sign in again."
+    }
+
+    static func sessionNotKept(_ reason: String) -> String {
+        "authctl: no Secret Service (\(reason)); the session was not kept."
+    }
+
     static let incorrectCredentials = "Incorrect username or password"
     static let codeDidNotMatch = "The code did not match"
     static let tooManyAttempts = "Too many attempts; wait a few minutes and try again"

@@ -116,8 +116,7 @@ struct SignIn: AuthctlCommand {
 
     /// Stores the session (or prints the tokens with --no-store) and says who is signed in.
     func deliver(_ result: SignInResult, sessions: ProfileSession, settings: Settings, client: ClientSettings,
-                         context: CommandContext) throws {
-        let console = context.console
+                 context: CommandContext) throws {
         let now = context.now()
         if noStore {
             let tokens = result.tokens
@@ -154,7 +153,7 @@ struct SignIn: AuthctlCommand {
         }
         if pending.isExpired(now: context.now()) {
             PendingChallenge.discard(store, profile: profile)
-            throw AuthctlError(.notAuthorized, "The sign-in took too long: its code was not given within 3 minutes; start again: authctl signin")
+            throw AuthctlError(.notAuthorized, Messages.pendingCodeTooLate)
         }
         let appClient = try sessions.appClient(client, storeRequired: !noStore)
         var signIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,

@@ -56,37 +56,30 @@ struct SignUp: AuthctlCommand {
         } catch {
             throw AccountFailure.from(error, step: .signUp, username: username, support: support, hasSecret: appClient.clientSecret != nil)
         }
-        let user = ShellWord.quoted(username)
-        switch global.output {
-        case .json:
-            context.printJSON(SignUpReport(userConfirmed: response.userConfirmed, userSub: response.userSub,
-                                           codeDelivery: response.codeDeliveryDetails))
-        case .text:
-            if response.userConfirmed {
-                console.message("Account \(OutsideText(username)) created and already confirmed; sign in with: authctl signin --username \(user)")
-            } else if response.codeDeliveryDetails != nil {
-                console.message("Account \(OutsideText(username)) created. A confirmation code was sent to \(CodeDeliveryText.describe(response.codeDeliveryDetails)).")
-                console.message("Confirm it with: authctl confirm-signup --username \(user)")
-            } else {
-                console.message("Account \(OutsideText(username)) created, but the pool sent no confirmation code: an administrator must confirm it.")
-            }
-        }
+        emit(SignUpReport(userConfirmed: response.userConfirmed, userSub: response.userSub,
+                          codeDelivery: response.codeDeliveryDetails, username: username), in: context)
     }
 }
 
 /// `signup --output json`.
-struct SignUpReport: Encodable {
+struct SignUpReport: CommandReport {
     var userConfirmed: Bool
     var userSub: String
     /// Always present: null when no code was sent.
-    var codeDelivery: CodeDeliveryDetails?
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(userConfirmed, forKey: .userConfirmed)
-        try container.encode(userSub, forKey: .userSub)
-        try container.encode(codeDelivery, forKey: .codeDelivery)
-    }
+    @Nullable var codeDelivery: CodeDeliveryDetails?
+    /// For the text only.
+    var username: String
 
     enum CodingKeys: String, CodingKey { case userConfirmed, userSub, codeDelivery }
+
+    var textMessages: [String] {
+        let user = ShellWord.quoted(username)
+        if userConfirmed {
+            return ["Account \(OutsideText(username)) created and already confirmed; sign in with: authctl signin --username \(user)"]
+        } else if codeDelivery != nil {
+            return ["Account \(OutsideText(username)) created. A confirmation code was sent to \(CodeDeliveryText.describe(codeDelivery)).",
+                    "Confirm it with: authctl confirm-signup --username \(user)"]
+        }
+        return ["Account \(OutsideText(username)) created, but the pool sent no confirmation code: an administrator must confirm it."]
+    }
 }

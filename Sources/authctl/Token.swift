@@ -94,7 +94,7 @@ struct Token: AuthctlCommand {
             }
         }
         if let notKept = obtained.notKept {
-            context.console.message("authctl: no Secret Service (\(notKept.message)); the session was not kept.")
+            context.console.message(Messages.sessionNotKept(notKept.message))
         }
         let service = try obtained.service ?? context.service(settings, client: try client ?? ClientSettings(settings))
         try emit(obtained.session, checks: checks, service: service, context: context)

@@ -120,9 +120,8 @@ final class SignInCommandTests: XCTestCase {
     func testMissingKeyringFailsBeforeAskingOrCalling() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), store: UnavailableStore())
         XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin"], harness)) { error in
-            let error = AuthctlError.from(error)
-            XCTAssertEqual(error.code, .configuration)
-            XCTAssertTrue(error.message.contains("Secret Service"))
+            XCTAssertEqual((error as? SecureStoreError)?.kind, .unavailable)
+            XCTAssertEqual(AuthctlError.from(error).code, .configuration)
         }
         XCTAssertTrue(harness.cognito.calls.isEmpty)
         XCTAssertEqual(harness.console.stdinLines, ["pw"], "the password was not even read")
@@ -195,9 +194,9 @@ final class WhoAmICommandTests: XCTestCase {
         try seed(harness, expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
-            let error = Optional(AuthctlError.from(error))
-            XCTAssertEqual(error?.code, .notAuthorized)
-            XCTAssertTrue(error?.message.contains("has ended") ?? false)
+            guard case .ended(let profile, _)? = error as? SessionError else { return XCTFail("\(error)") }
+            XCTAssertEqual(profile, "default")
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertNil(try SessionRepository(store: harness.store).load(profile: "default"))
     }

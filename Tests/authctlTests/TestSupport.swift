@@ -83,18 +83,20 @@ final class FakeCognito: HTTPTransport {
 
 /// A store that is always unreachable, like a machine without a session bus.
 final class UnavailableStore: SecretStore {
-    func read(_ key: SecretKey) throws -> String? { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
-    func write(_ key: SecretKey, label: String, secret: String) throws { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
-    func delete(_ key: SecretKey) throws -> Bool { throw SecureStoreError(kind: .unavailable, message: "no D-Bus session bus") }
+    static let failure = SecureStoreError(kind: .unavailable, message: "no D-Bus session bus")
+    func read(_ key: SecretKey) throws -> String? { throw Self.failure }
+    func write(_ key: SecretKey, label: String, secret: String) throws { throw Self.failure }
+    func delete(_ key: SecretKey) throws -> Bool { throw Self.failure }
 }
 
 /// An in-memory store whose writes fail (a keyring that locked, or stopped answering, mid-command).
 final class WriteFailingStore: SecretStore {
     let inner = InMemorySecretStore()
     var failWrites = false
+    static let failure = SecureStoreError(kind: .timeout, message: "the Secret Service did not answer within 5 s")
     func read(_ key: SecretKey) throws -> String? { try inner.read(key) }
     func write(_ key: SecretKey, label: String, secret: String) throws {
-        if failWrites { throw SecureStoreError(kind: .timeout, message: "the Secret Service did not answer within 5 s") }
+        if failWrites { throw Self.failure }
         try inner.write(key, label: label, secret: secret)
     }
     func delete(_ key: SecretKey) throws -> Bool { try inner.delete(key) }

@@ -50,7 +50,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertNotEqual(harness.console.stdout.first, try SessionRepository(store: store).load(profile: "default")?.accessToken,
                           "the printed token is the refreshed one")
         XCTAssertEqual(harness.console.stderr.count, 1)
-        XCTAssertTrue(harness.console.stderr[0].contains("could not be stored"), harness.console.stderr[0])
+        XCTAssertEqual(harness.console.stderr[0], Messages.refreshedNotStored(AuthctlError.from(WriteFailingStore.failure).message))
     }
 
     func testAnEndedSessionThatCannotBeRemovedSaysSo() throws {
@@ -58,9 +58,8 @@ final class TokenCommandTests: XCTestCase {
         try seed(harness, expiresIn: -10)
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
-            let error = AuthctlError.from(error)
-            XCTAssertEqual(error.code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
-            XCTAssertTrue(error.message.contains("could not be removed"), error.message)
+            guard case .endedButNotRemoved(_, _, _, let code)? = error as? SessionError else { return XCTFail("\(error)") }
+            XCTAssertEqual(code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
         }
         XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
     }
@@ -90,7 +89,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stdout.count, 1)
         XCTAssertEqual(harness.console.stdout[0].split(separator: ".").count, 3)
         XCTAssertEqual(harness.console.stderr.count, 1)
-        XCTAssertTrue(harness.console.stderr[0].contains("not kept"))
+        XCTAssertEqual(harness.console.stderr[0], Messages.sessionNotKept(UnavailableStore.failure.message))
     }
 
     func testSignsInWhenNotSignedInAndStores() throws {
@@ -108,8 +107,9 @@ final class TokenCommandTests: XCTestCase {
         session.clientId = "client2"
         try SessionRepository(store: harness.store).save(session)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+            guard case .otherClient(_, let stored, _)? = error as? SessionError else { return XCTFail("\(error)") }
+            XCTAssertEqual(stored.client, "client2")
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
-            XCTAssertTrue(AuthctlError.from(error).message.contains("client"))
         }
         XCTAssertEqual(harness.console.stdout, [])
     }

@@ -46,7 +46,7 @@ struct BrowserLauncher {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         // Nothing of ours beyond stderr (libcurl's and D-Bus's sockets, the listener): all close at exec.
-        for fd in Exec.openDescriptors() where fd > 2 {
+        for fd in ChildProcess.openDescriptors() where fd > 2 {
             let flags = fcntl(fd, F_GETFD)
             if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
         }

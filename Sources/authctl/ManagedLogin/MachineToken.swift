@@ -23,12 +23,14 @@ struct MachineTokenOptions: ParsableArguments {
     }
 }
 
-/// A client_credentials access token as cached and printed.
-struct MachineToken: Codable, Equatable {
+/// A client_credentials access token as cached and printed (text: the token alone).
+struct MachineToken: Codable, Equatable, CommandReport {
     var accessToken: String
     var expiresAt: Date
     var scope: String
     var tokenType: String
+
+    var textOutput: [String] { [accessToken] }
 }
 
 /// Gets client_credentials tokens, from the profile's cache while they stay valid long enough.

@@ -1,0 +1,17 @@
+import Foundation
+
+/// Words as they must be typed in a shell.
+enum ShellWord {
+    /// For the commands messages suggest: plain words as they are; anything else single-quoted,
+    /// with text from outside escaped first (it is shown on a terminal).
+    static func quoted(_ word: String) -> String {
+        let plain = word.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) && $0.isASCII || "@._+-".unicodeScalars.contains($0) }
+        if plain && !word.isEmpty { return word }
+        return "'" + OutsideText(word).description.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// For `export` lines a shell evaluates: the value exactly, single-quoted.
+    static func exactlyQuoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
