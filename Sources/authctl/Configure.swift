@@ -68,20 +68,21 @@ struct Configure: AuthctlCommand {
         if let region = profile.region, !AWSName.isRegion(region) {
             throw AuthctlError(.configuration, "region \"\(region)\" is malformed: expected e.g. eu-west-1")
         }
-        _ = try ClientSettings(Settings(profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,
-                                        endpoint: profile.endpoint, timeout: 30, configFile: file.path))
+        let written = Settings(profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,
+                               endpoint: profile.endpoint, timeout: 30, configFile: file.path)
+        _ = try ClientSettings(written)
 
-        let repository = SessionRepository(store: context.store)
+        let sessions = ProfileSession(context: context, settings: written)
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
             let secret = isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
-            try repository.saveClientSecret(secret, profile: profileName, userPoolId: poolId, clientId: clientId)
+            try sessions.keepClientSecret(secret)
         } else if let previousClientId, previousClientId != clientId {
             // The secret kept for the previous client belongs to it, not to the new one.
-            _ = try? repository.deleteClientSecret(profile: profileName)
+            _ = try? sessions.forgetClientSecret()
         }
         file.profiles[profileName] = profile
         try file.save()

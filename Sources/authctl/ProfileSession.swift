@@ -90,6 +90,18 @@ struct ProfileSession {
         }
     }
 
+    /// `configure --client-secret-stdin`: keeps the secret of the configured app client.
+    func keepClientSecret(_ secret: String) throws {
+        try repository.saveClientSecret(secret, profile: profile, userPoolId: settings.userPoolId ?? "",
+                                        clientId: settings.clientId ?? "")
+    }
+
+    /// Removes the profile's kept client secret (it belonged to another app client).
+    @discardableResult
+    func forgetClientSecret() throws -> Bool {
+        try repository.deleteClientSecret(profile: profile)
+    }
+
     // MARK: a fresh session
 
     /// The stored session, refreshed first when its access token expires within `minValidity`
