@@ -15,8 +15,8 @@ struct AdminService {
 
     init(settings: Settings, context: CommandContext) throws {
         poolId = try settings.checkedPoolId()
-        region = settings.region ?? Settings.region(fromPoolId: poolId) ?? "us-east-1"
-        endpoint = settings.endpoint ?? Settings.defaultEndpoint(region: region)
+        region = Defaults.region(configured: settings.region, poolId: poolId)
+        endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try ClientSettings.checkEndpoint(endpoint)
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
         service = CognitoService(endpoint: endpoint, transport: try context.transport(settings), retryPolicy: context.retryPolicy)
@@ -27,16 +27,18 @@ struct AdminService {
 
     /// A refusal the operator can act on: no such user, or AWS credentials refused; nil otherwise.
     static func refusal(_ error: CognitoError, username: String, poolId: String) -> AuthctlError? {
-        guard error.kind == .service && !error.isThrottling && !error.isServerError else { return nil }
-        switch error.errorType ?? "" {
-        case "UserNotFoundException":
-            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(error.message)")
-        case "AccessDeniedException", "NotAuthorizedException", "UnrecognizedClientException",
-             "InvalidSignatureException", "IncompleteSignature", "MissingAuthenticationTokenException",
-             "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch":
-            return AuthctlError(.notAuthorized, "the service refused the AWS credentials: \(error.errorType ?? ""): \(error.message)")
+        guard !error.isThrottling && !error.isServerError else { return nil }
+        // For a signed admin operation NotAuthorizedException too means the IAM identity may not do it.
+        switch error.refusal {
+        case .userNotFound?:
+            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(OutsideText(error.message))")
+        case .awsCredentialsRefused?:
+            break
+        case _ where error.isNotAuthorized:
+            break
         default:
             return nil
         }
+        return AuthctlError(.notAuthorized, "the service refused the AWS credentials: \(OutsideText(error.errorType ?? "")): \(OutsideText(error.message))")
     }
 }

@@ -124,7 +124,7 @@ public final class Authenticator {
         // Starting an SRP sign-in only asks for a challenge, so it is safe to repeat. A password
         // sign-in is checked at once: a repeat after an unknown outcome counts as another
         // attempt towards the lockout, and may send another SMS or email code.
-        var response = try service.initiateAuth(
+        let response = try service.initiateAuth(
             InitiateAuthRequest(authFlow: authFlow, clientId: client.clientId, authParameters: parameters),
             idempotent: srp != nil)
         return try runChallenges(response, username: username, srp: srp, password: password, device: device, respond: respond)

@@ -61,6 +61,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case aliasExists
     /// CodeDeliveryFailureException: the pool could not send the code.
     case codeDeliveryFailed
+    /// The AWS credentials of a SigV4-signed (admin) request were refused: AccessDeniedException,
+    /// UnrecognizedClientException, a bad or expired signature or key (AWS's common errors).
+    case awsCredentialsRefused
     /// Any other error type.
     case other
 
@@ -81,6 +84,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "UsernameExistsException": return .usernameExists
         case "AliasExistsException": return .aliasExists
         case "CodeDeliveryFailureException": return .codeDeliveryFailed
+        case "AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException", "IncompleteSignature",
+             "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch":
+            return .awsCredentialsRefused
         case "InvalidParameterException": return .invalidParameter
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
              "UserLambdaValidationException":
