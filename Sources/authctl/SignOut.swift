@@ -25,7 +25,7 @@ struct SignOut: AuthctlCommand {
     @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal for --global).")
     var yes = false
 
-    @Flag(help: "For a browser session: also open the managed login's logout URL, which ends the browser's own sign-in.")
+    @Flag(help: "For a browser session: also open the managed login's logout URL, which ends the browser's own sign-in (waits up to 30 s for the browser to come back to http://localhost:N/signed-out).")
     var browser = false
 
     func validate() throws {
@@ -67,6 +67,7 @@ struct SignOut: AuthctlCommand {
         }
         let report: SignOutReport
         let failure: AuthctlError?
+        var logoutURI: String?
         switch outcome {
         case .notSignedIn:
             report = SignOutReport(signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil)
@@ -78,6 +79,7 @@ struct SignOut: AuthctlCommand {
         case .signedOut(let session, let revoked, let removal):
             report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revokeOutcome,
                                    exposureUntil: session.tokensValidUntil, logoutUrl: session.managedLoginLogoutURL)
+            logoutURI = session.logoutURI
             failure = removal.map { Self.notRemoved($0, what: revoked ? "The session (its refresh token is revoked)" : "The session") }
         }
         var text: [String] = []
@@ -93,7 +95,7 @@ struct SignOut: AuthctlCommand {
         }
         emit(report.saying(text), in: context)
         if let logoutUrl = report.logoutUrl {
-            ManagedLogout.offer(logoutUrl, open: browser, context: context)
+            ManagedLogout.offer(logoutUrl, returningTo: logoutURI, open: browser, context: context)
         }
         if let failure { throw failure }
     }

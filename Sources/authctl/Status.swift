@@ -45,6 +45,8 @@ struct Status: AuthctlCommand {
                     entry.username = session.username
                     entry.userPoolId = session.userPoolId
                     entry.accessTokenExpiresAt = session.accessTokenExpiresAt
+                    entry.signedInWith = session.domain == nil ? .password : .browser
+                    entry.domain = session.domain
                     entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
                     entry.store = "secret-service"
                 case .unreadable:
@@ -104,9 +106,19 @@ struct ProfileStatus: Encodable {
         case storeUnavailable = "store-unavailable"
     }
 
+    /// How the session was signed in: it decides where it is refreshed and revoked.
+    enum SignInKind: String, Encodable {
+        /// signin (SRP, password, USER_AUTH), token --password-stdin: refreshed with Cognito's API.
+        case password
+        /// signin --browser: the managed login's token endpoint at `domain`.
+        case browser
+    }
+
     var profile: String
     var selected: Bool
     var signedIn = false
+    @Nullable var signedInWith: SignInKind? = nil
+    @Nullable var domain: String? = nil
     @Nullable var username: String? = nil
     @Nullable var userPoolId: String? = nil
     @Nullable var accessTokenExpiresAt: Date? = nil
@@ -130,6 +142,7 @@ struct ProfileStatus: Encodable {
                     ? "; access token valid until \(Format.localTime(expiry))"
                     : "; access token expired at \(Format.localTime(expiry)), refreshable"
             }
+            if signedInWith == .browser { text += "; signed in through the browser at \(OutsideText(domain ?? "?"))" }
             text += "; kept in the Secret Service"
             if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }
         }

@@ -36,11 +36,13 @@ import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from local_servers import run_until_interrupted
 
 TARGET_PREFIX = "AWSCognitoIdentityService."
 AMZ_JSON = "application/x-amz-json-1.1"
@@ -263,14 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0)
     args = ap.parse_args(argv)
     handler = type("BoundHandler", (Handler,), {"fake": FakeIdentity(args.upstream)})
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
-    server.daemon_threads = True
-    print(f"PORT {server.server_address[1]}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_until_interrupted(handler, args.port)
 
 
 if __name__ == "__main__":

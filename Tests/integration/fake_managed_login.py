@@ -48,8 +48,10 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local_servers import run_until_interrupted
 
 CODE_LIFETIME = 300.0  # Cognito's authorization codes live 5 minutes
 COOKIE = "cognito-managed-login"
@@ -479,14 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     KEY = moto_key()
     M = ManagedLogin(args.cognito, args.user_pool_id, args.log)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    server.daemon_threads = True
-    print(f"PORT {server.server_address[1]}", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return run_until_interrupted(Handler, args.port)
 
 
 if __name__ == "__main__":

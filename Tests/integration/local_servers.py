@@ -38,6 +38,19 @@ def serve(handler: type[BaseHTTPRequestHandler], **state) -> ThreadingHTTPServer
     return server
 
 
+def run_until_interrupted(handler: type[BaseHTTPRequestHandler], port: int = 0) -> int:
+    """The main loop of a fake run as its own process: serves `handler` on loopback `port` (0: a
+    free one), says `PORT N` on stdout for the test that started it, and stops on SIGINT."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    print(f"PORT {server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def stop(server: ThreadingHTTPServer) -> None:
     server.shutdown()
     server.server_close()

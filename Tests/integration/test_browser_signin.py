@@ -79,6 +79,11 @@ def test_signin_with_a_browser_then_whoami_and_token(cli, oauth_pool, managed_lo
     assert who.code == 0 and who.json()["username"] == "alice", who
     tok = cli.run("token", env=env)
     assert tok.code == 0 and tok.out.strip() == session["accessToken"], tok
+    status = cli.run("status", "--output", "json", env=env)
+    entry = status.json()["profiles"][0]
+    assert entry["signedInWith"] == "browser" and entry["domain"] == managed_login.url, status
+    text = cli.run("status", env=env)
+    assert f"signed in through the browser at {managed_login.url}" in text.out, text
 
 
 def test_idp_hop_and_prompt(cli, oauth_pool, managed_login, tmp_path):
@@ -228,6 +233,26 @@ def test_text_signout_prints_the_logout_url(cli, oauth_pool, managed_login, tmp_
     r = cli.run("signout", env=oauth_env(cli, oauth_pool, managed_login))
     assert r.code == 0, r
     assert f"{managed_login.url}/logout?client_id={oauth_pool.browser_client_id}&logout_uri=" in r.err
+
+
+def test_signout_browser_opens_the_logout_url_and_answers_the_return(cli, oauth_pool, managed_login, tmp_path):
+    """signout --browser: the managed login clears its cookie and sends the browser back to
+    http://localhost:N/signed-out, where authctl answers with a page (not a connection error)."""
+    plan = plan_env(tmp_path, cookies=str(tmp_path / "cookies.txt"))
+    assert signin(cli, oauth_pool, managed_login, tmp_path, browser_plan=plan).code == 0
+    (tmp_path / "browser-result.json").unlink()
+    r = cli.run("signout", "--browser", env=oauth_env(cli, oauth_pool, managed_login, **plan), timeout=60)
+    assert r.code == 0, r
+    seen = browser_result(tmp_path)
+    assert seen["argv"][0].startswith(f"{managed_login.url}/logout?")
+    assert seen["final_url"] == f"http://localhost:{oauth_pool.redirect_port}/signed-out", seen
+    assert seen["final_status"] == 200 and "Signed out" in seen["final_body"], seen
+    assert "signed out of the managed login" in r.err, r
+    assert cli.keyring.session() is None
+    # The cookie is gone: the next browser sign-in shows the login page again.
+    (tmp_path / "browser-result.json").unlink()
+    assert signin(cli, oauth_pool, managed_login, tmp_path, browser_plan=plan).code == 0
+    assert any(p["title"] == "Signin" for p in browser_result(tmp_path)["pages"])
 
 
 def test_a_refused_refresh_ends_the_browser_session(cli, oauth_pool, managed_login, tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from harness import REPO, SYSTEM_PATH, authctl_bin, iso_utc, jwt_claims, parse_instant
 
-STATUS_KEYS = {"accessTokenExpiresAt", "checked", "problem", "profile", "selected", "signedIn", "state", "store",
+STATUS_KEYS = {"accessTokenExpiresAt", "checked", "domain", "problem", "profile", "selected", "signedIn", "signedInWith", "state", "store",
                "userPoolId", "username"}
 
 
@@ -158,8 +158,9 @@ def test_status_signed_out(cli, fake):
     assert r.code == 77, r
     assert doc["selectedProfile"] == "default"
     assert doc["profiles"] == [{
-        "accessTokenExpiresAt": None, "checked": False, "problem": None, "profile": "default", "selected": True,
-        "signedIn": False, "state": "signed-out", "store": None, "userPoolId": None, "username": None,
+        "accessTokenExpiresAt": None, "checked": False, "domain": None, "problem": None, "profile": "default",
+        "selected": True, "signedIn": False, "signedInWith": None, "state": "signed-out", "store": None,
+        "userPoolId": None, "username": None,
     }]
     r = cli.run("status")
     assert r.code == 77, r
@@ -179,6 +180,7 @@ def test_status_valid(any_cli, fake):
     assert p["username"] == "alice"
     assert p["userPoolId"] == cli.pool.pool_id
     assert p["store"] == "secret-service"
+    assert p["signedInWith"] == "password" and p["domain"] is None, p
     assert p["problem"] is None
     assert parse_instant(p["accessTokenExpiresAt"]) == parse_instant(session["accessTokenExpiresAt"])
     r = cli.run("status")

@@ -159,14 +159,41 @@ extension StoredSession {
     }
 }
 
-/// The managed login's logout link after a browser session's sign-out: printed, and opened with --browser.
+/// The managed login's logout link after a browser session's sign-out: printed, and opened with
+/// --browser. The managed login then sends the browser back to the session's logout URI
+/// (`http://localhost:N/signed-out`): authctl answers it for a while, so the tab says the sign-out
+/// is done instead of showing a connection error.
 enum ManagedLogout {
-    static func offer(_ url: String, open: Bool, context: CommandContext) {
-        let opened = open ? BrowserLauncher(environment: context.environment).open(url) : nil
-        if let opened {
-            context.console.message("Opened the managed login's logout page with \(opened):\n  \(url)")
-        } else {
+    /// How long `signout --browser` waits for the browser to come back from the logout page.
+    static let returnTimeout: Double = 30
+
+    static func offer(_ url: String, returningTo logoutURI: String?, open: Bool, context: CommandContext) {
+        guard open else {
             context.console.message("To sign the browser out of the managed login too, open:\n  \(url)")
+            return
         }
+        // Listening before the browser starts: it may come back at once. A taken port only costs the page.
+        let listener = logoutURI.flatMap(loopbackPort).flatMap { try? LoopbackListener(port: $0, path: "/signed-out") }
+        guard let opened = BrowserLauncher(environment: context.environment).open(url) else {
+            context.console.message("To sign the browser out of the managed login too, open:\n  \(url)")
+            return
+        }
+        context.console.message("Opened the managed login's logout page with \(opened):\n  \(url)")
+        guard let listener else { return }
+        switch listener.next(deadline: Date().addingTimeInterval(returnTimeout), input: nil) {
+        case .callback(_, let connection):
+            connection.respond(status: "200 OK", html: BrowserPages.page(
+                "Signed out", "authctl signed you out of the managed login. You can close this tab."))
+            context.console.message("The browser is signed out of the managed login.")
+        case .line, .timedOut:
+            context.console.message("The browser did not come back from the logout page within \(Int(returnTimeout)) s; if it showed an error, the managed login may still be signed in there.")
+        }
+    }
+
+    /// N of `http://localhost:N/signed-out`, the logout URI browser sessions are stored with.
+    static func loopbackPort(_ logoutURI: String) -> UInt16? {
+        guard let parts = URLComponents(string: logoutURI), parts.scheme == "http", parts.host == "localhost",
+              let port = parts.port, (1...65535).contains(port) else { return nil }
+        return UInt16(port)
     }
 }

@@ -5,9 +5,11 @@ import Glibc
 
 /// The browser sign-in's redirect listener: `http://localhost:PORT/callback` on 127.0.0.1 (and ::1
 /// where the machine has it), nothing else. Small and strict: one GET request per connection,
-/// read with a bound on size and time, `/callback` handed to the caller, everything else 404.
+/// read with a bound on size and time, `path` (`/callback`; `/signed-out` after a logout) handed
+/// to the caller, everything else 404.
 final class LoopbackListener {
     let port: UInt16
+    let path: String
     private var sockets: [Int32] = []
 
     /// How much of a request is read (the request line and headers of a redirect fit easily).
@@ -15,8 +17,9 @@ final class LoopbackListener {
     /// How long a connection may take to send its request.
     static let requestTimeout: Int = 5
 
-    init(port: UInt16) throws {
+    init(port: UInt16, path: String = "/callback") throws {
         self.port = port
+        self.path = path
         do {
             sockets.append(try Self.bind(family: AF_INET, port: port))
         } catch let error as BindFailure {
@@ -78,7 +81,7 @@ final class LoopbackListener {
 
     /// What woke `next`.
     enum Event {
-        /// A GET of /callback: answer it with `respond`.
+        /// A GET of the listener's path: answer it with `respond`.
         case callback(query: String, connection: Connection)
         /// A line typed or piped on `input`.
         case line(String)
@@ -150,7 +153,7 @@ final class LoopbackListener {
         }
         let target = parts[1]
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard path[0] == "/callback" else {
+        guard path[0] == self.path else {
             connection.respond(status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
             return nil
         }
