@@ -80,4 +80,17 @@ if [ ${#py_missing[@]} -gt 0 ]; then
     fi
 fi
 
+# `make fuzz` / `make fuzz-smoke` (part of `make test`): libFuzzer and AddressSanitizer runtimes
+# and the lld linker come with the Swift toolchain (next to its clang), not from Debian; Debian's
+# are another LLVM version. Say plainly when this toolchain lacks them.
+toolchain_bin=$(dirname "$(readlink -f "$(command -v swiftc || command -v swift)")")
+toolchain_runtime=$(ls -d "$toolchain_bin"/../lib/clang/*/lib/linux 2>/dev/null | head -n 1)
+for part in "$toolchain_bin/ld.lld" "$toolchain_runtime/libclang_rt.fuzzer-x86_64.a" \
+            "$toolchain_runtime/libclang_rt.asan-x86_64.a"; do
+    if [ ! -e "$part" ]; then
+        log "the Swift toolchain in $toolchain_bin has no $(basename "$part"): the fuzz build (make fuzz-smoke) needs a toolchain from swift.org"
+        exit 1
+    fi
+done
+
 log "all dependencies present"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The `Retry-After` header of a throttled or unavailable answer (RFC 9110 §10.2.3): a number of
-/// seconds, or an HTTP date.
+/// seconds, or an HTTP date (`HTTPDate`).
 public enum RetryAfter {
     /// Seconds from `now` the header asks to wait, never negative; nil when absent or unreadable.
     public static func seconds(_ value: String?, now: Date) -> Double? {
@@ -10,16 +10,7 @@ public enum RetryAfter {
             // Digits only; a huge number saturates rather than traps.
             return Double(text).map { min($0, 1e9) }
         }
-        guard let date = httpDate.date(from: text) else { return nil }
+        guard let date = HTTPDate.parse(text, now: now) else { return nil }
         return max(0, date.timeIntervalSince(now))
     }
-
-    /// IMF-fixdate, the one form servers must send: `Sun, 06 Nov 1994 08:49:37 GMT`.
-    private static let httpDate: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter
-    }()
 }

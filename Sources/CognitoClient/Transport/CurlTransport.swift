@@ -321,7 +321,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
                                   message: "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))")
         case CURLE_WRITE_ERROR where accumulator.headersOverflow:
             return TransportError(kind: .responseTooLarge,
-                                  message: "the response headers from \(host) are larger than the limit of \(BoundedFile.byteCount(ResponseAccumulator.maxHeaderBytes))")
+                                  message: "the response headers from \(host) are larger than the limit of \(BoundedFile.byteCount(ResponseHeaders.maxBytes))")
         default:
             return TransportError(kind: .other, message: "request to \(host) failed: \(diagnosis)")
         }
@@ -359,18 +359,17 @@ private final class CurlEasyHandle {
 /// Collects one response; reached from libcurl's C callbacks through an unretained pointer that is
 /// only used during `curl_easy_perform`.
 private final class ResponseAccumulator {
-    static let maxHeaderBytes = 256 * 1024
-
     let maxBodyBytes: Int
     var body = Data()
-    var headers: [String: String] = [:]
-    var headerBytes = 0
+    var head = ResponseHeaders()
     var bodyOverflow = false
-    var headersOverflow = false
 
     init(maxBodyBytes: Int) {
         self.maxBodyBytes = maxBodyBytes
     }
+
+    var headers: [String: String] { head.fields }
+    var headersOverflow: Bool { head.overflow }
 
     /// Returns false when the chunk would exceed the cap (the transfer is then aborted).
     func appendBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
@@ -386,23 +385,7 @@ private final class ResponseAccumulator {
 
     /// One header line as libcurl delivers it (status line, header, or the blank end line).
     func appendHeaderLine(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        headerBytes += chunk.count
-        guard headerBytes <= Self.maxHeaderBytes else {
-            headersOverflow = true
-            return false
-        }
-        let line = String(decoding: chunk, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") {
-            // A new response (after 100-continue, a proxy CONNECT or a redirect): keep only the
-            // final response's headers.
-            headers = [:]
-            return true
-        }
-        guard let colon = line.firstIndex(of: ":") else { return true }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        guard !name.isEmpty else { return true }
-        headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        return true
+        head.add(line: chunk)
     }
 }
 
