@@ -51,17 +51,22 @@ struct SignIn: AuthctlCommand {
 
     func validate() throws {
         try userAuth.check(flow: flow)
-        if browserSignIn.browser && (username != nil || passwordStdin || noStore || flow != nil || mfa.mfaCode != nil
+        if browserSignIn.browser && (username != nil || passwordStdin || flow != nil || mfa.mfaCode != nil
                                      || mfa.mfaType != nil || userAuth.usesUserAuth(flow: flow)) {
-            throw ValidationError("--browser signs in on the managed login's page: without --username, --password-stdin, --no-store, --flow, --method or --mfa-*.")
+            throw ValidationError("--browser signs in on the managed login's page: without --username, --password-stdin, --flow, --method or --mfa-*.")
         }
     }
 
     func run(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         if browserSignIn.browser {
-            let session = try BrowserSignIn(context: context, settings: settings, options: browserSignIn).run()
-            return emit(SignInSummary(session), in: context)
+            let signIn = BrowserSignIn(context: context, settings: settings, options: browserSignIn, keep: !noStore)
+            switch try signIn.run() {
+            case .stored(let session):
+                return emit(SignInSummary(session), in: context)
+            case .notStored(let session):
+                return emit(TokenSet(session), in: context)
+            }
         }
         let client = try ClientSettings(settings)
         let console = context.console
@@ -218,6 +223,17 @@ struct TokenSet: CommandReport {
     var username: String
 
     enum CodingKeys: String, CodingKey { case accessToken, idToken, refreshToken, expiresAt, tokenType }
+
+    /// A session signed in but not kept (`signin --browser --no-store`).
+    init(_ session: StoredSession) {
+        self.init(accessToken: session.accessToken, idToken: session.idToken, refreshToken: session.refreshToken,
+                  expiresAt: session.accessTokenExpiresAt, tokenType: "Bearer", username: session.username)
+    }
+
+    init(accessToken: String, idToken: String?, refreshToken: String?, expiresAt: Date, tokenType: String, username: String) {
+        (self.accessToken, self.idToken, self.refreshToken) = (accessToken, idToken, refreshToken)
+        (self.expiresAt, self.tokenType, self.username) = (expiresAt, tokenType, username)
+    }
 
     var textOutput: [String] { [Format.json(self)] }
     var textMessages: [String] {

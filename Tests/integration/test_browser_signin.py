@@ -148,6 +148,29 @@ def test_timeout_stores_nothing(cli, oauth_pool, managed_login, tmp_path):
     assert cli.keyring.session() is None
 
 
+@pytest.mark.parametrize("bus", ["keyring", "nobus"])
+def test_no_store_prints_the_tokens_and_keeps_nothing(cli, oauth_pool, managed_login, tmp_path, keyrings, bus):
+    """signin --browser --no-store, as signin --no-store: the token set on stdout, nothing in the
+    Secret Service, and none needed (nobus: no session bus at all)."""
+    user = cli if bus == "keyring" else cli.with_keyring(keyrings("nobus"))
+    r = signin(user, oauth_pool, managed_login, tmp_path, "--no-store", "--output", "json")
+    assert r.code == 0, r
+    tokens = r.json()
+    assert set(tokens) == {"accessToken", "idToken", "refreshToken", "expiresAt", "tokenType"}, tokens
+    assert harness.jwt_claims(tokens["accessToken"])["username"] == "alice"
+    assert harness.jwt_claims(tokens["idToken"])["aud"] == oauth_pool.browser_client_id
+    assert tokens["tokenType"] == "Bearer" and tokens["refreshToken"]
+    if bus == "keyring":
+        assert cli.keyring.session() is None and cli.keyring.session_items() == []
+    # The printed refresh token is live at the token endpoint.
+    body = urllib.parse.urlencode({"grant_type": "refresh_token", "refresh_token": tokens["refreshToken"],
+                                   "client_id": oauth_pool.browser_client_id}).encode()
+    req = urllib.request.Request(managed_login.url + "/oauth2/token", data=body,
+                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    with urllib.request.urlopen(req, timeout=10) as answer:
+        assert json.loads(answer.read())["access_token"]
+
+
 def test_taken_port_is_unavailable(cli, oauth_pool, managed_login, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", oauth_pool.redirect_port))

@@ -66,15 +66,22 @@ struct BrowserSignIn {
     let context: CommandContext
     let settings: Settings
     let options: BrowserSignInOptions
+    /// False for `--no-store`: the tokens are printed, nothing is kept (no keyring needed).
+    var keep = true
 
-    /// Returns the stored session.
-    func run() throws -> StoredSession {
+    enum Outcome {
+        case stored(StoredSession)
+        /// Signed in, kept nowhere (`--no-store`).
+        case notStored(StoredSession)
+    }
+
+    func run() throws -> Outcome {
         let console = context.console
         let client = try ClientSettings(settings)
         let domain = try options.managedLogin.resolve(settings)
         let sessions = ProfileSession(context: context, settings: settings)
         // The keyring first: a missing one fails before a person signs in for nothing.
-        let appClient = try sessions.appClient(client)
+        let appClient = try sessions.appClient(client, storeRequired: keep)
         let port = try options.port(settings)
         let redirectURI = "http://localhost:\(port)/callback"
         let listener = try LoopbackListener(port: port)
@@ -131,10 +138,10 @@ struct BrowserSignIn {
                                                 client: client, now: context.now())
                 session.domain = domain.base
                 session.logoutURI = "http://localhost:\(port)/signed-out"
-                try sessions.store(signedIn: session)
+                if keep { try sessions.store(signedIn: session) }
                 connection?.respond(status: "200 OK", html: BrowserPages.page(
                     "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
-                return session
+                return keep ? .stored(session) : .notStored(session)
             } catch let error as OAuthError {
                 let failure = AuthctlError.from(oauth: error, domain: domain.base)
                 connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
