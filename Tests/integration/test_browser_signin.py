@@ -21,6 +21,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pexpect
 import pytest
 
 import harness
@@ -136,6 +137,27 @@ def test_pasted_redirect_url_on_stdin_with_no_browser(cli, oauth_pool, managed_l
     assert "that is not the redirect URL" in err and "Signed in as alice" in err
     assert not (tmp_path / "xdg-open-called").exists()
     assert cli.keyring.session()["domain"] == managed_login.url
+
+
+def test_pasted_redirect_url_on_a_terminal(cli, oauth_pool, managed_login, tmp_path):
+    """A person over SSH: nothing is opened; they sign in on another machine's browser, which ends on
+    the localhost callback it cannot reach, and paste that URL at authctl's prompt (a real pty)."""
+    env = oauth_env(cli, oauth_pool, managed_login, **plan_env(tmp_path, stop_at_callback=True))
+    child = pexpect.spawn(str(harness.authctl_bin()), ["signin", "--browser", "--no-browser", "--redirect-port",
+                                                       str(oauth_pool.redirect_port)],
+                          env=env, cwd=env["HOME"], dimensions=(40, 250), encoding="utf-8", timeout=30)
+    try:
+        child.expect(r"(http://\S+/oauth2/authorize\?\S+)")
+        url = child.match.group(1)
+        child.expect_exact("paste the URL it ends on")
+        subprocess.run([sys.executable, str(BROWSERS / "script_browser.py"), url], env=env, check=True, timeout=30)
+        child.sendline(browser_result(tmp_path)["callback"])
+        child.expect_exact("Signed in as alice")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert cli.keyring.session()["username"] == "alice"
 
 
 def test_timeout_stores_nothing(cli, oauth_pool, managed_login, tmp_path):
