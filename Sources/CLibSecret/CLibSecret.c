@@ -150,8 +150,8 @@ static char load_error[512];
 
 static void load(void) {
     // RTLD_LOCAL: GLib's symbols stay out of the global namespace; dlsym on the handle also
-    // searches libsecret's dependencies (GLib, GObject, GIO).
-    void *handle = dlopen(AUTHCTL_LIBSECRET, RTLD_NOW | RTLD_LOCAL);
+    // searches libsecret's dependencies (GLib, GObject, GIO). RTLD_LAZY as in CCurl.c.
+    void *handle = dlopen(AUTHCTL_LIBSECRET, RTLD_LAZY | RTLD_LOCAL);
     if (handle == NULL) {
         const char *reason = dlerror();
         snprintf(load_error, sizeof load_error, "cannot load %s (%s); install libsecret (Debian: libsecret-1-0)",

@@ -21,7 +21,8 @@ static int loaded;
 static char load_error[512];
 
 static void load(void) {
-    void *handle = dlopen(AUTHCTL_LIBCRYPTO, RTLD_NOW | RTLD_LOCAL);
+    // RTLD_LAZY as in CCurl.c.
+    void *handle = dlopen(AUTHCTL_LIBCRYPTO, RTLD_LAZY | RTLD_LOCAL);
     if (handle == NULL) {
         const char *reason = dlerror();
         snprintf(load_error, sizeof load_error, "cannot load %s (%s); install OpenSSL 3 (Debian: libssl3)",
