@@ -4,6 +4,13 @@
 // CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret.
 import PackageDescription
 
+// The libraries and authctl-bench use FoundationEssentials, not the full Foundation (its ICU-based
+// internationalisation and NSString/NSLock/JSONSerialization layer: 1,764 protocol conformances
+// and 6 MiB of resident memory in a static binary; docs/performance.md). Their files import
+// FoundationEssentials where it exists; MemberImportVisibility stops the full Foundation's
+// extensions (String(format:), trimmingCharacters...) leaking in through another module's import.
+let essentialsOnly: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "authctl",
     platforms: [.macOS(.v13)],
@@ -54,11 +61,13 @@ let package = Package(
                 "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: essentialsOnly
         ),
         .target(
             name: "SecureStore",
-            dependencies: ["CLibSecret"]
+            dependencies: ["CLibSecret"],
+            swiftSettings: essentialsOnly
         ),
         .executableTarget(
             name: "authctl",
@@ -80,7 +89,8 @@ let package = Package(
         // `make bench`: release-build timings written to docs/performance.md.
         .executableTarget(
             name: "authctl-bench",
-            dependencies: ["CognitoClient"]
+            dependencies: ["CognitoClient"],
+            swiftSettings: essentialsOnly
         ),
         .testTarget(
             name: "CognitoClientTests",

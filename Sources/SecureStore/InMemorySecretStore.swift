@@ -1,4 +1,4 @@
-import Foundation
+import Synchronization
 
 /// A `SecretStore` in memory, for tests of the commands. Thread-safe. Keyed like the
 /// Secret Service: one item per `kind` + `profile`; a write replaces the item whole.
@@ -15,52 +15,58 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
         var profile: String
     }
 
-    private let lock = NSLock()
-    private var storage: [Slot: Item] = [:]
-    private var pendingError: SecureStoreError?
+    private struct State {
+        var storage: [Slot: Item] = [:]
+        var pendingError: SecureStoreError?
+    }
+
+    private let state: Mutex<State>
 
     public init(items: [Item] = []) {
+        var initial = State()
         for item in items {
-            storage[Slot(kind: item.key.kind, profile: item.key.profile)] = item
+            initial.storage[Slot(kind: item.key.kind, profile: item.key.profile)] = item
         }
+        state = Mutex(initial)
     }
 
     /// When set, every read, write and delete throws this error (to test how commands
     /// react to a missing or locked Secret Service).
     public var error: SecureStoreError? {
-        get { lock.lock(); defer { lock.unlock() }; return pendingError }
-        set { lock.lock(); pendingError = newValue; lock.unlock() }
+        get { state.withLock { $0.pendingError } }
+        set { state.withLock { $0.pendingError = newValue } }
     }
 
     /// A snapshot of the stored items, sorted by kind then profile.
     public var items: [Item] {
-        lock.lock(); defer { lock.unlock() }
-        return storage.values.sorted { ($0.key.kind, $0.key.profile) < ($1.key.kind, $1.key.profile) }
+        state.withLock { $0.storage.values.sorted { ($0.key.kind, $0.key.profile) < ($1.key.kind, $1.key.profile) } }
     }
 
     /// The stored item for `key.kind` + `key.profile` (label and all attributes).
     public func item(_ key: SecretKey) -> Item? {
-        lock.lock(); defer { lock.unlock() }
-        return storage[Slot(kind: key.kind, profile: key.profile)]
+        state.withLock { $0.storage[Slot(kind: key.kind, profile: key.profile)] }
     }
 
     public func read(_ key: SecretKey) throws -> String? {
-        lock.lock(); defer { lock.unlock() }
-        if let pendingError { throw pendingError }
-        guard let item = storage[Slot(kind: key.kind, profile: key.profile)] else { return nil }
-        return key.clientId.isEmpty || key.clientId == item.key.clientId ? item.secret : nil
+        try state.withLock { state in
+            if let pendingError = state.pendingError { throw pendingError }
+            guard let item = state.storage[Slot(kind: key.kind, profile: key.profile)] else { return nil }
+            return key.clientId.isEmpty || key.clientId == item.key.clientId ? item.secret : nil
+        }
     }
 
     public func write(_ key: SecretKey, label: String, secret: String) throws {
-        lock.lock(); defer { lock.unlock() }
-        if let pendingError { throw pendingError }
-        storage[Slot(kind: key.kind, profile: key.profile)] = Item(key: key, label: label, secret: secret)
+        try state.withLock { state in
+            if let pendingError = state.pendingError { throw pendingError }
+            state.storage[Slot(kind: key.kind, profile: key.profile)] = Item(key: key, label: label, secret: secret)
+        }
     }
 
     @discardableResult
     public func delete(_ key: SecretKey) throws -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        if let pendingError { throw pendingError }
-        return storage.removeValue(forKey: Slot(kind: key.kind, profile: key.profile)) != nil
+        try state.withLock { state in
+            if let pendingError = state.pendingError { throw pendingError }
+            return state.storage.removeValue(forKey: Slot(kind: key.kind, profile: key.profile)) != nil
+        }
     }
 }

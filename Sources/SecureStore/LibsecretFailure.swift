@@ -82,7 +82,7 @@ struct LibsecretFailure: Error, Sendable, Equatable {
     var isLocked: Bool {
         if domain == Self.secretDomain && code == Int(AUTHCTL_SECRET_ERROR_IS_LOCKED) { return true }
         if remoteName == "org.freedesktop.Secret.Error.IsLocked" { return true }
-        return message.localizedLowercase.contains("locked collection")
+        return message.lowercased().contains("locked collection")
     }
 
     /// gnome-keyring has no default ("login") keyring and could not prompt to create one:

@@ -1,5 +1,14 @@
 import CLibSecret
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `SecretStore` over the freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet)
 /// through libsecret.
@@ -9,7 +18,7 @@ import Foundation
 ///   `client_id`. The secret is stored as `text/plain`.
 /// - Talks to the D-Bus Secret Service only; libsecret's file backend
 ///   (`SECRET_BACKEND=file`, Flatpak, Snap) is never used, so nothing is written to a file.
-/// - Every call is bounded by `timeout`: libsecret runs on a worker thread, and when it
+/// - Every call is bounded by `timeout`: libsecret runs on a Dispatch worker thread, and when it
 ///   does not answer in time its `GCancellable` is cancelled and `.timeout` is thrown.
 ///   The caller never waits longer than `timeout` (plus thread start-up) per operation.
 /// - Never prints, never exits, never puts the secret in an error message.
@@ -115,13 +124,11 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
         let cancellable = Cancellable()
         let outcome = Outcome<T>()
         let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
+        DispatchQueue.global().async {
             let result = body(cancellable.pointer)
             outcome.set(result)
             done.signal()
         }
-        thread.name = "authctl-secret-service"
-        thread.start()
 
         let seconds = timeout.isFinite ? max(0, timeout) : 86_400
         if done.wait(timeout: .now() + seconds) == .timedOut {
@@ -149,10 +156,9 @@ private final class Cancellable: @unchecked Sendable {
 
 /// The worker's result, handed to the caller under a lock.
 private final class Outcome<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<T, LibsecretFailure>?
-    func set(_ value: Result<T, LibsecretFailure>) { lock.lock(); result = value; lock.unlock() }
-    func get() -> Result<T, LibsecretFailure>? { lock.lock(); defer { lock.unlock() }; return result }
+    private let result = Mutex<Result<T, LibsecretFailure>?>(nil)
+    func set(_ value: Result<T, LibsecretFailure>) { result.withLock { $0 = value } }
+    func get() -> Result<T, LibsecretFailure>? { result.withLock { $0 } }
 }
 
 extension LibsecretFailure {

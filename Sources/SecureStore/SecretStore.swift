@@ -1,4 +1,3 @@
-import Foundation
 
 /// Identifies one stored secret. `kind` and `profile` together are the key; the other
 /// attributes describe the item to a person browsing the keyring (`secret-tool search`).

@@ -6,7 +6,20 @@
 // A build without optimisation (`#if DEBUG`) warns loudly on stderr: its figures are meaningless.
 // The spec's budget: SRP client math (A, x, u, S, HKDF) at most 5 ms on the 2-core machine.
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes `text` to standard error (FileHandle is in the full Foundation, which this target does not use).
+func printError(_ text: String) {
+    var bytes = Array(text.utf8)
+    _ = write(2, &bytes, bytes.count)
+}
 
 let budgetMilliseconds = 5.0
 
@@ -27,7 +40,7 @@ if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-
 #if DEBUG
 /// A debug build (-Onone) times unoptimised Swift: its figures say nothing about the budget.
 let buildKind = "DEBUG build (unoptimised: figures are meaningless)"
-FileHandle.standardError.write(Data("""
+printError("""
     ************************************************************************
     authctl-bench: WARNING: this is a DEBUG build, compiled without optimisation.
     Its timings are meaningless for the 5 ms budget; do not record them.
@@ -36,7 +49,7 @@ FileHandle.standardError.write(Data("""
         .build-bench/release/authctl-bench
     ************************************************************************
 
-    """.utf8))
+    """)
 #else
 let buildKind = "release build"
 #endif
@@ -54,7 +67,10 @@ let warmup = option("--warmup", default: 20)
 
 func randomHex(bytes count: Int) -> String {
     var rng = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+    return (0..<count).map { _ in
+        let byte = UInt8.random(in: 0...255, using: &rng)
+        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+    }.joined()
 }
 
 func randomBase64(bytes count: Int) -> String {
@@ -105,7 +121,7 @@ func cpuModel() -> String {
     guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown" }
     for line in info.split(separator: "\n") where line.hasPrefix("model name") {
         if let colon = line.firstIndex(of: ":") {
-            return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            return String(line[line.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" }))
         }
     }
     return "unknown"
@@ -149,7 +165,12 @@ do {
         ).utf8.count + fresh.srpAHex.utf8.count
     }
 
-    func format(_ value: Double) -> String { String(format: "%.3f", value) }
+    /// Three decimals (String(format:) is in the full Foundation, which this target does not use).
+    func format(_ value: Double) -> String {
+        let thousandths = Int((value * 1000).rounded())
+        let fraction = String(thousandths % 1000)
+        return "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
     print("authctl-bench: SRP client math, OpenSSL BIGNUM, \(buildKind)")
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel()); "
         + "load average \(loadBefore) before, \(loadAverage()) after; "
@@ -165,6 +186,6 @@ do {
     print("budget: whole client SRP median \(format(whole.median)) ms \(verdict) the \(format(budgetMilliseconds)) ms budget"
         + " (checksum \(sink1 &+ sink2 &+ sink3))")
 } catch {
-    FileHandle.standardError.write(Data("authctl-bench: \(error)\n".utf8))
+    printError("authctl-bench: \(error)\n")
     exit(1)
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The app client a command talks to.
 public struct AppClient: Sendable, Equatable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A challenge's name as the service sends it (`ChallengeNameType` in the service model). A
 /// struct rather than an enum: the service may add names, and an unknown one must still reach

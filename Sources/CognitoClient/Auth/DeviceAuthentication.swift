@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The device half of a sign-in with a remembered device: DEVICE_SRP_AUTH (SRP_A of a fresh
 /// device SRP client) and DEVICE_PASSWORD_VERIFIER (the claim signed with the device password).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The claims of a Cognito JWT, decoded without checking the signature (that is `verify`'s job).
 public struct JWTClaims: Sendable {
@@ -120,7 +124,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
 
 enum Base64URL {
     static func decode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var base64 = text.replacing("-", with: "+").replacing("_", with: "/")
         guard !base64.contains("=") else { return nil }
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64)

@@ -1,6 +1,10 @@
 import _CryptoExtras
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a Cognito token must say to be used: the pool's issuer, the right `token_use`,
 /// the configured client, and an `exp` in the future.
@@ -61,14 +65,14 @@ public enum JWTVerifier {
             throw JWTError(.claimMismatch, message: "the token has no expiry (exp)")
         }
         guard expiry.timeIntervalSince(now) > -leeway else {
-            throw JWTError(.expired, message: "the token expired at \(ISO8601DateFormatter().string(from: expiry))")
+            throw JWTError(.expired, message: "the token expired at \(expiry.formatted(.iso8601))")
         }
         if claims.raw["nbf"] != nil {
             guard let notBefore = claims.notBefore else {
                 throw JWTError(.claimMismatch, message: "the token's nbf is not a number")
             }
             guard notBefore.timeIntervalSince(now) <= leeway else {
-                throw JWTError(.notYetValid, message: "the token is not valid before \(ISO8601DateFormatter().string(from: notBefore))")
+                throw JWTError(.notYetValid, message: "the token is not valid before \(notBefore.formatted(.iso8601))")
             }
         }
         return claims
@@ -167,7 +171,7 @@ extension CognitoService {
         var maxAge: Double?
         if let cacheControl = response.headers["cache-control"] {
             for directive in cacheControl.split(separator: ",") {
-                let parts = directive.trimmingCharacters(in: .whitespaces).split(separator: "=")
+                let parts = directive.trimmedBlanks().split(separator: "=")
                 if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Double(parts[1]),
                    seconds.isFinite, seconds >= 0 {
                     maxAge = min(seconds, Self.maxJWKSCacheSeconds)

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The first factors of choice-based sign-in (AuthFlow USER_AUTH), by their challenge names.
 public enum FirstFactor: String, Sendable, CaseIterable {

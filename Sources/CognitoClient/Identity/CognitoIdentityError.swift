@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A failure of an identity-pool call, its meaning decided here from the service's error code
 /// (botocore's cognito-identity model lists each operation's errors), never from message text.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Amazon Cognito identity pools (`cognito-identity`), the calls of the enhanced (simplified)
 /// authenticated flow: GetId, then GetCredentialsForIdentity. Both are unsigned: the login

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Temporary AWS credentials from an identity pool. `description` and reflection name the key id
 /// and expiry only: the secret key and session token never reach a log or a message.

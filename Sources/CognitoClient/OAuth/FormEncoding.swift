@@ -1,14 +1,65 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// application/x-www-form-urlencoded, as the token and revoke endpoints take it and as a
 /// redirect's query carries it.
 enum FormEncoding {
-    /// RFC 3986 unreserved characters pass; everything else is percent-encoded (space too).
-    private static let unreserved = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
+    /// RFC 3986 unreserved characters pass; every other UTF-8 byte is percent-encoded (space too).
     static func escape(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        var out = [UInt8]()
+        out.reserveCapacity(value.utf8.count)
+        for byte in value.utf8 {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0f)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+             UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// `%XX` sequences decoded; nil when one is malformed or the bytes are not UTF-8 (as
+    /// Foundation's removingPercentEncoding, which FoundationEssentials lacks).
+    static func unescape<S: StringProtocol>(_ text: S) -> String? {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     static func encode(_ fields: [(String, String)]) -> String {
@@ -20,7 +71,7 @@ enum FormEncoding {
         var fields: [String: String] = [:]
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let unplus = { (s: Substring) in String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            let unplus = { (s: Substring) in unescape(s.replacing("+", with: " ")) }
             guard let name = unplus(parts[0]), !name.isEmpty else { continue }
             let value = parts.count > 1 ? (unplus(parts[1]) ?? "") : ""
             if fields[name] == nil { fields[name] = value }

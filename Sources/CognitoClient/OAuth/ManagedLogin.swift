@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a browser sign-in sends to the managed login's authorize endpoint.
 public struct AuthorizationRequest: Sendable {
@@ -86,7 +90,7 @@ public struct AuthorizationCallback: Sendable, Equatable {
     /// From a whole redirect URL a person pasted. Nil unless it is `redirectURI` (same scheme,
     /// host, port and path) with a query.
     public init?(pastedURL: String, redirectURI: String) {
-        let trimmed = pastedURL.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = pastedURL.trimmed()
         guard let given = URLComponents(string: trimmed), let expected = URLComponents(string: redirectURI),
               given.scheme?.lowercased() == expected.scheme?.lowercased(),
               given.host?.lowercased() == expected.host?.lowercased(),

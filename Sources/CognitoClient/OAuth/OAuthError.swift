@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A failure of the managed-login (OAuth 2.0) endpoints or of a browser sign-in's answer: the
 /// service's `error` code (RFC 6749 5.2, Cognito's token and revoke endpoints), a check this

@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Proof Key for Code Exchange (RFC 7636) with S256, and the other one-time values of a
 /// browser sign-in. Everything comes from the system's random source
@@ -29,8 +33,8 @@ public struct PKCE: Sendable {
 
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+            .replacing("+", with: "-")
+            .replacing("/", with: "_")
+            .replacing("=", with: "")
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Tokens from the managed login's token endpoint (its JSON field names are snake_case).
 public struct OAuthTokens: Decodable, Sendable, Equatable {
@@ -154,9 +158,9 @@ public final class TokenEndpoint {
     /// A non-2xx answer: `{"error": "...", "error_description": "..."}` as Cognito's endpoints
     /// send it, else an unexpected answer (an HTML error page from a proxy or a wrong domain).
     static func error(of response: HTTPResponse, redactor: SecretRedactor) -> OAuthError {
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
-        if let raw = object?["error"] as? String, !raw.isEmpty {
-            let description = (object?["error_description"] as? String).map(redactor.redact) ?? ""
+        let object = JSONValue.document(response.body)
+        if let raw = object?["error"]?.string, !raw.isEmpty {
+            let description = object?["error_description"]?.string.map(redactor.redact) ?? ""
             return OAuthError(OAuthError.code(forService: raw), description.isEmpty ? raw : description,
                               serviceCode: raw, httpStatus: response.status)
         }
@@ -170,7 +174,7 @@ public final class TokenEndpoint {
     static func describe(_ response: HTTPResponse) -> String {
         let contentType = response.headers["content-type"].map { " (\($0))" } ?? ""
         if response.body.isEmpty { return "an empty body" }
-        if (try? JSONSerialization.jsonObject(with: response.body)) == nil { return "a body that is not JSON\(contentType)" }
+        if JSONValue.document(response.body) == nil { return "a body that is not JSON\(contentType)" }
         return "JSON that is not the token endpoint's\(contentType)"
     }
 }

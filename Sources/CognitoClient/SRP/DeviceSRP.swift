@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a remembered device keeps: the keys Cognito handed out in NewDeviceMetadata and the
 /// random password whose SRP verifier was registered with ConfirmDevice.

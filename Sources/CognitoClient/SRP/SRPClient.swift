@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The client half of Cognito's SRP-6a (USER_SRP_AUTH), computed exactly as Cognito's own
 /// clients do (amazon-cognito-identity-js `AuthenticationHelper`, pycognito `aws_srp`):

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The TIMESTAMP Cognito expects in a PASSWORD_VERIFIER answer: `EEE MMM d HH:mm:ss UTC yyyy`,
 /// e.g. `Tue Jul 10 11:01:00 UTC 2018` and `Sun Jul 1 00:00:00 UTC 2018` (day not padded,

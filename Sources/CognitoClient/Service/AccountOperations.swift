@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The account's own life without a session: SignUp, ConfirmSignUp, ResendConfirmationCode,
 // ForgotPassword, ConfirmForgotPassword. Shapes from botocore's cognito-idp 2016-04-18 model.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // IAM-signed (admin) operations besides AdminUserGlobalSignOut (Operations.swift). Shapes from
 // Cognito's service model (botocore cognito-idp 2016-04-18); only the members authctl uses are decoded.

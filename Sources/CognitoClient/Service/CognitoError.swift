@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Every failure CognitoClient reports: the service's own error, a transport failure, or an
 /// answer that was not what the protocol promises. The message never contains a secret.
@@ -119,13 +123,13 @@ public enum CognitoErrorParser {
     /// `request`, when given, is the call that was answered: its secrets are removed from the
     /// service's message (see `SecretRedactor`), as is anything shaped like a token.
     public static func parse(_ response: HTTPResponse, request: HTTPRequest? = nil) -> CognitoError {
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        let object = JSONValue.document(response.body)
         var type = response.headers["x-amzn-errortype"].flatMap(normalizeType)
         if type == nil, let object {
-            type = ((object["__type"] as? String) ?? (object["code"] as? String)).flatMap(normalizeType)
+            type = (object["__type"]?.string ?? object["code"]?.string).flatMap(normalizeType)
         }
         let redactor = SecretRedactor(requestBody: request?.body ?? Data())
-        let message = ((object?["message"] as? String) ?? (object?["Message"] as? String))
+        let message = (object?["message"]?.string ?? object?["Message"]?.string)
             .map(redactor.redact).flatMap { $0.isEmpty ? nil : $0 }
         if let type {
             return .service(type, message ?? type, status: response.status)
@@ -135,7 +139,7 @@ public enum CognitoErrorParser {
 
     /// `aws.protocoltests#InvalidGreeting:http://internal.amazon.com/` -> `InvalidGreeting`.
     public static func normalizeType(_ raw: String) -> String? {
-        var type = Substring(raw.trimmingCharacters(in: .whitespaces))
+        var type = Substring(raw.trimmedBlanks())
         if let colon = type.firstIndex(of: ":") { type = type[..<colon] }
         if let hash = type.lastIndex(of: "#") { type = type[type.index(after: hash)...] }
         return type.isEmpty ? nil : String(type)
@@ -147,7 +151,7 @@ public enum CognitoErrorParser {
         let what: String
         if response.body.isEmpty {
             what = "an empty body"
-        } else if (try? JSONSerialization.jsonObject(with: response.body)) == nil {
+        } else if JSONValue.document(response.body) == nil {
             what = "a body that is not JSON\(contentType)"
         } else {
             what = "JSON without an error type\(contentType)"

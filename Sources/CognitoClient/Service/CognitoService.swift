@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Cognito's JSON-over-HTTPS protocol: `POST <endpoint>/` with
 /// `X-Amz-Target: <targetPrefix>.<Operation>` (user pools: `AWSCognitoIdentityProviderService`;
@@ -93,7 +97,7 @@ public final class CognitoService {
         do {
             return try Self.decoder.decode(Response.self, from: body)
         } catch {
-            let detail = (try? JSONSerialization.jsonObject(with: body)) == nil
+            let detail = JSONValue.document(body) == nil
                 ? "a body that is not JSON" + (response.headers["content-type"].map { " (\($0))" } ?? "")
                 : "JSON that does not match the \(operation) response"
             throw CognitoError.malformed(

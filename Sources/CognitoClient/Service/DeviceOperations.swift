@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Device tracking (remembered devices). Shapes from Cognito's service model (botocore
 // cognito-idp 2016-04-18): ConfirmDevice, UpdateDeviceStatus, ListDevices, ForgetDevice and the

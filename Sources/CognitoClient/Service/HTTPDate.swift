@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An HTTP-date (RFC 9110 §5.6.7), read by hand: Foundation's `DateFormatter` leaks on Linux
 /// (LeakSanitizer stopped the `retry-after` fuzz target inside it) and accepts more than the

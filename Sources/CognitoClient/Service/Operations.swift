@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Request and response shapes from Cognito's service model (botocore cognito-idp 2016-04-18).
 // Swift names are the model's member names in lowerCamelCase; CognitoService converts the case.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Numbers from outside (the service's answers, a token's claims) are checked before they are used:
 /// a `Double` such as `exp: 1e300` or a lifetime of 2e14 days turns into a date no formatter can

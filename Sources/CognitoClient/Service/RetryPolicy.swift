@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Up to `maxAttempts` tries with exponential backoff and full jitter. Only failures where
 /// repeating is safe are retried: throttling and a connection never made always (the service
@@ -20,13 +27,24 @@ public struct RetryPolicy: Sendable {
     public var budget: TimeBudget?
 
     public init(maxAttempts: Int = 3, baseDelay: Double = 0.2, maxDelay: Double = 2.0,
-                sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) },
+                sleep: @escaping @Sendable (Double) -> Void = RetryPolicy.sleep(seconds:),
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.maxAttempts = max(1, maxAttempts)
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
         self.sleep = sleep
         self.random = random
+    }
+
+    /// Sleeps for `seconds` (nanosleep, resumed after a signal), as Thread.sleep would.
+    public static func sleep(seconds: Double) {
+        guard seconds > 0, seconds.isFinite else { return }
+        let whole = seconds.rounded(.down)
+        var request = timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR {
+            request = remaining
+        }
     }
 
     public static let standard = RetryPolicy()

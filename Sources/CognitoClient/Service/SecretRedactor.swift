@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Keeps secrets out of error messages. A service (or an emulator, or a proxy) may quote the
 /// request back in its error text: moto's NotAuthorizedException for GlobalSignOut is the access
@@ -21,8 +25,8 @@ struct SecretRedactor {
     /// another is replaced whole).
     init(requestBody: Data) {
         var found: [String] = []
-        if let object = try? JSONSerialization.jsonObject(with: requestBody) {
-            Self.collect(object, into: &found)
+        if let document = JSONValue.document(requestBody) {
+            Self.collect(document, into: &found)
         }
         secrets = Set(found).sorted { $0.count > $1.count }
     }
@@ -32,17 +36,20 @@ struct SecretRedactor {
         secrets = Set(secretValues.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
     }
 
-    private static func collect(_ value: Any, into found: inout [String]) {
-        if let dictionary = value as? [String: Any] {
-            for (key, inner) in dictionary {
-                if secretKeys.contains(key), let string = inner as? String, !string.isEmpty {
+    private static func collect(_ value: JSONValue, into found: inout [String]) {
+        switch value {
+        case .object(let members):
+            for (key, inner) in members {
+                if secretKeys.contains(key), let string = inner.string, !string.isEmpty {
                     found.append(string)
                 } else {
                     collect(inner, into: &found)
                 }
             }
-        } else if let array = value as? [Any] {
-            for inner in array { collect(inner, into: &found) }
+        case .array(let elements):
+            for inner in elements { collect(inner, into: &found) }
+        default:
+            break
         }
     }
 
@@ -51,14 +58,19 @@ struct SecretRedactor {
     /// starting with `eyJ`, joined by dots), replaced by `[redacted]`.
     func redact(_ message: String) -> String {
         var result = message
-        for secret in secrets where result.range(of: secret, options: .caseInsensitive) != nil {
-            result = result.replacingOccurrences(of: secret, with: Self.placeholder, options: .caseInsensitive)
+        for secret in secrets {
+            result = result.replacing(Regex<AnyRegexOutput>(verbatim: secret).ignoresCase(), with: Self.placeholder)
         }
         return Self.redactTokens(result)
     }
 
     static func redactTokens(_ message: String) -> String {
-        message.replacingOccurrences(of: #"eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,3}\.[A-Za-z0-9_-]+"#, with: placeholder,
-                                     options: .regularExpression)
+        message.replacing(token, with: placeholder)
+    }
+
+    /// A JWT or JWE: base64url segments starting with `eyJ`, joined by dots (a Swift regex:
+    /// NSRegularExpression is in the full Foundation).
+    private static var token: Regex<AnyRegexOutput> {
+        try! Regex(#"eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,3}\.[A-Za-z0-9_-]+"#)
     }
 }

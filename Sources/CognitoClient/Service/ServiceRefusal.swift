@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a refusal from Cognito means, decided once, here: from the error type first, and from
 /// the message only for `NotAuthorizedException`, which the service uses for a dozen different

@@ -1,5 +1,12 @@
 import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// AWS credentials for the admin (IAM-authorised) operations. Never printed or logged.
 public struct AWSCredentials: Sendable, Equatable {
@@ -58,7 +65,7 @@ public struct SigV4Signer: Sendable {
         var canonical: [String: String] = [:]
         for header in request.headers where !Self.unsignedHeaders.contains(header.name.lowercased()) {
             let name = header.name.lowercased()
-            let value = header.value.trimmingCharacters(in: .whitespaces)
+            let value = header.value.trimmedBlanks()
                 .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
             canonical[name] = canonical[name].map { $0 + "," + value } ?? value
         }
@@ -92,8 +99,12 @@ public struct SigV4Signer: Sendable {
         var time = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&time, &parts)
-        return String(format: "%04d%02d%02dT%02d%02d%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        func digits(_ value: Int32, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return digits(parts.tm_year + 1900, 4) + digits(parts.tm_mon + 1, 2) + digits(parts.tm_mday, 2) + "T"
+            + digits(parts.tm_hour, 2) + digits(parts.tm_min, 2) + digits(parts.tm_sec, 2) + "Z"
     }
 
     static func canonicalQuery(_ components: URLComponents) -> String {
@@ -102,6 +113,6 @@ public struct SigV4Signer: Sendable {
     }
 
     static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-        digest.map { String(format: "%02x", $0) }.joined()
+        Hex.encode(Array(digest))
     }
 }

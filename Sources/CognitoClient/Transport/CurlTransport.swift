@@ -1,5 +1,10 @@
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -34,7 +39,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     private let connectTimeoutMS: Int
     private let requestTimeoutMS: Int
     /// Guards `easy`: libcurl easy handles are not thread-safe.
-    private let lock = NSLock()
+    private let lock = Mutex(())
 
     /// Creates a transport with its own libcurl handle.
     ///
@@ -69,9 +74,11 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     /// followed). Throws `TransportError` only when no complete HTTP response was received, or when
     /// the request itself cannot be expressed (bad method, header with a line break, GET with body).
     public func send(_ request: HTTPRequest) throws -> HTTPResponse {
-        lock.lock()
-        defer { lock.unlock() }
+        try lock.withLock { _ in try sendAlone(request) }
+    }
 
+    /// `send`, with the lock held.
+    private func sendAlone(_ request: HTTPRequest) throws -> HTTPResponse {
         let host = hostForMessages(request.url)
         try validate(request)
         var connectMS = connectTimeoutMS, requestMS = requestTimeoutMS
@@ -286,7 +293,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     }
 
     private func classify(_ code: CURLcode, host: String, accumulator: ResponseAccumulator) -> TransportError {
-        let detail = String(cString: easy.errorBuffer).trimmingCharacters(in: .whitespacesAndNewlines)
+        let detail = String(cString: easy.errorBuffer).trimmed()
         let text = curlErrorText(code)
         let diagnosis = detail.isEmpty || detail == text ? text : "\(text) (\(detail))"
 
@@ -460,7 +467,7 @@ private func combinedCABundle(extraPath: String) throws -> Data {
     } catch let reason as BoundedFile.Failure {
         throw TransportError(kind: .other, message: "cannot read the CA bundle \(extraPath): \(reason.text)")
     }
-    guard extra.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
+    guard extra.firstRange(of: Array("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
         throw TransportError(kind: .other, message: "the CA bundle \(extraPath) contains no PEM certificate")
     }
 

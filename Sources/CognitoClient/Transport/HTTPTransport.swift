@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One HTTP request as CognitoClient sends it. The body is copied by the transport.
 public struct HTTPRequest: Sendable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The header section of a response as libcurl's header callback delivers it, one line per call:
 /// status line, header lines, blank end line, possibly several times (after a 100 Continue, a
@@ -23,16 +27,16 @@ public struct ResponseHeaders {
             overflow = true
             return false
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: line, as: UTF8.self).trimmed()
         if text.hasPrefix("HTTP/") {
             // A new response begins: keep only the final response's headers.
             fields = [:]
             return true
         }
         guard let colon = text.firstIndex(of: ":") else { return true }
-        let name = text[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let name = text[..<colon].trimmedBlanks().lowercased()
         guard !name.isEmpty else { return true }
-        fields[name] = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        fields[name] = text[text.index(after: colon)...].trimmedBlanks()
         return true
     }
 }

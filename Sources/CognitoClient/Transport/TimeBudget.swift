@@ -1,12 +1,17 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+import Synchronization
 
 /// The time one command may spend on the network (`--timeout`): every request, the waits between
 /// retries and a refresh draw from it, so a command ends within it whatever the retries. Time
 /// spent elsewhere (a person typing a code at a prompt) is not counted.
 public final class TimeBudget: @unchecked Sendable {
     public let seconds: Double
-    private var spentNanoseconds: UInt64 = 0
-    private let lock = NSLock()
+    private let spentNanoseconds = Mutex<UInt64>(0)
 
     public init(seconds: Double) {
         self.seconds = seconds
@@ -14,9 +19,7 @@ public final class TimeBudget: @unchecked Sendable {
 
     /// What is left, in seconds (0 when spent).
     public var remaining: Double {
-        lock.lock()
-        defer { lock.unlock() }
-        return max(0, seconds - Double(spentNanoseconds) / 1e9)
+        max(0, seconds - Double(spentNanoseconds.withLock { $0 }) / 1e9)
     }
 
     /// Runs `body` and counts its (monotonic) time against the budget.
@@ -24,9 +27,7 @@ public final class TimeBudget: @unchecked Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         defer {
             let elapsed = DispatchTime.now().uptimeNanoseconds &- start
-            lock.lock()
-            spentNanoseconds &+= elapsed
-            lock.unlock()
+            spentNanoseconds.withLock { $0 &+= elapsed }
         }
         return try body()
     }
