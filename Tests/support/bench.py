@@ -85,6 +85,22 @@ class Side:
             raise RuntimeError(f"{self.label} failed: {err.strip()[-400:]}")
         return Sample(int(m.group(1)) / 1e9, int(m.group(2)) * 1024)
 
+    def instructions(self, program: str | None = None) -> int | None:
+        """Instructions the whole process executed (valgrind's callgrind), or None without valgrind.
+        Unlike wall-clock time this does not move with the machine's load. `program` replaces
+        argv[0] (a copy without debug information, which this valgrind cannot read)."""
+        if not shutil.which("valgrind"):
+            return None
+        argv = [program or self.argv[0], *self.argv[1:]]
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                              env=self.env, input=self.stdin.encode() if self.stdin is not None else None,
+                              stdin=subprocess.DEVNULL if self.stdin is None else None, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, cwd=self.env.get("HOME"))
+        m = re.search(r"Collected : (\d+)", proc.stderr.decode(errors="replace"))
+        if proc.returncode != 0 or not m:
+            raise RuntimeError(f"{self.label} under callgrind failed: {proc.stderr.decode(errors='replace').strip()[-400:]}")
+        return int(m.group(1))
+
     @property
     def median_ms(self) -> float:
         return statistics.median(s.seconds for s in self.samples) * 1000
@@ -137,6 +153,16 @@ def machine() -> str:
     distro = next((l.split("=", 1)[1].strip('"') for l in Path("/etc/os-release").read_text().splitlines()
                    if l.startswith("PRETTY_NAME=")), "?")
     return f"{os.cpu_count()} × {model}, {mem} GiB, {distro}, Linux {platform.release()}"
+
+
+def without_debug_info(binary: str, work: Path) -> str:
+    """A copy of `binary` without its DWARF (`strip -g`): valgrind 3.19 gives up on the debug
+    information of authctl's release build. The code, and so the count, is the same."""
+    path = shutil.which(binary) or binary
+    copy = work / (Path(path).name + ".nodebug")
+    if shutil.which("strip") and subprocess.run(["strip", "-g", "-o", str(copy), path]).returncode == 0:
+        return str(copy)
+    return path
 
 
 def shared_libraries(binary: str) -> int:
@@ -260,6 +286,19 @@ def main() -> int:
         lines.append(f"| peak RSS of `authctl signin` (max of {len(signin.samples)}) | "
                      f"{max(s.max_rss for s in signin.samples) / MIB:.1f} MiB | | | ≤ 20 MiB | {rss_met} | |")
         table = "\n".join(lines)
+
+        # Instruction counts of the rows that run no Python (the emulator's and the yardsticks'
+        # Python would dominate the others), one run each: repeatable whatever the load.
+        counted = []
+        for row in rows[:2]:
+            a = row.a.instructions(without_debug_info(row.a.argv[0], work))
+            b = row.b.instructions(without_debug_info(row.b.argv[0], work)) if row.b else None
+            if a is not None:
+                counted.append(f"| {row.a.label} | {a / 1e6:.1f} M | " + (f"{row.b.label}: {b / 1e6:.1f} M | {a / b:.2f}× |"
+                                                                          if b else "— | — |"))
+        if counted:
+            table += ("\n\nInstructions executed by the whole process (valgrind --tool=callgrind, one run each):\n\n"
+                      "| command | authctl | yardstick | ratio |\n|---|---:|---:|---:|\n" + "\n".join(counted))
 
         srp = ""
         if args.srp_bench:
