@@ -48,6 +48,10 @@ struct AuthctlError: Error, CustomStringConvertible {
             case .failed:
                 return AuthctlError(.unexpected, "Secret Service error: \(error.message)")
             }
+        case let error as SRPError where error.code == .libraryUnavailable:
+            // libcrypto, loaded on the first sign-in (docs/performance.md), is missing: the
+            // machine's set-up, as a missing libcurl or libsecret.
+            return AuthctlError(.configuration, error.message)
         case let error as JWTError:
             return AuthctlError(.unexpected, "the service returned an unreadable token: \(error.message)")
         default:
