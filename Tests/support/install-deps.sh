@@ -10,8 +10,8 @@ set -euo pipefail
 
 DEBIAN_PACKAGES=(
     libcurl4-openssl-dev   # the HTTP transport
-    libsecret-1-dev        # the Secret Service store
-    libssl-dev             # big-integer arithmetic for SRP
+    libsecret-1-dev        # the Secret Service store (loaded at run time; headers for test_binary.py's check)
+    libssl-dev             # big-integer arithmetic for SRP (OpenSSL's headers; libcrypto loaded at run time)
     pkg-config
     gnome-keyring          # a real Secret Service for tests and the demo
     libsecret-tools        # secret-tool, used by the tests to inspect the store
