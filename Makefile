@@ -30,7 +30,7 @@ FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
 # Corpora, logs and crashes of the runs: not under FUZZ_BUILD_DIR, where new files made SwiftPM
 # plan again and rebuild everything (3 min) on the next `make fuzz`.
 FUZZ_WORK_DIR ?= $(CURDIR)/.build-fuzz-runs
-FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after
+FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after config-toml stored-session pending-challenge otpauth-qr
 
 .PHONY: all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 
@@ -75,11 +75,14 @@ fuzz-build:
 # Each target FUZZ_SECONDS, from the committed seeds (Fuzz/corpus/TARGET, regressions included);
 # what it learns goes to $(FUZZ_WORK_DIR)/corpus/TARGET, a crash to $(FUZZ_WORK_DIR)/crash-TARGET-*,
 # the log to $(FUZZ_WORK_DIR)/log-TARGET. Every target runs; the failed ones are named at the end.
+# Leaks are failures too, except those of dependencies listed in Fuzz/lsan-suppressions.txt.
 fuzz: fuzz-build
 	@failed=""; for target in $(FUZZ_TARGETS); do \
 		echo "== fuzz $$target ($(FUZZ_SECONDS) s)"; \
 		mkdir -p "$(FUZZ_WORK_DIR)/corpus/$$target"; \
-		if AUTHCTL_FUZZ_TARGET=$$target "$(FUZZ_BUILD_DIR)/debug/authctl-fuzz" \
+		if AUTHCTL_FUZZ_TARGET=$$target \
+			LSAN_OPTIONS=suppressions=$(CURDIR)/Fuzz/lsan-suppressions.txt:print_suppressions=0 \
+			"$(FUZZ_BUILD_DIR)/debug/authctl-fuzz" \
 			-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -max_len=8192 -timeout=10 \
 			-artifact_prefix="$(FUZZ_WORK_DIR)/crash-$$target-" \
 			"$(FUZZ_WORK_DIR)/corpus/$$target" Fuzz/corpus/$$target > "$(FUZZ_WORK_DIR)/log-$$target" 2>&1; then \

@@ -1,7 +1,11 @@
 // swift-tools-version:6.0
 // authctl: a command-line client for Amazon Cognito user pools on Linux.
-// Dependencies point one way: authctl -> {CognitoClient, SecureStore};
-// CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret.
+// Dependencies point one way: authctl -> {LocalFormats, CognitoClient, SecureStore};
+// CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret;
+// LocalFormats (what authctl keeps and hands out locally: config.toml's profiles, the session and
+// pending-challenge records of the Secret Service, the otpauth URI and its QR code; pure parsing
+// and encoding, never printing, exiting or ArgumentParser, so Fuzz/ can link it) -> CognitoClient,
+// TOMLKit, CQRencode.
 import PackageDescription
 
 // The libraries and authctl-bench use FoundationEssentials, not the full Foundation (its ICU-based
@@ -65,6 +69,14 @@ let package = Package(
             swiftSettings: essentialsOnly
         ),
         .target(
+            name: "LocalFormats",
+            dependencies: [
+                "CognitoClient",
+                "CQRencode",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .target(
             name: "SecureStore",
             dependencies: ["CLibSecret"],
             swiftSettings: essentialsOnly
@@ -73,17 +85,16 @@ let package = Package(
             name: "authctl",
             dependencies: [
                 "CognitoClient",
+                "LocalFormats",
                 "SecureStore",
-                "CQRencode",
                 "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
-        // `make fuzz`: libFuzzer targets over CognitoClient's parsers of outside data (Fuzz/).
+        // `make fuzz`: libFuzzer targets over the libraries' parsers of outside data (Fuzz/).
         .executableTarget(
             name: "authctl-fuzz",
-            dependencies: ["CognitoClient"],
+            dependencies: ["CognitoClient", "LocalFormats"],
             path: "Fuzz/Sources"
         ),
         // `make bench`: release-build timings written to docs/performance.md.
@@ -103,12 +114,16 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "LocalFormatsTests",
+            dependencies: ["LocalFormats", "CognitoClient"]
+        ),
+        .testTarget(
             name: "SecureStoreTests",
             dependencies: ["SecureStore"]
         ),
         .testTarget(
             name: "authctlTests",
-            dependencies: ["authctl", "CognitoClient", "SecureStore"]
+            dependencies: ["authctl", "CognitoClient", "LocalFormats", "SecureStore"]
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -1,10 +1,11 @@
 import CognitoClient
 import Foundation
 
-/// The parsers of outside data, one entry per fuzz target. Each takes the raw bytes libFuzzer (or a
+/// The parsers of outside data, one entry per fuzz target (CognitoClient's here, LocalFormats' in
+/// `LocalFormatTargets`). Each takes the raw bytes libFuzzer (or a
 /// replayed corpus file) gives and must never crash, whatever they are.
 enum FuzzTargets {
-    static let all: [String: (Data) -> Void] = [
+    static let all: [String: (Data) -> Void] = LocalFormatTargets.all.merging([
         "http-headers": httpHeaders,
         "service-answer": serviceAnswer,
         "oauth-answer": oauthAnswer,
@@ -13,7 +14,7 @@ enum FuzzTargets {
         "jwt": jwt,
         "jwks": jwks,
         "retry-after": retryAfter,
-    ]
+    ]) { local, _ in local }
 
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let noWait = RetryPolicy(maxAttempts: 2, sleep: { _ in })

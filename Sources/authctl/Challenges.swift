@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 
 enum MFAType: String, ExpressibleByArgument, CaseIterable {
@@ -75,29 +76,8 @@ enum CodeFormat {
     }
 }
 
-/// A sign-in that waits in the Secret Service for a one-time code given to a second process
-/// (`authctl signin --code CODE`): an authenticator set-up handed to a script
-/// (`--mfa-setup-output json`), or a code sent by text message or email where no one could be
-/// asked. The session is a credential for its 3 minutes, so it is never kept in a file.
-struct PendingChallenge: Codable {
-    /// MFA_SETUP, SMS_MFA, SMS_OTP or EMAIL_OTP.
-    var challengeName: ChallengeName
-    /// The challenge session (for MFA_SETUP: AssociateSoftwareToken's, then VerifySoftwareToken's).
-    var session: String
-    /// The username Cognito knows (answers carry it).
-    var username: String
-    /// The name the person gave (an alias, an email), when it differs.
-    var typedUsername: String?
-    var userPoolId: String
-    var clientId: String
-    var expiresAt: Date
-    /// Where the code went (`+*******1234`).
-    var destination: String?
-    /// MFA_SETUP: VerifySoftwareToken already accepted a code; only the challenge answer is left.
-    var verified: Bool
-    /// Codes refused so far (the service ends the challenge after a few).
-    var wrongCodes: Int
-
+/// Where a `PendingChallenge` (LocalFormats) is kept: one Secret Service item per profile.
+extension PendingChallenge {
     static let kind = "pending-challenge"
 
     static func key(profile: String) -> SecretKey { SecretKey(kind: kind, profile: profile) }
@@ -115,15 +95,6 @@ struct PendingChallenge: Codable {
     static func discard(_ store: SecretStore, profile: String) {
         _ = try? store.delete(key(profile: profile))
     }
-
-    func isExpired(now: Date) -> Bool { expiresAt <= now }
-
-    /// The names this pending sign-in answers to.
-    func isFor(username name: String) -> Bool {
-        name == username || name == typedUsername
-    }
-
-    var displayName: String { typedUsername ?? username }
 
     func save(_ store: SecretStore, profile: String) throws {
         let data = try StoredSession.encoder.encode(self)
@@ -331,7 +302,7 @@ struct ChallengeResponder {
         }
         let association = try service.associateSoftwareToken(session: challenge.session)
         let label = typedUsername ?? challenge.username
-        let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: label, issuer: client.userPoolId)
+        let uri = AuthenticatorURI.otpauth(secret: association.secretCode, username: label, issuer: client.userPoolId)
         let session = association.session ?? challenge.session ?? ""
 
         if handOver {
@@ -366,29 +337,17 @@ struct MFASetupHandout: Encodable {
 /// Showing a new authenticator secret and checking the first code, shared by sign-in's
 /// MFA_SETUP and `authctl mfa setup`.
 enum AuthenticatorEnrolment {
-    /// `otpauth://totp/<issuer>:<label>?secret=...&issuer=...` (Key Uri Format). The label is the
-    /// name the person knows the account by (what they typed, or the email), not an internal id.
-    static func uri(secret: String, username: String, issuer: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let label = (issuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? issuer) + ":"
-            + (username.addingPercentEncoding(withAllowedCharacters: allowed) ?? username)
-        let encodedIssuer = issuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? issuer
-        return "otpauth://totp/\(label)?secret=\(secret)&issuer=\(encodedIssuer)"
-    }
-
-    /// The name to label a signed-in user's authenticator with: the username, unless the pool
-    /// generated it (a UUID, where people sign in with their email), then the email.
-    static func label(username: String, attributes: [String: String]) -> String {
-        if UUID(uuidString: username) != nil, let email = attributes["email"], !email.isEmpty { return email }
-        return username
-    }
-
     static func show(secret: String, uri: String, context: CommandContext) throws {
         let console = context.console
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
         let colors = context.environment["NO_COLOR"] == nil && isatty(STDERR_FILENO) == 1
-        console.drawing(try TerminalQRCode(encoding: uri).render(colors: colors))
+        let code: TerminalQRCode
+        do {
+            code = try TerminalQRCode(encoding: uri)
+        } catch let failure as TerminalQRCode.Failure {
+            throw AuthctlError(.unexpected, failure.description)
+        }
+        console.drawing(code.render(colors: colors))
         console.message("Secret (Base32): \(secret)")
         console.message("URI: \(uri)")
         if !colors {

@@ -1,7 +1,6 @@
 import CognitoClient
 import Foundation
-import CognitoClient
-import TOMLKit
+import LocalFormats
 
 /// Everything a command needs to reach one app client, resolved from flags, the environment,
 /// the config file and derived defaults, in that order.
@@ -77,29 +76,6 @@ extension Settings {
     }
 }
 
-/// One `[profiles.NAME]` table of config.toml.
-struct ProfileConfig: Equatable {
-    var userPoolId: String?
-    var clientId: String?
-    var region: String?
-    var endpoint: String?
-    var username: String?
-    var identityPoolId: String?
-    var domain: String?
-    var redirectPort: String?
-
-    static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
-        ("user_pool_id", \.userPoolId),
-        ("client_id", \.clientId),
-        ("region", \.region),
-        ("endpoint", \.endpoint),
-        ("username", \.username),
-        ("identity_pool_id", \.identityPoolId),
-        ("domain", \.domain),
-        ("redirect_port", \.redirectPort),
-    ]
-}
-
 /// `$XDG_CONFIG_HOME/authctl/config.toml`: profiles only, never secrets.
 struct ConfigFile {
     let path: String
@@ -130,47 +106,20 @@ struct ConfigFile {
         } catch let failure as BoundedFile.Failure {
             throw AuthctlError(.configuration, "cannot read \(path): \(failure.text)")
         }
-        let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw AuthctlError(.configuration, "\(path) is not valid TOML: \(error.description) at line \(error.source.begin.line)")
+            return ConfigFile(path: path, profiles: try ConfigDocument.parse(text))
+        } catch ConfigDocumentError.notTOML(let description, let line) {
+            throw AuthctlError(.configuration, "\(path) is not valid TOML: \(description) at line \(line)")
+        } catch ConfigDocumentError.profileNotATable(let name) {
+            throw AuthctlError(.configuration, "\(path): [profiles.\(name)] must be a table")
+        } catch ConfigDocumentError.notAString(let name, let key) {
+            throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
         }
-        var profiles: [String: ProfileConfig] = [:]
-        if let profilesTable = table["profiles"]?.table {
-            for name in profilesTable.keys {
-                guard let entry = profilesTable[name]?.table else {
-                    throw AuthctlError(.configuration, "\(path): [profiles.\(name)] must be a table")
-                }
-                var profile = ProfileConfig()
-                for (key, field) in ProfileConfig.keys {
-                    if let value = entry[key] {
-                        guard let string = value.string ?? (key == "redirect_port" ? value.int.map(String.init) : nil) else {
-                            throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
-                        }
-                        profile[keyPath: field] = string
-                    }
-                }
-                profiles[name] = profile
-            }
-        }
-        return ConfigFile(path: path, profiles: profiles)
     }
 
     /// Writes the whole file atomically (temporary file and rename), readable by the owner only.
     func save() throws {
-        let root = TOMLTable()
-        let profilesTable = TOMLTable()
-        for name in profiles.keys.sorted() {
-            let entry = TOMLTable()
-            for (key, field) in ProfileConfig.keys {
-                if let value = profiles[name]?[keyPath: field] { entry[key] = value }
-            }
-            profilesTable[name] = entry
-        }
-        root["profiles"] = profilesTable
-        let text = "# authctl profiles: written by `authctl configure`. Secrets are never kept here.\n"
-            + root.convert(to: .toml) + "\n"
+        let text = ConfigDocument.render(profiles)
         let directory = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 
 struct Configure: AuthctlCommand {
     static let configuration = CommandConfiguration(

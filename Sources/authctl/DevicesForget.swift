@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 
 /// `devices forget [DEVICE_KEY]`: ForgetDevice (this device by default, its keys deleted here),
 /// or AdminForgetDevice for `--user NAME DEVICE_KEY`.

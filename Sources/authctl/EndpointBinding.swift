@@ -1,4 +1,5 @@
 import Foundation
+import LocalFormats
 
 /// A stored session talks only to the endpoint it was signed in with: its tokens were issued
 /// there, and another endpoint (a stray AWS_ENDPOINT_URL, an emulator's, an attacker's) must never

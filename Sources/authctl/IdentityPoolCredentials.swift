@@ -1,5 +1,6 @@
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 
 /// Temporary AWS credentials for the signed-in user from an identity pool (the enhanced flow:

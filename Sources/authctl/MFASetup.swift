@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 
 struct MFASetup: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -31,7 +32,7 @@ struct MFASetup: AuthctlCommand {
             (try service.getUser(accessToken: session.accessToken), session.userPoolId)
         }
         let attributes = Dictionary(user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
-        let label = AuthenticatorEnrolment.label(username: user.0.username, attributes: attributes)
+        let label = AuthenticatorURI.label(username: user.0.username, attributes: attributes)
         if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName.rawValue) {
             try Confirmation.require("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
                                      confirmed: yes, console: console, withoutTerminal: "replacing the authenticator app")
@@ -40,7 +41,7 @@ struct MFASetup: AuthctlCommand {
         let association = try sessions.withFreshSession { session, service in
             try service.associateSoftwareToken(accessToken: session.accessToken)
         }
-        let uri = AuthenticatorEnrolment.uri(secret: association.secretCode, username: label, issuer: user.1)
+        let uri = AuthenticatorURI.otpauth(secret: association.secretCode, username: label, issuer: user.1)
         try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context)
         _ = try AuthenticatorEnrolment.verify(context: context) { code in
             try sessions.withFreshSession { session, service in

@@ -1,5 +1,6 @@
 import CognitoClient
 import Foundation
+import LocalFormats
 
 /// Signing in with a password, shared by `signin` and `token --password-stdin`.
 struct PasswordSignIn {

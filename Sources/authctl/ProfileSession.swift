@@ -1,5 +1,6 @@
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 
 /// The session layer: the one owner of a profile's stored session and of its lock (as GitHub

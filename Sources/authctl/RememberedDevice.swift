@@ -1,5 +1,6 @@
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 
 struct SignOut: AuthctlCommand {
     static let configuration = CommandConfiguration(

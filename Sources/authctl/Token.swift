@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 
 struct Token: AuthctlCommand {

@@ -1,5 +1,6 @@
 import CognitoClient
 import Foundation
+import LocalFormats
 
 
 /// Offline checks of the tokens authctl hands out, and the optional signature check.

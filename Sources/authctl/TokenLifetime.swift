@@ -1,5 +1,6 @@
 import CognitoClient
 import Foundation
+import LocalFormats
 
 extension Format {
     /// `1 hour`, `2 hours`, `30 minutes`, `90 seconds`.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 
 /// `--flow`: the password flows, or choice-based sign-in (USER_AUTH).
 enum SignInFlow: String, ExpressibleByArgument, CaseIterable {

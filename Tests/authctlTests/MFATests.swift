@@ -1,6 +1,7 @@
 @testable import authctl
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 import XCTest
 
@@ -192,7 +193,7 @@ final class MFAChallengeTests: XCTestCase {
     }
 
     func testOTPAuthURIEscapesLabel() {
-        XCTAssertEqual(AuthenticatorEnrolment.uri(secret: "ABC", username: "a b@x.org", issuer: "My Pool"),
+        XCTAssertEqual(AuthenticatorURI.otpauth(secret: "ABC", username: "a b@x.org", issuer: "My Pool"),
                        "otpauth://totp/My%20Pool:a%20b%40x.org?secret=ABC&issuer=My%20Pool")
     }
 
@@ -327,9 +328,9 @@ final class MFAChallengeTests: XCTestCase {
     }
 
     func testAuthenticatorLabelIsTheNameAPersonKnows() {
-        XCTAssertEqual(AuthenticatorEnrolment.label(username: "5f0c1b9e-8a1d-4c52-9a39-2f1f7b0c7e11", attributes: ["email": "carol@example.com"]),
+        XCTAssertEqual(AuthenticatorURI.label(username: "5f0c1b9e-8a1d-4c52-9a39-2f1f7b0c7e11", attributes: ["email": "carol@example.com"]),
                        "carol@example.com")
-        XCTAssertEqual(AuthenticatorEnrolment.label(username: "alice", attributes: ["email": "alice@example.com"]), "alice")
+        XCTAssertEqual(AuthenticatorURI.label(username: "alice", attributes: ["email": "alice@example.com"]), "alice")
     }
 }
 

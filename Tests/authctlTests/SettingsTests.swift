@@ -1,5 +1,6 @@
 @testable import authctl
 import Foundation
+import LocalFormats
 import XCTest
 
 final class SettingsTests: XCTestCase {

@@ -1,6 +1,7 @@
 @testable import authctl
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 import XCTest
 

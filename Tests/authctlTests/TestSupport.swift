@@ -1,6 +1,7 @@
 @testable import authctl
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 
 /// A console fed from strings, recording what the command printed.

@@ -2,6 +2,7 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
+import LocalFormats
 import SecureStore
 import XCTest
 

@@ -1,4 +1,5 @@
-"""config.toml is read only when it is a regular file of at most 1 MiB (issue 12, finding 10):
+"""config.toml is read only when it is a regular file of at most 1 MiB (issue 12, finding 10), and
+what TOMLKit's parser would crash on is refused first (fuzzing):
 a FIFO made the old binary hang in open(2), a huge file cost memory and seconds to parse."""
 
 from __future__ import annotations
@@ -33,3 +34,15 @@ def test_a_config_over_one_mebibyte_is_refused(cli):
     path.write_text('[profiles.default]\nregion = "eu-west-1"\n' + filler * (1000 * 1024 // len(filler)))
     r = cli.run("status")
     assert r.code == 77 and "default: not signed in" in r.out, r  # read, and nothing stored
+
+
+def test_a_table_name_that_is_no_key_is_refused_not_a_crash(cli):
+    """Found by fuzzing (`config-toml`): the TOML parser TOMLKit bundles asserted on a table
+    header such as `[#a]` or one starting with a control character; the old binary aborted
+    (status 134, a crash report on stderr)."""
+    path = config_path(cli)
+    for header in ("[#a]", "[\x07profiles]", "[ .default]"):
+        path.write_text('[profiles.default]\nregion = "eu-west-1"\n\n' + header + "\n")
+        r = cli.run("status")
+        assert r.code == 78, (header, r)
+        assert "config.toml is not valid TOML" in r.err and "at line 4" in r.err, (header, r)

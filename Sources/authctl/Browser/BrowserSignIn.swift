@@ -3,6 +3,7 @@ import CognitoClient
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import LocalFormats
 #endif
 
 /// `signin --browser` and its options.

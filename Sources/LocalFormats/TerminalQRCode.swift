@@ -3,13 +3,18 @@ import Foundation
 
 /// A QR code drawn with Unicode half blocks: two module rows per text line, so a code for an
 /// otpauth:// URI fits an 80-column terminal.
-struct TerminalQRCode {
+public struct TerminalQRCode: Sendable {
     /// `modules[y][x]` is true for a dark module.
-    let modules: [[Bool]]
+    public let modules: [[Bool]]
 
-    init(encoding text: String) throws {
+    /// libqrencode could not encode the text (too long for a QR code, out of memory).
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(encoding text: String) throws {
         guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
-            throw AuthctlError(.unexpected, "cannot draw the QR code: \(String(cString: strerror(errno)))")
+            throw Failure(description: "cannot draw the QR code: \(String(cString: strerror(errno)))")
         }
         defer { QRcode_free(code) }
         let width = Int(code.pointee.width)
@@ -21,14 +26,14 @@ struct TerminalQRCode {
     }
 
     /// The quiet zone the QR specification asks for around the code, in modules.
-    static let quietZone = 4
+    public static let quietZone = 4
 
     /// With `colors`, dark modules are drawn black on a white background (quiet zone included)
     /// whatever the terminal's theme. Without (NO_COLOR, not a terminal) a terminal offers only its
     /// own two tones, foreground and background, and which is the dark one depends on the theme:
     /// light modules (quiet zone included) are drawn as blocks in the foreground colour, for the
     /// usual light-on-dark terminal; on a light theme the code shows inverted (the caller says so).
-    func render(colors: Bool, quietZone: Int = TerminalQRCode.quietZone) -> String {
+    public func render(colors: Bool, quietZone: Int = TerminalQRCode.quietZone) -> String {
         let size = modules.count + 2 * quietZone
         func dark(_ x: Int, _ y: Int) -> Bool {
             let mx = x - quietZone, my = y - quietZone

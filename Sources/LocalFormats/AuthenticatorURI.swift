@@ -1,0 +1,23 @@
+import Foundation
+
+/// The hand-out of a new authenticator secret: its `otpauth://` URI (Key Uri Format), shown as
+/// text and drawn as a QR code (`TerminalQRCode`).
+public enum AuthenticatorURI {
+    /// `otpauth://totp/<issuer>:<label>?secret=...&issuer=...`. The label is the name the person
+    /// knows the account by (what they typed, or the email), not an internal id.
+    public static func otpauth(secret: String, username: String, issuer: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let label = (issuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? issuer) + ":"
+            + (username.addingPercentEncoding(withAllowedCharacters: allowed) ?? username)
+        let encodedIssuer = issuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? issuer
+        return "otpauth://totp/\(label)?secret=\(secret)&issuer=\(encodedIssuer)"
+    }
+
+    /// The name to label a signed-in user's authenticator with: the username, unless the pool
+    /// generated it (a UUID, where people sign in with their email), then the email.
+    public static func label(username: String, attributes: [String: String]) -> String {
+        if UUID(uuidString: username) != nil, let email = attributes["email"], !email.isEmpty { return email }
+        return username
+    }
+}
