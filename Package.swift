@@ -8,11 +8,12 @@
 // TOMLKit, CQRencode.
 import PackageDescription
 
-// The libraries and authctl-bench use FoundationEssentials, not the full Foundation (its ICU-based
+// CognitoClient, SecureStore and authctl-bench use FoundationEssentials, not the full Foundation (its ICU-based
 // internationalisation and NSString/NSLock/JSONSerialization layer: 1,764 protocol conformances
 // and 6 MiB of resident memory in a static binary; docs/performance.md). Their files import
 // FoundationEssentials where it exists; MemberImportVisibility stops the full Foundation's
 // extensions (String(format:), trimmingCharacters...) leaking in through another module's import.
+// (LocalFormats still uses the full Foundation: it serves only the executable, which links it.)
 let essentialsOnly: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
