@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -332,8 +333,9 @@ def test_configure_stores_the_domain(cli, oauth_pool, managed_login, tmp_path):
     r = cli.run("configure", "--user-pool-id", oauth_pool.pool.pool_id, "--client-id", oauth_pool.browser_client_id,
                 "--domain", managed_login.url, "--redirect-port", str(oauth_pool.redirect_port), env=env)
     assert r.code == 0, r
-    config = (Path(env["XDG_CONFIG_HOME"]) / "authctl" / "config.toml").read_text()
-    assert f"domain = '{managed_login.url}'" in config
+    config = tomllib.loads((Path(env["XDG_CONFIG_HOME"]) / "authctl" / "config.toml").read_text())
+    profile = config["profiles"]["default"]
+    assert profile["domain"] == managed_login.url and profile["redirect_port"] == str(oauth_pool.redirect_port), config
     # Now neither --domain nor --redirect-port is needed.
     r = cli.run("signin", "--browser", env={**env, **plan_env(tmp_path)}, timeout=60)
     assert r.code == 0, r
