@@ -68,9 +68,10 @@ struct SecretRedactor {
         message.replacing(token, with: placeholder)
     }
 
-    /// A JWT or JWE: base64url segments starting with `eyJ`, joined by dots (a Swift regex:
-    /// NSRegularExpression is in the full Foundation).
-    private static var token: Regex<AnyRegexOutput> {
-        try! Regex(#"eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,3}\.[A-Za-z0-9_-]+"#)
+    /// A JWT or JWE: base64url segments starting with `eyJ`, joined by dots (a Swift regex
+    /// literal, checked when compiled: NSRegularExpression is in the full Foundation, and a
+    /// pattern parsed at run time would need a `try` that cannot fail here).
+    private static var token: Regex<Substring> {
+        #/eyJ[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){0,3}\.[A-Za-z0-9_-]+/#
     }
 }
