@@ -27,7 +27,7 @@ final class UserAuthAndAccountTests: XCTestCase {
                                     "ChallengeParameters": ["CODE_DELIVERY_DESTINATION": "a***@e***", "USERNAME": "alice"]]),
             ScriptedTransport.json(["AuthenticationResult": tokens()]),
         ])
-        var offered: [String] = []
+        var offered: [ChallengeName] = []
         var passwordAsked = false
         let handlers = UserAuthHandlers(
             choose: { offered = $0; return "EMAIL_OTP" },

@@ -21,7 +21,7 @@ final class SignInCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stdout, [])
         XCTAssertEqual(harness.console.stderr.count, 1)
         XCTAssertTrue(harness.console.stderr[0].hasPrefix("Signed in as alice (profile default); access token valid until "))
-        let stored = try SessionRepository(store: harness.store).load(profile: "default")
+        let stored = try kept(harness.store).session()
         XCTAssertEqual(stored?.username, "alice")
         XCTAssertEqual(stored?.refreshToken, "refresh-1")
         XCTAssertEqual(stored?.userPoolId, "eu-west-1_TestPool")
@@ -57,7 +57,7 @@ final class SignInCommandTests: XCTestCase {
                 XCTAssertEqual(error?.code, .notAuthorized)
                 messages.append(error?.message ?? "")
             }
-            XCTAssertNil(try harness.store.read(SessionRepository.key(profile: "default")))
+            XCTAssertNil(try harness.store.read(SecretKey(kind: "session", profile: "default")))
         }
         XCTAssertEqual(messages, ["Incorrect username or password", "Incorrect username or password"])
     }
@@ -72,7 +72,7 @@ final class SignInCommandTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNotNil(try kept(harness.store).session())
     }
 
     func testNewPasswordRequiredWithoutSecondLineIsUsageError() {
@@ -184,7 +184,7 @@ final class WhoAmICommandTests: XCTestCase {
         try WhoAmI.parse([]).run(in: harness.context)
         // The fake does not offer GetTokensFromRefreshToken, so the refresh falls back.
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GetUser"])
-        let stored = try SessionRepository(store: harness.store).load(profile: "default")
+        let stored = try kept(harness.store).session()
         XCTAssertEqual(stored?.accessTokenExpiresAt, now.addingTimeInterval(3600))
         XCTAssertEqual(stored?.refreshToken, "refresh-1", "kept when the service did not rotate it")
     }
@@ -198,7 +198,7 @@ final class WhoAmICommandTests: XCTestCase {
             XCTAssertEqual(profile, "default")
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
-        XCTAssertNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNil(try kept(harness.store).session())
     }
 
     func testRevokedAccessTokenEndsSession() throws {
@@ -206,7 +206,7 @@ final class WhoAmICommandTests: XCTestCase {
         try seed(harness, expiresIn: 3600)
         harness.cognito.handlers["GetUser"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context))
-        XCTAssertNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNil(try kept(harness.store).session())
     }
 
     func testUnreachableServiceKeepsSession() throws {
@@ -216,7 +216,7 @@ final class WhoAmICommandTests: XCTestCase {
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .unavailable)
         }
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNotNil(try kept(harness.store).session())
     }
 
     func testNoKeyringIsConfigurationError() {

@@ -25,7 +25,7 @@ final class MFAChallengeTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try signIn(["--password-stdin", "--mfa-code", "123 456"], harness)
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNotNil(try kept(harness.store).session())
     }
 
     func testWrongCodeOnTerminalIsAskedAgain() throws {
@@ -166,7 +166,7 @@ final class MFAChallengeTests: XCTestCase {
         let handout = try JSONSerialization.jsonObject(with: Data(first.console.stdout[0].utf8)) as? [String: Any]
         XCTAssertEqual(handout?["secretCode"] as? String, "JBSWY3DPEHPK3PXP")
         XCTAssertTrue((handout?["otpauthUri"] as? String)?.hasPrefix("otpauth://totp/") ?? false)
-        XCTAssertNil(try SessionRepository(store: store).load(profile: "default"), "not signed in yet")
+        XCTAssertNil(try kept(store).session(), "not signed in yet")
 
         let second = Harness(console: FakeConsole(), store: store)
         second.cognito.handlers["VerifySoftwareToken"] = { body in
@@ -179,8 +179,8 @@ final class MFAChallengeTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try SignIn.parse(["--mfa-code", "123456"]).run(in: second.context)
-        XCTAssertNotNil(try SessionRepository(store: store).load(profile: "default"))
-        XCTAssertNil(try store.read(PendingChallenge.key(profile: "default")), "the pending set-up is used once")
+        XCTAssertNotNil(try kept(store).session())
+        XCTAssertNil(try store.read(SecretKey(kind: "pending-challenge", profile: "default")), "the pending set-up is used once")
     }
 
     func testMFASetupWithoutTerminalOrJSONIsUsage() {
@@ -272,7 +272,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertTrue(error.message.contains("authctl signin --code CODE") && error.message.contains("+*******1234"), error.message)
         }
         XCTAssertEqual(first.cognito.count("RespondToAuthChallenge"), 0)
-        let pending = try XCTUnwrap(PendingChallenge.load(store, profile: "default"))
+        let pending = try XCTUnwrap(kept(store).pendingChallenge())
         XCTAssertEqual(pending.challengeName, "SMS_MFA")
 
         let second = Harness(console: FakeConsole(), store: store)
@@ -282,8 +282,8 @@ final class MFAChallengeTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try SignIn.parse(["--mfa-code", "654321"]).run(in: second.context)
-        XCTAssertNotNil(try SessionRepository(store: store).load(profile: "default"))
-        XCTAssertNil(try store.read(PendingChallenge.key(profile: "default")))
+        XCTAssertNotNil(try kept(store).session())
+        XCTAssertNil(try store.read(SecretKey(kind: "pending-challenge", profile: "default")))
     }
 
     func testPendingSetupOutlivesAWrongCodeAndIsForItsUser() throws {
@@ -298,7 +298,7 @@ final class MFAChallengeTests: XCTestCase {
         XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "111111"]).run(in: wrong.context)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
-        XCTAssertEqual(try PendingChallenge.load(store, profile: "default")?.wrongCodes, 1, "kept after a wrong code")
+        XCTAssertEqual(try kept(store).pendingChallenge()?.wrongCodes, 1, "kept after a wrong code")
 
         let bob = Harness(console: FakeConsole(), store: store)
         XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.context)) { error in
@@ -307,7 +307,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertTrue(error.message.contains("alice") && error.message.contains("bob"), error.message)
         }
         XCTAssertEqual(bob.cognito.calls.count, 0)
-        XCTAssertNotNil(try PendingChallenge.load(store, profile: "default"))
+        XCTAssertNotNil(try kept(store).pendingChallenge())
 
         let late = Harness(console: FakeConsole(), store: store, now: Date().addingTimeInterval(200))
         XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "123456"]).run(in: late.context)) { error in
@@ -315,7 +315,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertEqual(error.code, .notAuthorized)
             XCTAssertEqual(error.message, Messages.pendingCodeTooLate)
         }
-        XCTAssertNil(try PendingChallenge.load(store, profile: "default"))
+        XCTAssertNil(try kept(store).pendingChallenge())
     }
 
     func testQRCodeHasAQuietZoneOfFour() throws {

@@ -17,7 +17,7 @@ final class SignOutCommandTests: XCTestCase {
     }
 
     private func stored(_ harness: Harness) throws -> StoredSession? {
-        try SessionRepository(store: harness.store).load(profile: "default")
+        try kept(harness.store).session()
     }
 
     private func report(_ harness: Harness) throws -> [String: Any] {
@@ -114,7 +114,7 @@ final class SignOutCommandTests: XCTestCase {
             XCTAssertTrue(error.message.contains("authctl signout"))
         }
         XCTAssertNotNil(try stored(harness))
-        XCTAssertEqual(harness.console.stdout, [#"{"exposureUntil":null,"globalSignOut":"failed","revokeToken":"skipped","signedOutLocally":false}"#])
+        XCTAssertEqual(harness.console.stdout, [#"{"exposureUntil":null,"forgetDevice":"skipped","globalSignOut":"failed","revokeToken":"skipped","signedOutLocally":false}"#])
     }
 
     func testNothingRevokedOnlyWhenCertainlyNotPerformed() throws {
@@ -197,7 +197,7 @@ final class SignOutCommandTests: XCTestCase {
         tokens["IdToken"] = FakeCognito.jwt(["cognito:username": "alice", "sub": "sub-1", "token_use": "id", "aud": "client1",
                                              "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 5400])
         let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
-        try SessionRepository(store: harness.store).save(try StoredSession(
+        try save(in: harness.store, try StoredSession(
             tokens: AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: 1800, tokenType: "Bearer",
                                          refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String),
             fallbackUsername: "alice", profile: "default", client: client, now: now))
@@ -245,15 +245,15 @@ final class SignOutCommandTests: XCTestCase {
 
     func testUnreadableSessionIsRemoved() throws {
         let harness = Harness(now: now)
-        try harness.store.write(SessionRepository.key(profile: "default"), label: "x", secret: "{not json")
+        try harness.store.write(SecretKey(kind: "session", profile: "default"), label: "x", secret: "{not json")
         try SignOut.parse([]).run(in: harness.context)
-        XCTAssertNil(try harness.store.read(SessionRepository.key(profile: "default")))
+        XCTAssertNil(try harness.store.read(SecretKey(kind: "session", profile: "default")))
         XCTAssertTrue(harness.console.stderr.contains { $0.contains("nothing could be revoked") })
-        try harness.store.write(SessionRepository.key(profile: "default"), label: "x", secret: "{not json")
+        try harness.store.write(SecretKey(kind: "session", profile: "default"), label: "x", secret: "{not json")
         XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
-        XCTAssertNil(try harness.store.read(SessionRepository.key(profile: "default")))
+        XCTAssertNil(try harness.store.read(SecretKey(kind: "session", profile: "default")))
         XCTAssertTrue(harness.cognito.calls.isEmpty)
     }
 
@@ -384,7 +384,7 @@ final class ChangePasswordCommandTests: XCTestCase {
             XCTAssertEqual(error.message, message, file: file, line: line)
         }
         if handler == nil { XCTAssertTrue(harness.cognito.calls.isEmpty, "no request for a local check", file: file, line: line) }
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"), file: file, line: line)
+        XCTAssertNotNil(try kept(harness.store).session(), file: file, line: line)
     }
 
     func testLocalChecksComeBeforeAnyRequest() throws {
@@ -415,7 +415,7 @@ final class ChangePasswordCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stderr.first, "Password changed. You are still signed in.")
         XCTAssertTrue(harness.console.stderr.last?.contains("signout --global") ?? false)
         XCTAssertTrue(harness.console.prompts.allSatisfy { $0.secret })
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNotNil(try kept(harness.store).session())
     }
 
     func testLostAnswerSaysThePasswordMayHaveChanged() throws {
@@ -430,7 +430,7 @@ final class ChangePasswordCommandTests: XCTestCase {
                 XCTAssertEqual(error.message.contains("the password may or may not have been changed; try signing in with the new one"), maybe,
                                "\(kind): \(error.message)")
             }
-            XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+            XCTAssertNotNil(try kept(harness.store).session())
         }
     }
 

@@ -110,7 +110,7 @@ struct Harness {
         let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
                                           tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
         let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: context.environment))
-        try SessionRepository(store: store).save(
+        try save(in: store, 
             try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
     }
 
@@ -134,3 +134,20 @@ struct Harness {
                                       makeTransport: { _ in cognito }, makeStore: { store })
     }
 }
+
+/// Everything kept for `profile` in `store`, as the commands see it (locks in a private directory).
+func kept(_ store: SecretStore, profile: String = "default") -> ProfileStore {
+    ProfileStore(backend: store, environment: ["XDG_RUNTIME_DIR": testLockDirectory], profile: profile)
+}
+
+/// Stores `session` the one way there is: through the session lock.
+func save(in store: SecretStore, _ session: StoredSession) throws {
+    try kept(store, profile: session.profile).lockedSession { try $0.save(session) }
+}
+
+let testLockDirectory: String = {
+    let path = NSTemporaryDirectory() + "authctl-test-locks-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                             attributes: [.posixPermissions: 0o700])
+    return path
+}()

@@ -17,7 +17,7 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
         try Token.parse([]).run(in: harness.context)
-        let session = try SessionRepository(store: harness.store).load(profile: "default")
+        let session = try kept(harness.store).session()
         XCTAssertEqual(harness.console.stdout, [session!.accessToken])
         XCTAssertEqual(harness.console.stderr, [])
         XCTAssertTrue(harness.cognito.calls.isEmpty)
@@ -33,7 +33,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertTrue(harness.cognito.calls.isEmpty, "300 s left is enough for --min-valid 60")
         try Token.parse(["--min-valid", "600"]).run(in: harness.context)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
-        let stored = try SessionRepository(store: harness.store).load(profile: "default")
+        let stored = try kept(harness.store).session()
         XCTAssertEqual(stored?.refreshToken, "rotated", "a rotated refresh token replaces the old one")
         XCTAssertEqual(harness.console.stdout.last, stored?.accessToken)
     }
@@ -48,7 +48,7 @@ final class TokenCommandTests: XCTestCase {
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
         try Token.parse([]).run(in: harness.context)
         XCTAssertEqual(harness.console.stdout.count, 1)
-        XCTAssertNotEqual(harness.console.stdout.first, try SessionRepository(store: store).load(profile: "default")?.accessToken,
+        XCTAssertNotEqual(harness.console.stdout.first, try kept(store).session()?.accessToken,
                           "the printed token is the refreshed one")
         XCTAssertEqual(harness.console.stderr.count, 1)
         XCTAssertEqual(harness.console.stderr[0], Messages.refreshedNotStored(AuthctlError.from(WriteFailingStore.failure).message))
@@ -62,7 +62,7 @@ final class TokenCommandTests: XCTestCase {
             guard case .endedButNotRemoved(_, _, _, let code)? = error as? SessionError else { return XCTFail("\(error)") }
             XCTAssertEqual(code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
         }
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNotNil(try kept(harness.store).session())
     }
 
     func testDeletedUserEndsTheSessionOnRefresh() throws {
@@ -72,7 +72,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
             guard case SessionError.ended = error else { return XCTFail("\(error)") }
         }
-        XCTAssertNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNil(try kept(harness.store).session())
     }
 
     func testNotSignedIn() {
@@ -97,16 +97,16 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
         try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.context)
-        XCTAssertNotNil(try SessionRepository(store: harness.store).load(profile: "default"))
+        XCTAssertNotNil(try kept(harness.store).session())
         XCTAssertEqual(harness.console.stderr, [])
     }
 
     func testTokenForAnotherClientIsRefused() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
-        var session = try SessionRepository(store: harness.store).load(profile: "default")!
+        var session = try kept(harness.store).session()!
         session.clientId = "client2"
-        try SessionRepository(store: harness.store).save(session)
+        try save(in: harness.store, session)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
             guard case .otherClient(_, let stored, _)? = error as? SessionError else { return XCTFail("\(error)") }
             XCTAssertEqual(stored.client, "client2")
@@ -138,7 +138,7 @@ final class StatusCommandTests: XCTestCase {
         let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: -10, tokenType: "Bearer",
                                           refreshToken: "r", idToken: tokens["IdToken"] as? String)
         let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
-        try SessionRepository(store: harness.store).save(try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        try save(in: harness.store, try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
         try Status.parse([]).run(in: harness.context)
         XCTAssertEqual(harness.console.stdout.count, 2)
         XCTAssertTrue(harness.console.stdout[0].hasPrefix("* default: signed in as alice"))

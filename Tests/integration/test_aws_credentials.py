@@ -242,12 +242,14 @@ def test_ended_session_exits_77_with_the_usual_message(aws_cli, identity, cognit
     assert aws_cli.keyring.session() is None
 
 
-def test_signed_out_session_gets_no_cached_credentials(aws_cli, identity):
+def test_signout_removes_the_cached_credentials(aws_cli, identity):
     assert run(aws_cli, "aws-credentials").code == 0
+    assert aws_cli.keyring.search(kind="aws-credentials", profile="default") != []
     assert aws_cli.run("signout").code == 0
+    # Removed by the sign-out itself, not left for the next aws-credentials call to find.
+    assert aws_cli.keyring.search(kind="aws-credentials", profile="default") == [], "signout removes the cached credentials"
     r = run(aws_cli, "aws-credentials")
     assert (r.code, r.out) == (77, ""), r
-    assert aws_cli.keyring.search(kind="aws-credentials", profile="default") == [], "the left-over credentials are removed"
 
 
 def test_configuration_errors(cli, identity):

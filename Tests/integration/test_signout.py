@@ -168,7 +168,7 @@ def test_not_signed_in(cli, fake):
     r = cli.run("signout", "--output", "json")
     assert r.code == 0, r
     assert r.json() == {"signedOutLocally": False, "globalSignOut": "skipped", "revokeToken": "skipped",
-                        "exposureUntil": None}
+                        "exposureUntil": None, "forgetDevice": "skipped"}
     r = cli.run("signout", "--global", "--yes")
     assert r.code == 77, r
     assert "Not signed in (profile default)" in r.err, r
@@ -553,7 +553,7 @@ def test_signout_removes_an_unreadable_session(signed_in, fake, output):
     assert fake.calls(mark) == []
     if output == "json":
         assert r.json() == {"signedOutLocally": True, "globalSignOut": "skipped", "revokeToken": "failed",
-                            "exposureUntil": None}
+                            "exposureUntil": None, "forgetDevice": "skipped"}
     assert signed_in.run("signout").code == 0
 
 
@@ -563,7 +563,7 @@ def test_global_signout_removes_an_unreadable_session(signed_in, fake):
     r = signed_in.run("signout", "--global", "--yes", "--output", "json")
     assert r.code == 77, r
     assert r.json() == {"signedOutLocally": True, "globalSignOut": "failed", "revokeToken": "skipped",
-                        "exposureUntil": None}
+                        "exposureUntil": None, "forgetDevice": "skipped"}
     assert "unreadable" in r.err and "other devices were not signed out" in r.err, r
     assert "authctl signout --global" in r.err, r
     assert signed_in.keyring.session_items() == []

@@ -52,6 +52,16 @@ public struct AuthChallenge: Sendable {
 
     /// Challenges answered with a one-time code, which a person may retype.
     public var isCodeChallenge: Bool { name.isCodeChallenge }
+
+    /// SELECT_MFA_TYPE's factors (MFAS_CAN_CHOOSE) or MFA_SETUP's (MFAS_CAN_SETUP): JSON arrays
+    /// of challenge names, e.g. `["SMS_MFA","SOFTWARE_TOKEN_MFA"]`; empty when absent or not one.
+    public var factorsToChoose: [ChallengeName] { Self.names(parameters["MFAS_CAN_CHOOSE"]) }
+    public var factorsToSetUp: [ChallengeName] { Self.names(parameters["MFAS_CAN_SETUP"]) }
+
+    private static func names(_ parameter: String?) -> [ChallengeName] {
+        guard let parameter, let names = try? JSONDecoder().decode([String].self, from: Data(parameter.utf8)) else { return [] }
+        return names.map(ChallengeName.init(rawValue:))
+    }
 }
 
 /// The answer to one challenge: the responses (USERNAME and SECRET_HASH are added by the

@@ -16,19 +16,25 @@ public enum FirstFactor: String, Sendable, CaseIterable {
     case webAuthn = "WEB_AUTHN"
 
     public var needsPassword: Bool { self == .password || self == .passwordSRP }
+
+    /// The challenge name the service offers this factor by (SELECT_CHALLENGE's AvailableChallenges).
+    public var challengeName: ChallengeName { ChallengeName(rawValue: rawValue) }
+
+    /// The factor `name` stands for, if it is one.
+    public init?(_ name: ChallengeName) { self.init(rawValue: name.rawValue) }
 }
 
 /// What a USER_AUTH sign-in asks of its caller, each only when needed.
 public struct UserAuthHandlers {
     /// Picks one of the first factors SELECT_CHALLENGE offers (AvailableChallenges, in the
     /// service's order, unknown names included), by its challenge name.
-    public var choose: ([String]) throws -> String
+    public var choose: ([ChallengeName]) throws -> ChallengeName
     /// The password, asked only when a password factor is used (once, however often needed).
     public var password: () throws -> String
     /// Every challenge after the first factor (one-time codes, MFA, a new password).
     public var respond: (AuthChallenge) throws -> ChallengeAnswer
 
-    public init(choose: @escaping ([String]) throws -> String, password: @escaping () throws -> String,
+    public init(choose: @escaping ([ChallengeName]) throws -> ChallengeName, password: @escaping () throws -> String,
                 respond: @escaping (AuthChallenge) throws -> ChallengeAnswer) {
         self.choose = choose
         self.password = password
@@ -63,18 +69,18 @@ extension Authenticator {
             idempotent: false)
         var challengeUser = username
         if response.challengeName == "SELECT_CHALLENGE" {
-            let offered = response.availableChallenges ?? []
+            let offered = (response.availableChallenges ?? []).map(ChallengeName.init(rawValue:))
             guard !offered.isEmpty else {
                 throw CognitoError.malformed("SELECT_CHALLENGE offered no AvailableChallenges", status: 200)
             }
             let choice = try handlers.choose(offered)
             guard offered.contains(choice) else {
-                throw CognitoError.invalidInput("\(choice) is not one of the offered first factors (\(offered.joined(separator: ", ")))")
+                throw CognitoError.invalidInput("\(choice) is not one of the offered first factors (\(offered.map(\.rawValue).joined(separator: ", ")))")
             }
             challengeUser = response.challengeParameters?["USERNAME"] ?? username
-            var answers = ["ANSWER": choice, "USERNAME": challengeUser]
+            var answers = ["ANSWER": choice.rawValue, "USERNAME": challengeUser]
             answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
-            srp = try addFirstFactor(choice, to: &answers, password: password)
+            srp = try addFirstFactor(choice.rawValue, to: &answers, password: password)
             response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
                 clientId: client.clientId, challengeName: "SELECT_CHALLENGE", session: response.session,
                 challengeResponses: answers))

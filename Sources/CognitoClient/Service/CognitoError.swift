@@ -32,14 +32,14 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     /// performed by the service without a clear answer, so its outcome is unknown.
     public var outcomeUnknown = false
     /// For `.unsupportedChallenge`: the challenge name.
-    public var challengeName: String?
+    public var challengeName: ChallengeName?
     /// The answer's `Retry-After`, in seconds from when it came (throttling, 503).
     public var retryAfter: Double?
     /// The endpoint that was called (set by `CognitoService`), for messages that say where.
     public var endpoint: String?
 
     public init(kind: Kind, message: String, errorType: String? = nil, httpStatus: Int? = nil,
-                transportKind: TransportError.Kind? = nil, challengeName: String? = nil) {
+                transportKind: TransportError.Kind? = nil, challengeName: ChallengeName? = nil) {
         self.kind = kind
         self.message = message
         self.errorType = errorType
@@ -69,7 +69,7 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public static func unsupportedChallenge(_ name: ChallengeName) -> CognitoError {
         CognitoError(kind: .unsupportedChallenge, message: "challenge \(name) is not supported yet",
-                     challengeName: name.rawValue)
+                     challengeName: name)
     }
 
     public static func invalidInput(_ message: String) -> CognitoError {

@@ -78,6 +78,10 @@ public struct GetUserResponse: Decodable, Sendable {
     /// `SOFTWARE_TOKEN_MFA`, `SMS_MFA` or `EMAIL_OTP`.
     public var preferredMfaSetting: String?
     public var userMFASettingList: [String]?
+    /// The factors the user has enabled, typed (`userMFASettingList`).
+    public var enabledFactors: [ChallengeName] { (userMFASettingList ?? []).map(ChallengeName.init(rawValue:)) }
+    /// The preferred factor, typed (`preferredMfaSetting`).
+    public var preferredFactor: ChallengeName? { preferredMfaSetting.map(ChallengeName.init(rawValue:)) }
     /// Legacy SMS MFA settings.
     public var mfaOptions: [MFAOptionType]?
 

@@ -124,6 +124,21 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
 }
 
 extension CognitoError {
+    /// The service refused a session's token for good: revoked, an expired or invalid refresh
+    /// token, the user disabled or deleted. The one test every command uses to end a session. Not
+    /// an expired access token (this machine's clock may be behind), a refused client secret (the
+    /// configuration), a lockout or throttling: those keep the session.
+    public var endsSession: Bool {
+        switch refusal {
+        case nil, .accessTokenExpired?, .secretHashRejected?, .attemptsExceeded?, .throttled?, .incorrectCredentials?:
+            return false
+        case .userNotFound?, .userDisabled?, .accessTokenRevoked?, .refreshTokenRevoked?:
+            return true
+        default:
+            return isNotAuthorized
+        }
+    }
+
     /// What the service's refusal means; nil for anything that is not the service's answer.
     public var refusal: ServiceRefusal? {
         guard kind == .service, let errorType else { return nil }

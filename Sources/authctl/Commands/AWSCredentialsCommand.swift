@@ -34,17 +34,11 @@ struct AWSCredentialsCommand: AuthctlCommand {
         }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let pool = try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
         let credentials = try IdentityPoolCredentials(context: context, settings: settings, pool: pool).credentials()
-        switch format {
-        case .process:
-            context.console.output(Self.processJSON(credentials))
-        case .env:
-            context.console.output(credentials.environment.map { "export \($0.name)=\(ShellWord.exactlyQuoted($0.value))" }
-                .joined(separator: "\n"))
-        }
+        context.emit(AWSCredentialsOutput(credentials: credentials, format: format))
     }
 
     /// `{"Version":1,"AccessKeyId":…,"SecretAccessKey":…,"SessionToken":…,"Expiration":…}` in this order.
@@ -54,5 +48,22 @@ struct AWSCredentialsCommand: AuthctlCommand {
             ("SessionToken", credentials.sessionToken), ("Expiration", Format.iso8601(credentials.expiration)),
         ]
         return "{\"Version\":1," + fields.map { "\(Format.json($0.0)):\(Format.json($0.1))" }.joined(separator: ",") + "}"
+    }
+}
+
+/// What the AWS CLI (credential_process) or a shell (`eval`) reads: never encoded as a report.
+struct AWSCredentialsOutput: CommandReport {
+    var credentials: TemporaryAWSCredentials
+    var format: AWSCredentialsFormat
+
+    func encode(to encoder: Encoder) throws {}
+
+    var document: String? {
+        switch format {
+        case .process:
+            return AWSCredentialsCommand.processJSON(credentials)
+        case .env:
+            return credentials.environment.map { "export \($0.name)=\(ShellWord.exactlyQuoted($0.value))" }.joined(separator: "\n")
+        }
     }
 }

@@ -17,7 +17,7 @@ struct ChangePassword: AuthctlCommand {
     @Flag(help: "Read the current and the new password from the first two lines of standard input.")
     var stdin = false
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let console = context.console
         if !stdin && !console.isInteractive {
@@ -41,7 +41,7 @@ struct ChangePassword: AuthctlCommand {
                 throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: error.outcomeUnknown)
             }
         }
-        emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false), in: context)
+        context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
     }
 
     private func readPasswords(_ console: Console) throws -> (current: String, proposed: String) {
@@ -68,9 +68,10 @@ struct ChangePassword: AuthctlCommand {
     }
 
     /// The access token, not the current password, was refused (NotAuthorizedException covers both),
-    /// or the user is gone: the session's business (`withFreshSession`), not a wrong password.
+    /// or the user is gone or disabled: the session's business (`withFreshSession`), not a wrong
+    /// password. A NotAuthorizedException with no more particular message is the current password here.
     static func refusesSession(_ error: CognitoError) -> Bool {
-        [.accessTokenExpired, .accessTokenRevoked, .userNotFound].contains(error.refusal)
+        error.refusal == .accessTokenExpired || (error.endsSession && error.refusal != .notAuthorized)
     }
 
     static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {

@@ -29,7 +29,7 @@ struct Configure: AuthctlCommand {
     @Option(help: ArgumentHelp("The loopback port of the browser sign-in's redirect URI http://localhost:N/callback.", valueName: "port"))
     var redirectPort: Int?
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let console = context.console
         let environment = context.environment
         let profileName = Defaults.profileName(option: global.profile, environment: environment)
@@ -88,11 +88,11 @@ struct Configure: AuthctlCommand {
         file.profiles[profileName] = profile
         try file.save()
 
-        emit(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
+        context.emit(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
                               clientId: clientId, region: profile.region, endpoint: profile.endpoint,
                               username: profile.username, identityPoolId: profile.identityPoolId,
                               domain: profile.domain,
-                              clientSecretStored: clientSecretStdin), in: context)
+                              clientSecretStored: clientSecretStdin))
     }
 
     private func ask(_ question: String, _ console: Console) -> String? {

@@ -21,7 +21,7 @@ struct ConfirmSignUp: AuthctlCommand {
         if let code { _ = try AccountCode.normalized(code) }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
         let username = try support.username(account)
         var answer = try support.code(given: code, missing: "no terminal to ask for the code: pass --code CODE")
@@ -42,7 +42,7 @@ struct ConfirmSignUp: AuthctlCommand {
                                           hasSecret: appClient.clientSecret != nil)
             }
         }
-        emit(AccountConfirmed(username: username, confirmed: true), in: context)
+        context.emit(AccountConfirmed(username: username, confirmed: true))
     }
 }
 

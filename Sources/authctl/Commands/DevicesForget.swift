@@ -34,16 +34,16 @@ struct DevicesForget: AuthctlCommand {
         }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let report = try user.map { try forgetAsOperator(user: $0, settings: settings, context: context) }
             ?? forgetOwn(settings: settings, context: context)
-        emit(report, in: context)
+        context.emit(report)
     }
 
     private func forgetOwn(settings: Settings, context: CommandContext) throws -> DeviceForgetReport {
         let sessions = ProfileSession(context: context, settings: settings)
-        let devices = RememberedDevices(context: context)
+        let devices = RememberedDevices(context: context, profile: settings.profile)
         var mine: StoredDevice?
         let (session, key, outcome) = try sessions.withFreshSession { session, service -> (StoredSession, String, String) in
             mine = devices.device(userPoolId: session.userPoolId, username: session.username)
@@ -67,7 +67,7 @@ struct DevicesForget: AuthctlCommand {
         var removedLocally = false
         if let mine, mine.deviceKey == key {
             do {
-                try devices.repository.delete(mine)
+                try devices.kept.forget(mine)
                 removedLocally = true
             } catch {
                 let failure = AuthctlError.from(error)

@@ -17,7 +17,7 @@ struct DevicesList: AuthctlCommand {
     @Option(help: ArgumentHelp("Operators: list this user's devices (needs AWS credentials).", valueName: "username"))
     var user: String?
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let report: DeviceListReport
         if let user {
@@ -35,10 +35,10 @@ struct DevicesList: AuthctlCommand {
             let (session, devices) = try sessions.withFreshSession { session, service in
                 (session, try service.listDevices(accessToken: session.accessToken))
             }
-            let mine = RememberedDevices(context: context).device(userPoolId: session.userPoolId, username: session.username)
+            let mine = RememberedDevices(context: context, profile: settings.profile).device(userPoolId: session.userPoolId, username: session.username)
             report = DeviceListReport(user: session.username, userPoolId: session.userPoolId,
                                       devices: devices.map { DeviceSummary($0, thisDeviceKey: mine?.deviceKey) })
         }
-        emit(report, in: context)
+        context.emit(report)
     }
 }

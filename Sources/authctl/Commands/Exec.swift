@@ -19,18 +19,11 @@ struct Exec: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .customLong("type"), help: "The token the command gets: access or id; repeat for both (AUTHCTL_TOKEN holds the first). Default: access.")
-    var types: [TokenType] = []
+    @OptionGroup var freshness: FreshnessOptions
 
     /// The tokens asked for, in order, without repeats.
-    var requested: [TokenType] {
-        var seen: [TokenType] = []
-        for type in types.isEmpty ? [.access] : types where !seen.contains(type) { seen.append(type) }
-        return seen
-    }
-
-    @Option(help: ArgumentHelp("Refresh first when the access token expires within this many seconds.", valueName: "seconds"))
-    var minValid: Double = 60
+    var requested: [TokenType] { freshness.types() }
+    private var minValid: Double { freshness.minValid }
 
     @Flag(help: "Also put the identity pool's temporary AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_CREDENTIAL_EXPIRATION), as aws-credentials gives them.")
     var aws = false
@@ -57,7 +50,7 @@ struct Exec: AuthctlCommand {
         }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         // Descriptors the caller handed down (`3>file`, a make jobserver, `<(...)`) go on to CMD;
         // only those authctl opens itself from here on are closed at exec.
         let inherited = ChildProcess.openDescriptors()

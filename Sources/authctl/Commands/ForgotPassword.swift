@@ -27,7 +27,7 @@ struct ForgotPassword: AuthctlCommand {
         if let code { _ = try AccountCode.normalized(code) }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
         let console = context.console
         let username = try support.username(account)
@@ -56,7 +56,7 @@ struct ForgotPassword: AuthctlCommand {
             guard console.canPrompt else {
                 let text = ["A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).",
                             "Then run: authctl forgot-password --username \(user) --code CODE --password-stdin (the new password on standard input)"]
-                return emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying(text, inJSON: text), in: context)
+                return context.emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying(text, inJSON: text))
             }
             console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
             answer = try support.typedCode(delivery: delivery)
@@ -78,7 +78,7 @@ struct ForgotPassword: AuthctlCommand {
                 throw failure(error)
             }
         }
-        emit(PasswordResetReport(username: username, passwordReset: true), in: context)
+        context.emit(PasswordResetReport(username: username, passwordReset: true))
     }
 
     private func readNewPassword(_ console: Console) throws -> String {

@@ -20,9 +20,11 @@ struct KubeToken: AuthctlCommand {
     @OptionGroup var freshness: FreshnessOptions
 
     private var type: TokenType { freshness.type(default: .id) }
+
+    func validate() throws { try freshness.requireOneType() }
     private var minValid: Double { freshness.minValid }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
@@ -32,10 +34,10 @@ struct KubeToken: AuthctlCommand {
             session = try freshSession(sessions)
         } catch let error as SessionError where request.interactive && error.endsOrUnreadable {
             context.console.message("authctl: \(error.failure.message)")
-            try signIn(context: context)
+            try signIn(settings: settings, context: context)
             session = try freshSession(sessions)
         } catch is SignInNeeded where request.interactive {
-            try signIn(context: context)
+            try signIn(settings: settings, context: context)
             session = try freshSession(sessions)
         } catch is SignInNeeded {
             throw AuthctlError(.notAuthorized, """
@@ -48,8 +50,8 @@ struct KubeToken: AuthctlCommand {
         let token = checks.token(session, type)
         let expiresAt = type == .access ? session.accessTokenExpiresAt
             : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
-        context.printJSON(ExecCredential(apiVersion: request.apiVersion, spec: .init(interactive: request.interactive),
-                                         status: .init(token: token, expirationTimestamp: expiresAt)))
+        context.emit(ExecCredential(apiVersion: request.apiVersion, spec: .init(interactive: request.interactive),
+                                    status: .init(token: token, expirationTimestamp: expiresAt)))
     }
 
     private struct SignInNeeded: Error {}
@@ -59,13 +61,20 @@ struct KubeToken: AuthctlCommand {
         return try sessions.freshSession(minValidity: minValid, for: type)
     }
 
-    /// `authctl signin` itself, with this command's settings: it asks on the terminal (kubectl
-    /// hands over its standard input in interactive mode) and writes only to stderr in text mode.
-    private func signIn(context: CommandContext) throws {
-        var signIn = try SignIn.parse([])
-        signIn.global = global
-        signIn.global.output = .text
-        try signIn.run(in: context)
+    /// A password sign-in on the terminal (kubectl hands over its standard input in interactive
+    /// mode), through the same pipeline as `authctl signin`; only stderr is written.
+    private func signIn(settings: Settings, context: CommandContext) throws {
+        let client = try ClientSettings(settings)
+        let sessions = ProfileSession(context: context, settings: settings)
+        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
+                                   mfa: try MFAOptions.parse([]), passwordFromStdin: false,
+                                   devices: RememberedDevices(context: context, profile: settings.profile))
+        guard let name = settings.username ?? context.console.prompt("Username: ", secret: false), !name.isEmpty else {
+            throw AuthctlError(.usage, "no username given")
+        }
+        _ = try signIn.readPassword(for: name)
+        let session = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: name, flow: .srp), keep: true)
+        context.console.message(SignInSummary(session).textMessages.joined(separator: "\n"))
     }
 }
 
@@ -101,8 +110,9 @@ struct ExecCredentialRequest: Equatable {
     }
 }
 
-/// client.authentication.k8s.io ExecCredential (the same shape in v1 and v1beta1).
-struct ExecCredential: Encodable {
+/// client.authentication.k8s.io ExecCredential (the same shape in v1 and v1beta1): what kubectl
+/// reads on stdout, a JSON document whatever `--output` says.
+struct ExecCredential: CommandReport {
     struct Spec: Encodable { var interactive: Bool }
     struct Status: Encodable {
         var token: String
@@ -113,4 +123,6 @@ struct ExecCredential: Encodable {
     var apiVersion: String
     var spec: Spec
     var status: Status
+
+    var document: String? { Format.json(self) }
 }

@@ -19,13 +19,13 @@ struct MFADisable: AuthctlCommand {
         if factor != .totp { throw ValidationError("only totp can be turned off by authctl for now") }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
         let stored = try sessions.signedIn()
         let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
-        guard (user.userMFASettingList ?? []).contains(factor.challengeName.rawValue) else {
-            emit(MFADisableResult(changed: false, username: stored.username), in: context)
+        guard user.enabledFactors.contains(factor.challengeName) else {
+            context.emit(MFADisableResult(changed: false, username: stored.username))
             return
         }
         try Confirmation.require("Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
@@ -33,7 +33,7 @@ struct MFADisable: AuthctlCommand {
         try sessions.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
         }
-        emit(MFADisableResult(changed: true, username: stored.username), in: context)
+        context.emit(MFADisableResult(changed: true, username: stored.username))
     }
 }
 

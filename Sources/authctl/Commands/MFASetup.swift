@@ -18,7 +18,7 @@ struct MFASetup: AuthctlCommand {
     @Flag(name: .shortAndLong, help: "Replace an authenticator app that is already set up without asking.")
     var yes = false
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let console = context.console
         guard console.canPrompt else {
@@ -33,7 +33,7 @@ struct MFASetup: AuthctlCommand {
         }
         let attributes = Dictionary(user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
         let label = AuthenticatorURI.label(username: user.0.username, attributes: attributes)
-        if (user.0.userMFASettingList ?? []).contains(MFAType.totp.challengeName.rawValue) {
+        if user.0.enabledFactors.contains(MFAType.totp.challengeName) {
             try Confirmation.require("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
                                      confirmed: yes, console: console, withoutTerminal: "replacing the authenticator app")
         }
@@ -47,8 +47,8 @@ struct MFASetup: AuthctlCommand {
             try sessions.withFreshSession { session, service in
                 do {
                     return try service.verifySoftwareToken(accessToken: session.accessToken, code: code,
-                                                           friendlyName: ChallengeResponder.friendlyName)
-                } catch let error as CognitoError where AuthenticatorEnrolment.isMismatch(error) {
+                                                           friendlyName: AuthenticatorEnrolment.friendlyName)
+                } catch let error as CognitoError where error.refusal == .codeMismatch {
                     throw CodeDidNotMatch()
                 }
             }
@@ -56,7 +56,7 @@ struct MFASetup: AuthctlCommand {
         try sessions.withFreshSession { session, service in
             try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: true, preferred: true))
         }
-        emit(MFASetupReport(), in: context)
+        context.emit(MFASetupReport())
     }
 }
 

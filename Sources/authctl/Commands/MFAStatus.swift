@@ -9,18 +9,18 @@ struct MFAStatus: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
         let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
-        var enabled = Set(user.userMFASettingList ?? [])
+        var enabled = Set(user.enabledFactors)
         // Legacy SMS settings (MFAOptions) count as SMS enabled.
-        if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert(ChallengeName.smsMFA.rawValue) }
+        if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert(.smsMFA) }
         let report = MFAReport(
             username: user.username,
-            enabled: enabled.compactMap(MFAType.from(challengeName:)).map(\.rawValue).sorted(),
-            preferred: user.preferredMfaSetting.flatMap(MFAType.from(challengeName:))?.rawValue)
-        emit(report, in: context)
+            enabled: enabled.compactMap(MFAType.init(challengeName:)).map(\.rawValue).sorted(),
+            preferred: user.preferredFactor.flatMap(MFAType.init(challengeName:))?.rawValue)
+        context.emit(report)
     }
 }
 

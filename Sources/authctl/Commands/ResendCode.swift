@@ -10,7 +10,7 @@ struct ResendCode: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
         let username = try support.username(account)
         let appClient = try support.appClient()
@@ -21,9 +21,9 @@ struct ResendCode: AuthctlCommand {
             throw AccountFailure.from(error, step: .resendCode, username: username, support: support,
                                       hasSecret: appClient.clientSecret != nil)
         }
-        emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying([
+        context.emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying([
             "A new confirmation code was sent to \(CodeDeliveryText.describe(delivery)).",
             "Confirm the account with: authctl confirm-signup --username \(ShellWord.quoted(username))",
-        ]), in: context)
+        ]))
     }
 }

@@ -3,8 +3,6 @@ import CognitoClient
 import Foundation
 import LocalFormats
 
-extension PasswordFlow: ExpressibleByArgument {}
-
 struct SignIn: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "signin",
@@ -18,14 +16,7 @@ struct SignIn: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("Username or alias (env AUTHCTL_USERNAME, or the profile's username; asked on a terminal otherwise).", valueName: "name"))
-    var username: String?
-
-    @Flag(help: "Read the password from the first line of standard input (and a required new password from the second).")
-    var passwordStdin = false
-
-    @Option(help: "srp: the password never leaves this machine (USER_SRP_AUTH). password: USER_PASSWORD_AUTH. user-auth: choice-based sign-in (USER_AUTH), see --method.")
-    var flow: SignInFlow?
+    @OptionGroup var how: SignInOptions
 
     @Flag(help: "Keep nothing: print the tokens as JSON on stdout instead (for runners without a keyring).")
     var noStore = false
@@ -33,163 +24,79 @@ struct SignIn: AuthctlCommand {
     @Flag(help: "Remember this device when the pool leaves it to the user, so later sign-ins skip MFA (asked on a terminal otherwise).")
     var rememberDevice = false
 
-    /// Remembered devices are kept in the Secret Service, so --no-store tracks none.
-    private func devices(_ context: CommandContext) -> RememberedDevices? {
-        noStore ? nil : RememberedDevices(context: context, rememberWithoutAsking: rememberDevice)
-    }
-
     @OptionGroup(title: "Multi-factor authentication")
     var mfa: MFAOptions
 
     @OptionGroup(title: "Multi-factor authentication")
     var mfaSetup: MFASetupOptions
 
-    @OptionGroup(title: "Choice-based and passwordless sign-in")
-    var userAuth: UserAuthOptions
-
     @OptionGroup(title: "Browser sign-in (managed login, single sign-on)")
     var browserSignIn: BrowserSignInOptions
 
     func validate() throws {
-        try userAuth.check(flow: flow)
-        if browserSignIn.browser && (username != nil || passwordStdin || flow != nil || mfa.mfaCode != nil
-                                     || mfa.mfaType != nil || userAuth.usesUserAuth(flow: flow)) {
+        if browserSignIn.browser && (how.given || mfa.given) {
             throw ValidationError("--browser signs in on the managed login's page: without --username, --password-stdin, --flow, --method or --mfa-*.")
         }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        if browserSignIn.browser {
-            let signIn = BrowserSignIn(context: context, settings: settings, options: browserSignIn, keep: !noStore)
-            switch try signIn.run() {
-            case .stored(let session):
-                return emit(SignInSummary(session), in: context)
-            case .notStored(let session):
-                return emit(TokenSet(session), in: context)
-            }
-        }
+        // A malformed code fails before anything is sent (the challenge decides 6 or 6–8 digits).
+        if let code = mfa.mfaCode { _ = try OneTimeCode.normalized(code) }
         let client = try ClientSettings(settings)
+        let sessions = ProfileSession(context: context, settings: settings)
         let console = context.console
 
-        let sessions = ProfileSession(context: context, settings: settings)
-        // A malformed code fails before anything is sent (the challenge decides 6 or 6–8 digits).
-        if let code = mfa.mfaCode { _ = try ChallengeResponder.normalized(code) }
-        if let code = mfa.mfaCode, !passwordStdin {
-            // A sign-in waiting for this code (a set-up handed to a script, a code sent where no
-            // one could be asked)? Without --no-store the Secret Service must answer; with it, a
-            // missing keyring only means nothing waits.
-            let pending = noStore ? ((try? PendingChallenge.load(context.store, profile: settings.profile)) ?? nil)
-                : try PendingChallenge.load(context.store, profile: settings.profile)
-            if let pending {
-                let result = try finish(pending, code: code, sessions: sessions, settings: settings, client: client, context: context)
-                return try deliver(result, sessions: sessions, settings: settings, client: client, context: context)
+        // A sign-in waiting for this code (a set-up handed to a script, a code sent where no one
+        // could be asked)? Without --no-store the store must answer; with it, a missing one only
+        // means nothing waits.
+        var flow: SignInFlow?
+        if let code = mfa.mfaCode, !how.passwordStdin, !browserSignIn.browser {
+            let kept = context.kept(settings.profile)
+            let pending = noStore ? ((try? kept.pendingChallenge()) ?? nil) : try kept.pendingChallenge()
+            flow = pending.map { PendingCodeFlow(pending: $0, code: code, givenUsername: how.username) }
+        }
+        if flow == nil && !browserSignIn.browser {
+            let givenUsername = how.username ?? settings.username
+            if givenUsername == nil && !console.canPrompt {
+                throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
+            }
+            if !how.usesUserAuth && !how.passwordStdin && !console.isInteractive {
+                throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
             }
         }
-
-        if userAuth.usesUserAuth(flow: flow) {
-            return try signInUserAuth(sessions: sessions, settings: settings, client: client, context: context)
-        }
-        let givenUsername = username ?? settings.username
-        if givenUsername == nil && !console.isInteractive {
-            throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
-        }
-        if !passwordStdin && !console.isInteractive {
-            throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
-        }
-        // Reach the keyring before asking for anything, so a missing one fails before the password is typed.
+        // Reach the store before asking for anything: a missing one fails before a password is
+        // typed or a code is sent to a sign-in that cannot be kept.
         let appClient = try sessions.appClient(client, storeRequired: !noStore)
-
-        guard let name = givenUsername ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
-            throw AuthctlError(.usage, "no username given")
+        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: appClient, mfa: mfa,
+                                   setupOutput: mfaSetup.mfaSetupOutput, passwordFromStdin: how.passwordStdin,
+                                   devices: noStore ? nil : RememberedDevices(context: context, profile: settings.profile,
+                                                                              rememberWithoutAsking: rememberDevice))
+        if browserSignIn.browser {
+            flow = BrowserSignIn(options: browserSignIn)
+        } else if flow == nil {
+            guard let name = how.username ?? settings.username ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
+                throw AuthctlError(.usage, "no username given")
+            }
+            if let passwordFlow = how.passwordFlow {
+                // Asked before anything is sent.
+                _ = try signIn.readPassword(for: name)
+                flow = PasswordSignInFlow(name: name, flow: passwordFlow)
+            } else {
+                flow = UserAuthSignInFlow(name: name, method: how.method)
+            }
         }
-        let password = try readPassword(console: console, username: name)
-        // A new sign-in replaces one that was left waiting for a code.
-        if !noStore { PendingChallenge.discard(context.store, profile: settings.profile) }
-
-        let result: SignInResult
+        let session: StoredSession
         do {
-            result = try PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                        passwordFromStdin: passwordStdin, mfa: mfa, setupOutput: mfaSetup.mfaSetupOutput,
-                                        devices: devices(context))
-                .signIn(username: name, password: password, flow: flow?.passwordFlow ?? .srp)
+            session = try SignInPipeline(signIn).signIn(with: flow!, keep: !noStore)
         } catch is MFASetupHandedOver {
-            console.message("The authenticator secret is on stdout. Add it to the app, then within 3 minutes run: \(PendingChallenge.nextCommand(profile: settings.profile))")
             return
         }
-        try deliver(result, sessions: sessions, settings: settings, client: client, context: context)
-    }
-
-    /// Stores the session (or prints the tokens with --no-store) and says who is signed in.
-    func deliver(_ result: SignInResult, sessions: ProfileSession, settings: Settings, client: ClientSettings,
-                 context: CommandContext) throws {
-        let now = context.now()
         if noStore {
-            let tokens = result.tokens
-            let expiresAt = StoredSession.expiry(of: tokens, claims: try JWTClaims(token: tokens.accessToken), now: now)
-            emit(TokenSet(accessToken: tokens.accessToken, idToken: tokens.idToken, refreshToken: tokens.refreshToken,
-                          expiresAt: expiresAt, tokenType: tokens.tokenType ?? "Bearer", username: result.username), in: context)
-            return
+            context.emit(TokenSet(session))
+        } else {
+            context.emit(SignInSummary(session))
         }
-
-        try store(result, sessions: sessions, settings: settings, client: client, context: context)
-    }
-
-    /// `signin --code CODE` with a sign-in waiting in the Secret Service. The pending item is
-    /// removed once the sign-in is done or the service has ended its session, never before: a
-    /// wrong code or a passing failure leaves it for another try within its 3 minutes.
-    private func finish(_ pending: PendingChallenge, code: String, sessions: ProfileSession, settings: Settings,
-                        client: ClientSettings, context: CommandContext) throws -> SignInResult {
-        let store = context.store
-        let profile = settings.profile
-        if pending.userPoolId != client.userPoolId || pending.clientId != client.clientId {
-            throw AuthctlError(.usage, """
-                the sign-in waiting in profile \(profile) was started with client \(pending.clientId) of \(pending.userPoolId), \
-                but client \(client.clientId) of \(client.userPoolId) is configured; use the configuration it was started with, \
-                or start a new sign-in with a password
-                """)
-        }
-        // Only an explicit --username can contradict the waiting sign-in: a default one
-        // (AUTHCTL_USERNAME, the profile's) must not block finishing what --username started.
-        if let wanted = username, !pending.isFor(username: wanted) {
-            throw AuthctlError(.usage, """
-                the sign-in waiting in profile \(profile) is for \(pending.displayName), not \(wanted); \
-                finish it without --username (or with --username \(pending.displayName)), or start a new sign-in with a password
-                """)
-        }
-        if pending.isExpired(now: context.now()) {
-            PendingChallenge.discard(store, profile: profile)
-            throw AuthctlError(.notAuthorized, Messages.pendingCodeTooLate)
-        }
-        let appClient = try sessions.appClient(client, storeRequired: !noStore)
-        var signIn = PasswordSignIn(context: context, settings: settings, client: client, appClient: appClient,
-                                    passwordFromStdin: false, mfa: mfa, devices: devices(context))
-        signIn.wrongCodesBefore = pending.wrongCodes
-        do {
-            let result = try signIn.finishPending(pending, code: code, profile: profile)
-            PendingChallenge.discard(store, profile: profile)
-            if pending.challengeName == .mfaSetup {
-                context.console.message("Authenticator app set up; it will be asked for at every sign-in.")
-            }
-            return result
-        } catch is CodeDidNotMatch {
-            var kept = pending
-            kept.wrongCodes += 1
-            try? kept.save(store, profile: profile)
-            throw AuthctlError(.notAuthorized, "The code did not match; the sign-in still waits: try another code with \(PendingChallenge.nextCommand(profile: profile)) before \(Format.localTime(pending.expiresAt))")
-        }
-    }
-
-    private func store(_ result: SignInResult, sessions: ProfileSession, settings: Settings, client: ClientSettings,
-                       context: CommandContext) throws {
-        let session = try StoredSession(tokens: result.tokens, fallbackUsername: result.username,
-                                        profile: settings.profile, client: client, now: context.now())
-        try sessions.store(signedIn: session)
-        emit(SignInSummary(session), in: context)
-    }
-
-    private func readPassword(console: Console, username: String) throws -> String {
-        try PasswordSignIn.readPassword(console: console, fromStdin: passwordStdin, username: username)
     }
 }
 

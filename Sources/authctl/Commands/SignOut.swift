@@ -26,6 +26,9 @@ struct SignOut: AuthctlCommand {
     @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal for --global).")
     var yes = false
 
+    @Flag(help: "Also forget this machine's remembered device on Cognito (ForgetDevice) and here, so the next sign-in asks for MFA again. Without it the device stays remembered, as it does on the service.")
+    var forgetDevice = false
+
     @Flag(help: "For a browser session: also open the managed login's logout URL, which ends the browser's own sign-in (waits up to 30 s for the browser to come back to http://localhost:N/signed-out).")
     var browser = false
 
@@ -33,22 +36,29 @@ struct SignOut: AuthctlCommand {
         if user != nil && !everywhere {
             throw ValidationError("--user forces a user out of every session: use it with --global.")
         }
+        if user != nil && forgetDevice {
+            throw ValidationError("--forget-device forgets this machine's device: not with --user (see `authctl devices forget --user`).")
+        }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         if let user {
-            try AdminSignOut(settings: settings, username: user, confirmed: yes, output: global.output).run(in: context)
-        } else if everywhere {
-            try globalSignOut(context, settings)
+            try AdminSignOut(settings: settings, username: user, confirmed: yes).run(in: context)
+            return
+        }
+        // First: ForgetDevice needs the session's access token, which signing out ends.
+        let device = forgetDevice ? forgetThisDevice(context, settings) : .skipped
+        if everywhere {
+            try globalSignOut(context, settings, device: device)
         } else {
-            try localSignOut(context, settings)
+            try localSignOut(context, settings, device: device)
         }
     }
 
     // MARK: this device
 
-    private func localSignOut(_ context: CommandContext, _ settings: Settings) throws {
+    private func localSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
         let sessions = ProfileSession(context: context, settings: settings)
         var revokeOutcome = SignOutReport.Outcome.ok
         let outcome = try sessions.signOutLocally { session in
@@ -94,7 +104,7 @@ struct SignOut: AuthctlCommand {
                 text.append("Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until)).")
             }
         }
-        emit(report.saying(text), in: context)
+        context.emit(device, report.saying(text))
         if let logoutUrl = report.logoutUrl {
             ManagedLogout.offer(logoutUrl, returningTo: logoutURI, open: browser, context: context)
         }
@@ -103,7 +113,7 @@ struct SignOut: AuthctlCommand {
 
     // MARK: every device
 
-    private func globalSignOut(_ context: CommandContext, _ settings: Settings) throws {
+    private func globalSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
         let sessions = ProfileSession(context: context, settings: settings)
         let stored: StoredSession
         switch try sessions.item(of: settings.profile) {
@@ -112,7 +122,7 @@ struct SignOut: AuthctlCommand {
         case .unreadable:
             // Nothing to confirm: no request can be made with it, and an unusable item must not stay.
             let removal = sessions.remove()
-            emit(SignOutReport(signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil), in: context)
+            context.emit(device, SignOutReport(signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil))
             if let removal { throw Self.notRemoved(removal, what: "The unreadable session") }
             throw AuthctlError(.notAuthorized, """
                 the stored session for profile \(settings.profile) is unreadable, so nothing could be revoked with it and \
@@ -136,27 +146,27 @@ struct SignOut: AuthctlCommand {
                 } catch let error as CognitoError {
                     // Remembered across the retry after a refresh: the first request may have done it.
                     if error.outcomeUnknown { mayHaveActed = true }
-                    if error.refusal != .accessTokenExpired && (error.isNotAuthorized || error.refusal == .userNotFound) {
+                    if error.endsSession {
                         throw Refused(error: error)
                     }
                     throw error
                 }
             }
         } catch let refused as Refused {
-            return try deadSession(context, sessions, stored, refusal: refused.error, earlierAttemptMayHaveActed: mayHaveActed)
+            return try deadSession(context, device, sessions, stored, refusal: refused.error, earlierAttemptMayHaveActed: mayHaveActed)
         } catch SessionError.ended {
-            return try deadSession(context, sessions, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
+            return try deadSession(context, device, sessions, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
         } catch {
-            emit(SignOutReport.failedAndKept, in: context)
+            context.emit(device, SignOutReport.failedAndKept)
             throw Self.notSignedOut(AuthctlError.from(error), mayHaveActed: mayHaveActed)
         }
 
         let exposure = Self.exposure(of: session, now: context.now())
         if let removal = sessions.remove() {
-            emit(SignOutReport(signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure), in: context)
+            context.emit(device, SignOutReport(signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure))
             throw Self.notRemoved(removal, what: "Signed \(session.username) out of every device, but the session (which no longer works)")
         }
-        finish(context, SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure),
+        finish(context, device, SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure),
                note: "Signed \(session.username) out of every device.", lifetime: session.tokenLifetime)
     }
 
@@ -164,7 +174,7 @@ struct SignOut: AuthctlCommand {
     /// (nil): the session is removed here, since a dead session must not stay. Whether the other
     /// devices are signed out cannot be told from here, unless the user no longer exists or a
     /// request of this command may have done it before its answer was lost.
-    private func deadSession(_ context: CommandContext, _ sessions: ProfileSession, _ stored: StoredSession,
+    private func deadSession(_ context: CommandContext, _ device: SignOutReport.Outcome, _ sessions: ProfileSession, _ stored: StoredSession,
                              refusal: CognitoError?, earlierAttemptMayHaveActed: Bool) throws {
         let exposure = Self.exposure(of: stored, now: context.now())
         let removal = sessions.remove()
@@ -183,7 +193,7 @@ struct SignOut: AuthctlCommand {
         let report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .alreadyEnded,
                                    revokeToken: .skipped, exposureUntil: exposure)
         if let removal {
-            emit(report, in: context)
+            context.emit(device, report)
             throw Self.notRemoved(removal, what: (ended.map { $0 + " " } ?? "") + "The dead session")
         }
         let note = ended.map { $0 + " The session was removed from this device." } ?? """
@@ -191,7 +201,7 @@ struct SignOut: AuthctlCommand {
             It was revoked on this device alone or on every device, and authctl cannot tell which, so other devices \
             may still be signed in. \(Self.howToSignOutEverywhere(username: stored.username))
             """
-        finish(context, report, note: note, lifetime: stored.tokenLifetime)
+        finish(context, device, report, note: note, lifetime: stored.tokenLifetime)
     }
 
     static func howToSignOutEverywhere(username: String?) -> String {
@@ -200,13 +210,13 @@ struct SignOut: AuthctlCommand {
     }
 
     /// A global sign-out's report with its explanation (`note`) and the exposure window.
-    private func finish(_ context: CommandContext, _ report: SignOutReport, note: String, lifetime: Double) {
+    private func finish(_ context: CommandContext, _ device: SignOutReport.Outcome, _ report: SignOutReport, note: String, lifetime: Double) {
         var text = [note]
         if let until = report.exposureUntil {
             text.append("Access and id tokens already issued on any device keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(until)) at the latest.")
         }
         // The explanation of an already-ended session is for the person, on stderr, in JSON mode too.
-        emit(report.saying(text, inJSON: report.globalSignOut == .alreadyEnded ? [note] : []), in: context)
+        context.emit(device, report.saying(text, inJSON: report.globalSignOut == .alreadyEnded ? [note] : []))
     }
 
     /// A failed global sign-out keeps the session here and says what is still possible. When a
@@ -220,6 +230,35 @@ struct SignOut: AuthctlCommand {
             return AuthctlError(error.code, "\(error.message)\nNothing was revoked; you are still signed in on every device, this one included. To sign out of this device only: authctl signout")
         default:
             return error
+        }
+    }
+
+    // MARK: this machine's device
+
+    /// `--forget-device`: ForgetDevice for the remembered device of the session's user, then its
+    /// keys here. A failure is said and the sign-out goes on (the session must still end).
+    private func forgetThisDevice(_ context: CommandContext, _ settings: Settings) -> SignOutReport.Outcome {
+        let sessions = ProfileSession(context: context, settings: settings)
+        let devices = RememberedDevices(context: context, profile: settings.profile)
+        do {
+            guard let session = try sessions.stored(),
+                  let mine = devices.device(userPoolId: session.userPoolId, username: session.username) else {
+                context.console.message("No remembered device of this profile's user on this machine: nothing to forget.")
+                return .skipped
+            }
+            try sessions.withFreshSession { session, service in
+                do {
+                    try service.forgetDevice(accessToken: session.accessToken, deviceKey: mine.deviceKey)
+                } catch let error as CognitoError where error.refusal == .resourceNotFound {
+                    // Forgotten already (elsewhere): its keys here are useless, removed below.
+                }
+            }
+            try devices.kept.forget(mine)
+            context.console.message("Forgot this device (\(mine.deviceKey)) on Cognito and here: the next sign-in asks for MFA again.")
+            return .ok
+        } catch {
+            context.console.message("authctl: warning: this device could not be forgotten (\(AuthctlError.from(error).message)); it stays remembered.")
+            return .failed
         }
     }
 
@@ -254,6 +293,8 @@ struct SignOutReport: CommandReport {
     var globalSignOut: Outcome
     var revokeToken: Outcome
     @Nullable var exposureUntil: Date?
+    /// `--forget-device`: ForgetDevice and the local keys (skipped without the flag).
+    var forgetDevice: Outcome = .skipped
     /// A browser session's managed-login logout URL (absent for a password session).
     var logoutUrl: String? = nil
     /// For the person: messages in text mode, and those also given in JSON mode. A report of a
@@ -261,13 +302,22 @@ struct SignOutReport: CommandReport {
     var textMessages: [String] = []
     var jsonMessages: [String] = []
 
-    enum CodingKeys: String, CodingKey { case signedOutLocally, globalSignOut, revokeToken, exposureUntil, logoutUrl }
+    enum CodingKeys: String, CodingKey { case signedOutLocally, globalSignOut, revokeToken, exposureUntil, logoutUrl, forgetDevice }
 
     func saying(_ text: [String], inJSON: [String] = []) -> SignOutReport {
         var report = self
         report.textMessages = text
         report.jsonMessages = inJSON
         return report
+    }
+}
+
+extension CommandContext {
+    /// A sign-out's report with the outcome of `--forget-device`.
+    func emit(_ device: SignOutReport.Outcome, _ report: SignOutReport) {
+        var report = report
+        report.forgetDevice = device
+        emit(report)
     }
 }
 

@@ -38,7 +38,7 @@ struct SignUp: AuthctlCommand {
         }
     }
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
         let console = context.console
         if !passwordStdin && !console.canPrompt {
@@ -56,8 +56,8 @@ struct SignUp: AuthctlCommand {
         } catch {
             throw AccountFailure.from(error, step: .signUp, username: username, support: support, hasSecret: appClient.clientSecret != nil)
         }
-        emit(SignUpReport(userConfirmed: response.userConfirmed, userSub: response.userSub,
-                          codeDelivery: response.codeDeliveryDetails, username: username), in: context)
+        context.emit(SignUpReport(userConfirmed: response.userConfirmed, userSub: response.userSub,
+                          codeDelivery: response.codeDeliveryDetails, username: username))
     }
 }
 

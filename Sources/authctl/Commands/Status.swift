@@ -18,7 +18,7 @@ struct Status: AuthctlCommand {
     @Flag(help: "Ask Cognito whether the selected profile's session is still alive.")
     var check = false
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let file = try ConfigFile.load(path: settings.configFile)
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
@@ -83,7 +83,7 @@ struct Status: AuthctlCommand {
         }
 
         let selected = entries.first { $0.selected }
-        emit(StatusReport(selectedProfile: settings.profile, profiles: entries, now: now), in: context)
+        context.emit(StatusReport(selectedProfile: settings.profile, profiles: entries, now: now))
         if let storeFailure, selected?.state == .storeUnavailable {
             throw ExitCode(storeFailure.code.rawValue)
         }

@@ -13,7 +13,7 @@ struct WhoAmI: AuthctlCommand {
     @Flag(help: "Also check the tokens' RS256 signatures against the pool's published keys (JWKS).")
     var verify = false
 
-    func run(in context: CommandContext) throws {
+    func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
         let checks = TokenChecks(context: context, settings: settings)
@@ -43,7 +43,7 @@ struct WhoAmI: AuthctlCommand {
             clientId: session.clientId,
             accessTokenExpiresAt: session.accessTokenExpiresAt)
 
-        emit(identity, in: context)
+        context.emit(identity)
     }
 }
 

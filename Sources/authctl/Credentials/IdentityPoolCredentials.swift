@@ -18,20 +18,18 @@ struct IdentityPoolCredentials {
     static let renewalMargin: Double = 300
 
     private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
-    private var cache: AWSCredentialsCache { AWSCredentialsCache(store: context.store) }
+    private var kept: ProfileStore { context.kept(settings.profile) }
 
     func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
         guard let session = try sessions.stored() else {
-            // Signed out: credentials left from the session are of no further use here.
-            _ = try? cache.remove(profile: settings.profile)
             throw SessionError.notSignedIn(profile: settings.profile)
         }
         try sessions.checkConfiguredClient(session)
         if let entry = try usableEntry(for: session) { return entry.credentials }
 
         // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
-        return try ProfileLock.withLock(profile: settings.profile + ".aws-credentials", environment: context.environment) {
+        return try kept.locked(.awsCredentials) {
             // Another process may have fetched while this one waited.
             let current = try sessions.stored() ?? session
             if let entry = try usableEntry(for: current) { return entry.credentials }
@@ -39,8 +37,8 @@ struct IdentityPoolCredentials {
         }
     }
 
-    private func usableEntry(for session: StoredSession) throws -> AWSCredentialsCache.Entry? {
-        guard let entry = try cache.load(profile: settings.profile, identityPoolId: pool.identityPoolId),
+    private func usableEntry(for session: StoredSession) throws -> CachedAWSCredentials? {
+        guard let entry = try kept.awsCredentials(identityPoolId: pool.identityPoolId),
               entry.belongs(to: session, pool: pool),
               entry.credentials.validFor(Self.renewalMargin, now: context.now()) else { return nil }
         return entry
@@ -56,8 +54,8 @@ struct IdentityPoolCredentials {
         let identity = CognitoIdentityService(endpoint: pool.endpoint, transport: try context.transport(settings),
                                               retryPolicy: context.retryPolicy)
         let logins = [CognitoIdentityService.providerName(userPoolId: session.userPoolId): session.idToken]
-        let kept = try? cache.load(profile: settings.profile, identityPoolId: pool.identityPoolId)
-        var identityId = kept.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
+        let cached = (try? kept.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
+        var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
 
         let answer: IdentityCredentials
         do {
@@ -65,7 +63,7 @@ struct IdentityPoolCredentials {
                 let id = try identityId ?? identity.getId(identityPoolId: pool.identityPoolId, logins: logins)
                 identityId = id
                 answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn)
-            } catch let error as CognitoIdentityError where error.reason == .notFound && kept?.identityId == identityId && identityId != nil {
+            } catch let error as CognitoIdentityError where error.reason == .notFound && cached?.identityId == identityId && identityId != nil {
                 // The identity kept from an earlier fetch was deleted from the pool: ask for this login's own.
                 let id = try identity.getId(identityPoolId: pool.identityPoolId, logins: logins)
                 answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn)
@@ -74,11 +72,11 @@ struct IdentityPoolCredentials {
             throw Self.failure(error, pool: pool, userPoolId: session.userPoolId)
         }
 
-        let entry = AWSCredentialsCache.Entry(profile: settings.profile, identityPoolId: pool.identityPoolId,
+        let entry = CachedAWSCredentials(profile: settings.profile, identityPoolId: pool.identityPoolId,
                                               userPoolId: session.userPoolId, sub: session.sub, roleArn: pool.roleArn,
                                               identityId: answer.identityId, credentials: answer.credentials)
         do {
-            try cache.save(entry)
+            try kept.keep(entry)
         } catch let error as SecureStoreError {
             // The credentials are good: hand them out, and say the next call will fetch again.
             context.console.message("authctl: warning: the AWS credentials could not be cached (\(AuthctlError.from(error).message)); the next call fetches them again.")
@@ -115,53 +113,15 @@ struct IdentityPoolCredentials {
     }
 }
 
-/// The cached credentials and identity id of one profile and identity pool, as one Secret
-/// Service item (kind `aws-credentials`, `client_id` = the identity pool id). An item for another
-/// identity pool of the profile is replaced by it.
-struct AWSCredentialsCache {
-    let store: SecretStore
-
-    struct Entry: Codable, Equatable {
-        var version = 1
-        var profile: String
-        var identityPoolId: String
-        var userPoolId: String
-        /// The user the identity belongs to (the session's `sub`).
-        var sub: String
-        var roleArn: String?
-        var identityId: String
-        var credentials: TemporaryAWSCredentials
-
-        /// The identity id is this user's in this pool.
-        func sameIdentity(_ session: StoredSession, pool: IdentityPoolSettings) -> Bool {
-            identityPoolId == pool.identityPoolId && userPoolId == session.userPoolId && sub == session.sub && !sub.isEmpty
-        }
-
-        /// The credentials are for this user, this pool and the role asked for.
-        func belongs(to session: StoredSession, pool: IdentityPoolSettings) -> Bool {
-            sameIdentity(session, pool: pool) && roleArn == pool.roleArn
-        }
+extension CachedAWSCredentials {
+    /// The identity id is this user's in this pool.
+    func sameIdentity(_ session: StoredSession, pool: IdentityPoolSettings) -> Bool {
+        identityPoolId == pool.identityPoolId && userPoolId == session.userPoolId && sub == session.sub && !sub.isEmpty
     }
 
-    static let kind = "aws-credentials"
-
-    func load(profile: String, identityPoolId: String) throws -> Entry? {
-        guard let json = try store.read(SecretKey(kind: Self.kind, profile: profile, clientId: identityPoolId)) else { return nil }
-        // An unreadable item is no cache: it is fetched again and replaced.
-        return try? StoredSession.decoder.decode(Entry.self, from: Data(json.utf8))
-    }
-
-    /// Removes the profile's cached credentials, whatever their identity pool.
-    @discardableResult
-    func remove(profile: String) throws -> Bool {
-        try store.delete(SecretKey(kind: Self.kind, profile: profile))
-    }
-
-    func save(_ entry: Entry) throws {
-        let data = try StoredSession.encoder.encode(entry)
-        try store.write(SecretKey(kind: Self.kind, profile: entry.profile, userPoolId: entry.userPoolId, clientId: entry.identityPoolId),
-                        label: "authctl AWS credentials: identity pool \(entry.identityPoolId) (profile \(entry.profile))",
-                        secret: String(decoding: data, as: UTF8.self))
+    /// The credentials are for this user, this pool and the role asked for.
+    func belongs(to session: StoredSession, pool: IdentityPoolSettings) -> Bool {
+        sameIdentity(session, pool: pool) && roleArn == pool.roleArn
     }
 }
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import CognitoClient
 import Foundation
 import LocalFormats
-import SecureStore
 
 /// `--client-credentials` and its options, shared by `token` and `exec`.
 struct MachineTokenOptions: ParsableArguments {
@@ -24,24 +23,12 @@ struct MachineTokenOptions: ParsableArguments {
     }
 }
 
-/// A client_credentials access token as cached and printed (text: the token alone).
-struct MachineToken: Codable, Equatable, CommandReport {
-    var accessToken: String
-    var expiresAt: Date
-    var scope: String
-    var tokenType: String
-
-    var textOutput: [String] { [accessToken] }
-}
-
 /// Gets client_credentials tokens, from the profile's cache while they stay valid long enough.
 /// The cache is one Secret Service item per profile and app client, holding one token per scope set.
 struct MachineTokens {
     let context: CommandContext
     let settings: Settings
     let options: MachineTokenOptions
-
-    static let kind = "machine-token"
 
     func token(minValidity: Double) throws -> MachineToken {
         let clientId = try settings.checkedClientId()
@@ -55,11 +42,10 @@ struct MachineTokens {
             return try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
         }
         let secret = try sessions.clientSecret(clientId: clientId)
-        let key = SecretKey(kind: Self.kind, profile: settings.profile, userPoolId: settings.userPoolId ?? "", clientId: clientId)
-        // Under a lock of the profile's own (the cache is this type's, not the session layer's):
-        // jobs started together on an empty cache make one request.
-        return try ProfileLock.withLock(profile: settings.profile + ".machine-token", environment: context.environment) {
-            var cache = try load(key)
+        let kept = context.kept(settings.profile)
+        // Under the cache's own lock: jobs started together on an empty cache make one request.
+        return try kept.locked(.machineTokens) {
+            var cache = try kept.machineTokens(clientId: clientId)
             let now = context.now()
             if let cached = cache[scopeKey], cached.expiresAt.timeIntervalSince(now) > minValidity {
                 return cached
@@ -68,22 +54,12 @@ struct MachineTokens {
             cache = cache.filter { $0.value.expiresAt > now }
             cache[scopeKey] = fresh
             do {
-                let data = try StoredSession.encoder.encode(cache)
-                try context.store.write(key, label: "authctl machine tokens: \(clientId) (profile \(settings.profile))",
-                                        secret: String(decoding: data, as: UTF8.self))
+                try kept.keep(machineTokens: cache, userPoolId: settings.userPoolId ?? "", clientId: clientId)
             } catch {
                 context.console.message("authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again.")
             }
             return fresh
         }
-    }
-
-    /// The cached tokens by scope set; an unreadable item is an empty cache (it is replaced). A
-    /// missing keyring fails here, before any request: without --no-store the token is to be kept.
-    private func load(_ key: SecretKey) throws -> [String: MachineToken] {
-        guard let json = try context.store.read(key),
-              let cache = try? StoredSession.decoder.decode([String: MachineToken].self, from: Data(json.utf8)) else { return [:] }
-        return cache
     }
 
     private func request(domain: ManagedLoginDomain, clientId: String, secret: String?, scopes: [String]) throws -> MachineToken {

@@ -7,7 +7,6 @@ struct AdminSignOut {
     let settings: Settings
     let username: String
     let confirmed: Bool
-    let output: OutputFormat
 
     /// Default token lifetime of an app client (access and id), used when the client's own cannot be read.
     static let defaultTokenLifetime: Double = 3600
@@ -21,7 +20,7 @@ struct AdminSignOut {
         do {
             try signed.adminUserGlobalSignOut(userPoolId: poolId, username: username)
         } catch {
-            context.emit(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId), as: output)
+            context.emit(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId))
             let cognito = error as? CognitoError
             throw cognito.map { Self.failure($0, username: username, poolId: poolId, endpoint: endpoint,
                                              mayHaveActed: $0.outcomeUnknown) }
@@ -42,7 +41,7 @@ struct AdminSignOut {
         } else {
             report.textMessages.append("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest.")
         }
-        context.emit(report, as: output)
+        context.emit(report)
     }
 
     /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,

@@ -16,22 +16,21 @@ struct ProfileSession {
     let settings: Settings
 
     var profile: String { settings.profile }
-    private var repository: SessionRepository { SessionRepository(store: context.store) }
+    /// Everything kept for the profile (the session is this layer's; the rest its flows').
+    var kept: ProfileStore { context.kept(profile) }
 
     // MARK: the lock
 
     /// Runs `body` with the profile locked (waiting for another process's refresh or sign-in).
     func locked<T>(_ body: (LockedProfile) throws -> T) throws -> T {
-        try ProfileLock.withLock(profile: profile, environment: context.environment) {
-            try body(LockedProfile(repository: repository, profile: profile))
-        }
+        try kept.lockedSession(body)
     }
 
     // MARK: reading
 
     /// The stored session, if any. Throws `SessionError.unreadable`, or the keyring's error.
     func stored() throws -> StoredSession? {
-        try repository.load(profile: profile)
+        try kept.session()
     }
 
     /// The stored session; `SessionError.notSignedIn` without one. Makes no request.
@@ -43,7 +42,7 @@ struct ProfileSession {
     /// What the store holds for `profile` (any profile: `status` lists them all).
     func item(of profile: String) throws -> StoredItem {
         do {
-            return try repository.load(profile: profile).map(StoredItem.session) ?? .none
+            return try context.kept(profile).session().map(StoredItem.session) ?? .none
         } catch SessionError.unreadable {
             return .unreadable
         }
@@ -85,7 +84,7 @@ struct ProfileSession {
     func clientSecret(clientId: String, storeRequired: Bool = true) throws -> String? {
         if let secret = settings.clientSecret { return secret }
         do {
-            return try repository.clientSecret(profile: profile, clientId: clientId)
+            return try kept.clientSecret(clientId: clientId)
         } catch is SecureStoreError where !storeRequired {
             return nil
         }
@@ -93,14 +92,13 @@ struct ProfileSession {
 
     /// `configure --client-secret-stdin`: keeps the secret of the configured app client.
     func keepClientSecret(_ secret: String) throws {
-        try repository.saveClientSecret(secret, profile: profile, userPoolId: settings.userPoolId ?? "",
-                                        clientId: settings.clientId ?? "")
+        try kept.keepClientSecret(secret, userPoolId: settings.userPoolId ?? "", clientId: settings.clientId ?? "")
     }
 
     /// Removes the profile's kept client secret (it belonged to another app client).
     @discardableResult
     func forgetClientSecret() throws -> Bool {
-        try repository.deleteClientSecret(profile: profile)
+        try kept.forgetClientSecret()
     }
 
     // MARK: a fresh session
@@ -134,7 +132,7 @@ struct ProfileSession {
                 guard !refreshedOnce else { throw SessionError.clockSkew(serviceMessage: error.message) }
                 refreshedOnce = true
                 session = try refresh(replacing: session, minValidity: nil, service: service)
-            } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
+            } catch let error as CognitoError where error.endsSession {
                 throw end(session, reason: "Cognito refused the access token: \(error.message)")
             }
         }
@@ -178,7 +176,7 @@ struct ProfileSession {
     private func refreshWithCognito(_ current: StoredSession, client: ClientSettings, service: CognitoService,
                                     in held: LockedProfile) throws -> AuthenticationResult {
         let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
-        let devices = RememberedDevices(context: context)
+        let devices = RememberedDevices(context: context, profile: profile)
         let device = devices.device(userPoolId: current.userPoolId, username: current.username)
         do {
             let refreshed = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username,
@@ -189,7 +187,7 @@ struct ProfileSession {
             // The app client's secret is missing or wrong here: a configuration problem, and
             // the session (whose refresh token is fine) is kept.
             throw SessionError.clientSecretRefused(serviceMessage: error.message)
-        } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
+        } catch let error as CognitoError where error.endsSession {
             throw end(current, reason: "the refresh token was refused: \(error.message)", in: held)
         }
     }
@@ -380,29 +378,6 @@ extension ProfileSession {
         // Asking for more validity than the access token has left makes the refresh due.
         (session, _) = try freshSession(minValidity: session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1)
         return session
-    }
-}
-
-/// The profile's store while `ProfileSession.locked` holds its lock: the only way to save or
-/// remove a session. Not created anywhere else.
-struct LockedProfile {
-    fileprivate let repository: SessionRepository
-    let profile: String
-
-    func load() throws -> StoredSession? { try repository.load(profile: profile) }
-    /// Stores `session`; Ctrl-C, SIGTERM and SIGHUP wait until it is stored.
-    func save(_ session: StoredSession) throws {
-        ProcessSafety.deferTermination()
-        defer { ProcessSafety.releaseTermination() }
-        try repository.save(session)
-    }
-    @discardableResult
-    func remove() throws -> Bool { try repository.delete(profile: profile) }
-
-    /// Removes the stored session only while it is `session` (same access token).
-    func remove(ifStill session: StoredSession) throws -> Bool {
-        guard let current = (try? load()) ?? nil, current.accessToken == session.accessToken else { return false }
-        return try remove()
     }
 }
 

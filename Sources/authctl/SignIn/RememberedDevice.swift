@@ -1,79 +1,9 @@
 import CognitoClient
 import Foundation
 import LocalFormats
-import SecureStore
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A device Cognito tracks, as kept in the Secret Service: one item per pool and user, apart
-/// from the session, so signing out keeps it (and the next sign-in can skip MFA).
-struct StoredDevice: Codable, Equatable {
-    var version = 1
-    var userPoolId: String
-    /// The username Cognito knows (the access token's `username`).
-    var username: String
-    var deviceKey: String
-    var deviceGroupKey: String
-    var devicePassword: String
-    var deviceName: String
-    /// UpdateDeviceStatus `remembered` was made, or the pool remembers every device.
-    var remembered: Bool
-    var confirmedAt: Date
-    /// Other names the user signed in with (an email alias, say), lowercased: each has a small
-    /// pointer item, so the device is found before the sign-in says who the user is.
-    var aliases: [String] = []
-
-    var credentials: DeviceCredentials {
-        DeviceCredentials(deviceKey: deviceKey, deviceGroupKey: deviceGroupKey, devicePassword: devicePassword)
-    }
-
-    var label: String { "authctl device: \(username) in \(userPoolId)" }
-}
-
-/// Moves remembered devices between the executable and the Secret Service.
-struct DeviceRepository {
-    let store: SecretStore
-
-    /// Usernames compare without case, as Cognito's do by default.
-    static func key(userPoolId: String, username: String) -> SecretKey {
-        SecretKey(kind: "device", profile: "\(userPoolId)/\(username.lowercased())", userPoolId: userPoolId)
-    }
-
-    static func aliasKey(userPoolId: String, alias: String) -> SecretKey {
-        SecretKey(kind: "device-alias", profile: "\(userPoolId)/\(alias.lowercased())", userPoolId: userPoolId)
-    }
-
-    /// The device of `name` (the username, or an alias it signed in with) in the pool.
-    func load(userPoolId: String, name: String) throws -> StoredDevice? {
-        if let device = try read(Self.key(userPoolId: userPoolId, username: name)) { return device }
-        guard let username = try store.read(Self.aliasKey(userPoolId: userPoolId, alias: name)) else { return nil }
-        return try read(Self.key(userPoolId: userPoolId, username: username))
-    }
-
-    private func read(_ key: SecretKey) throws -> StoredDevice? {
-        guard let json = try store.read(key) else { return nil }
-        // An unreadable item is no device: the next sign-in makes a new one and replaces it.
-        return try? StoredSession.decoder.decode(StoredDevice.self, from: Data(json.utf8))
-    }
-
-    func save(_ device: StoredDevice) throws {
-        let data = try StoredSession.encoder.encode(device)
-        try store.write(Self.key(userPoolId: device.userPoolId, username: device.username), label: device.label,
-                        secret: String(decoding: data, as: UTF8.self))
-        for alias in device.aliases {
-            try store.write(Self.aliasKey(userPoolId: device.userPoolId, alias: alias),
-                            label: "authctl device alias: \(alias) in \(device.userPoolId)", secret: device.username)
-        }
-    }
-
-    func delete(_ device: StoredDevice) throws {
-        for alias in device.aliases {
-            try store.delete(Self.aliasKey(userPoolId: device.userPoolId, alias: alias))
-        }
-        try store.delete(Self.key(userPoolId: device.userPoolId, username: device.username))
-    }
-}
 
 /// Remembered devices around a sign-in and a refresh: which device to send, confirming a new
 /// one (ConfirmDevice with a fresh device password), remembering it, and dropping one the
@@ -84,16 +14,22 @@ struct RememberedDevices {
     /// `--remember-device`: remember without asking when the pool leaves it to the user.
     var rememberWithoutAsking = false
 
-    var repository: DeviceRepository { DeviceRepository(store: context.store) }
+    /// This machine's devices are kept with the profile's items (keyed by pool and user).
+    let kept: ProfileStore
+
+    init(context: CommandContext, profile: String, rememberWithoutAsking: Bool = false) {
+        self.context = context
+        self.kept = context.kept(profile)
+        self.rememberWithoutAsking = rememberWithoutAsking
+    }
 
     /// The device to sign `typedName` in with: found by the name typed, or through the
     /// profile's stored session when that name is one of its user's aliases.
     func forSignIn(userPoolId: String, typedName: String, profile: String) -> StoredDevice? {
         do {
-            if let device = try repository.load(userPoolId: userPoolId, name: typedName) { return device }
-            if let session = try? SessionRepository(store: context.store).load(profile: profile),
-               session.userPoolId == userPoolId, session.isSignedIn(as: typedName) {
-                return try repository.load(userPoolId: userPoolId, name: session.username)
+            if let device = try kept.device(userPoolId: userPoolId, name: typedName) { return device }
+            if let session = (try? kept.session()) ?? nil, session.userPoolId == userPoolId, session.isSignedIn(as: typedName) {
+                return try kept.device(userPoolId: userPoolId, name: session.username)
             }
         } catch {
             context.console.message("authctl: warning: this device's remembered key could not be read (\(AuthctlError.from(error).message)); signing in without it.")
@@ -103,7 +39,7 @@ struct RememberedDevices {
 
     /// The device whose key goes with a refresh of `username`'s session, or nil.
     func device(userPoolId: String, username: String) -> StoredDevice? {
-        (try? repository.load(userPoolId: userPoolId, name: username)) ?? nil
+        (try? kept.device(userPoolId: userPoolId, name: username)) ?? nil
     }
 
     /// The service refused `device` (forgotten elsewhere, or its password no longer matches): delete it here and say so.
@@ -111,9 +47,9 @@ struct RememberedDevices {
         var removed = "it was removed from this machine"
         do {
             // Only while the store still holds that device: a new one may have replaced it meanwhile.
-            if let current = try repository.load(userPoolId: device.userPoolId, name: device.username),
+            if let current = try kept.device(userPoolId: device.userPoolId, name: device.username),
                current.deviceKey == device.deviceKey {
-                try repository.delete(current)
+                try kept.forget(current)
             }
         } catch {
             removed = "it could not be removed from this machine (\(AuthctlError.from(error).message))"
@@ -134,7 +70,7 @@ struct RememberedDevices {
             } else if var known = sent, result.refusedDevice == nil, !known.remembered, rememberWithoutAsking {
                 try service.updateDeviceStatus(accessToken: accessToken, deviceKey: known.deviceKey, remembered: true)
                 known.remembered = true
-                try repository.save(known)
+                try kept.keep(known)
                 context.console.message("This device is now remembered: later sign-ins of \(username) skip MFA where the pool allows it.")
             }
         } catch {
@@ -158,7 +94,7 @@ struct RememberedDevices {
                                   devicePassword: password, deviceName: name, remembered: remembered, confirmedAt: context.now(),
                                   aliases: alias == username.lowercased() ? [] : [alias])
         // A device kept before for this user (refused, or replaced by the service) is replaced whole.
-        try repository.save(device)
+        try kept.keep(device)
         if remembered {
             context.console.message("This device is remembered as \"\(name)\": later sign-ins of \(username) skip MFA where the pool allows it.")
         } else {

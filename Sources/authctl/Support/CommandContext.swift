@@ -1,26 +1,27 @@
 import CognitoClient
 import Foundation
-import SecureStore
 
-/// What a command may touch: the console, the environment, the network and the keyring.
-/// `live` builds the real ones; tests build fakes.
+/// What a command may touch: the console, the environment, the network, the store and the
+/// output format. `live` builds the real ones; tests build fakes.
 final class CommandContext {
     let console: Console
     let environment: [String: String]
     let now: () -> Date
     private let makeTransport: (TransportOptions) throws -> HTTPTransport
-    private let makeStore: () -> SecretStore
+    /// Where what authctl keeps lives (see `kept(_:)`), opened on first use.
+    let backend: StoreBackend
+    /// `--output`: every report of the command is emitted in it (`emit`).
+    var outputFormat: OutputFormat = .text
     private var transportCache: HTTPTransport?
-    private var storeCache: SecretStore?
 
     init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
          makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-         makeStore: @escaping () -> SecretStore) {
+         backend: StoreBackend) {
         self.console = console
         self.environment = environment
         self.now = now
         self.makeTransport = makeTransport
-        self.makeStore = makeStore
+        self.backend = backend
     }
 
     static func live() -> CommandContext {
@@ -28,15 +29,7 @@ final class CommandContext {
             console: TerminalConsole(),
             environment: ProcessInfo.processInfo.environment,
             makeTransport: { try CurlTransport(options: $0) },
-            makeStore: { SecretServiceStore(timeout: 5) })
-    }
-
-    /// The Secret Service, opened on first use (commands that need no keyring never touch it).
-    var store: SecretStore {
-        if let storeCache { return storeCache }
-        let store = makeStore()
-        storeCache = store
-        return store
+            backend: .secretService())
     }
 
     /// `--timeout`: the time the whole command may spend on the network (requests, retries and
@@ -77,10 +70,11 @@ final class CommandContext {
     }
 }
 
-/// A subcommand whose work takes an injected context. `run()` builds the live context,
-/// runs, and turns any error into its message on stderr and its exit code.
+/// A subcommand whose work takes an injected context (swiftly's shape). `run()` builds the live
+/// context, runs, and turns any error into its message on stderr and its exit code.
 protocol AuthctlCommand: ParsableCommandWithGlobals {
-    func run(in context: CommandContext) throws
+    /// The command's work; it reports through `context.emit`.
+    func execute(in context: CommandContext) throws
 }
 
 import ArgumentParser
@@ -90,6 +84,12 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 }
 
 extension AuthctlCommand {
+    /// Runs in `context`, which takes this command's `--output` (the one place that reads it).
+    func run(in context: CommandContext) throws {
+        context.outputFormat = global.output
+        try execute(in: context)
+    }
+
     func run() throws {
         ProcessSafety.forbidCoreDumps()
         let context = CommandContext.live()

@@ -11,32 +11,30 @@ protocol CommandReport: Encodable {
     var textMessages: [String] { get }
     /// JSON mode: messages for the person on stderr beside the document.
     var jsonMessages: [String] { get }
+    /// A fixed document for another program (kubectl's ExecCredential, the AWS CLI's
+    /// credential_process JSON, an authenticator handout): written to stdout as it is in either
+    /// format, in place of `textOutput` or the encoded report.
+    var document: String? { get }
 }
 
 extension CommandReport {
     var textOutput: [String] { [] }
     var textMessages: [String] { [] }
     var jsonMessages: [String] { [] }
+    var document: String? { nil }
 }
 
 extension CommandContext {
-    /// The one output path: `report` as a JSON document, or as its text.
-    func emit(_ report: some CommandReport, as format: OutputFormat) {
-        switch format {
+    /// The one output path: `report` as a JSON document, or as its text, in the command's format.
+    func emit(_ report: some CommandReport) {
+        switch outputFormat {
         case .json:
-            printJSON(report)
+            if let document = report.document { console.output(document) } else { printJSON(report) }
             report.jsonMessages.forEach(console.message)
         case .text:
-            report.textOutput.forEach(console.output)
+            if let document = report.document { console.output(document) } else { report.textOutput.forEach(console.output) }
             report.textMessages.forEach(console.message)
         }
-    }
-}
-
-extension ParsableCommandWithGlobals {
-    /// Emits `report` in the format of this command's `--output`.
-    func emit(_ report: some CommandReport, in context: CommandContext) {
-        context.emit(report, as: global.output)
     }
 }
 

@@ -168,7 +168,7 @@ enum AccountFailure {
         case .codeDeliveryFailed?:
             return AuthctlError(.unavailable, "The pool could not send the code: \(said)")
         case .secretHashRejected?:
-            return PasswordSignIn.signInFailure(error, client: support.client, hasSecret: hasSecret)
+            return SignInFailure.message(error, client: support.client, hasSecret: hasSecret)
         case .userNotFound?:
             return AuthctlError(.notAuthorized, "This pool has no account named \(OutsideText(username))")
         default:

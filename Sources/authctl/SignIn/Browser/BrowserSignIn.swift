@@ -61,28 +61,18 @@ struct BrowserSignInOptions: ParsableArguments {
 }
 
 /// A browser sign-in: the authorize URL opened (or printed), the code taken from the loopback
-/// redirect or a pasted URL, exchanged at the token endpoint, and the session stored as a
-/// password sign-in's is, marked with its domain.
-struct BrowserSignIn {
-    let context: CommandContext
-    let settings: Settings
+/// redirect or a pasted URL, exchanged at the token endpoint: a session like a password
+/// sign-in's, marked with its domain (the pipeline keeps it, or not with `--no-store`).
+struct BrowserSignIn: SignInFlow {
     let options: BrowserSignInOptions
-    /// False for `--no-store`: the tokens are printed, nothing is kept (no keyring needed).
-    var keep = true
 
-    enum Outcome {
-        case stored(StoredSession)
-        /// Signed in, kept nowhere (`--no-store`).
-        case notStored(StoredSession)
-    }
+    /// Known only once the managed login has answered.
+    var username: String? { nil }
 
-    func run() throws -> Outcome {
+    func signIn(_ signIn: SignInContext) throws -> StoredSession {
+        let context = signIn.command, settings = signIn.settings, client = signIn.client, appClient = signIn.appClient
         let console = context.console
-        let client = try ClientSettings(settings)
         let domain = try options.managedLogin.resolve(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
-        // The keyring first: a missing one fails before a person signs in for nothing.
-        let appClient = try sessions.appClient(client, storeRequired: keep)
         let port = try options.port(settings)
         let redirectURI = "http://localhost:\(port)/callback"
         let listener = try LoopbackListener(port: port)
@@ -139,10 +129,9 @@ struct BrowserSignIn {
                                                 client: client, now: context.now())
                 session.domain = domain.base
                 session.logoutURI = "http://localhost:\(port)/signed-out"
-                if keep { try sessions.store(signedIn: session) }
                 connection?.respond(status: "200 OK", html: BrowserPages.page(
                     "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
-                return keep ? .stored(session) : .notStored(session)
+                return session
             } catch let error as OAuthError {
                 let failure = AuthctlError.from(oauth: error, domain: domain.base)
                 connection?.respond(status: "400 Bad Request", html: BrowserPages.page(

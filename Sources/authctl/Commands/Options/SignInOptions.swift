@@ -1,0 +1,132 @@
+import ArgumentParser
+import CognitoClient
+
+extension PasswordFlow: ExpressibleByArgument {}
+
+/// `--flow`: the password flows, or choice-based sign-in (USER_AUTH).
+enum SignInFlowChoice: String, ExpressibleByArgument, CaseIterable {
+    case srp
+    case password
+    case userAuth = "user-auth"
+
+    /// The password flow, or nil for USER_AUTH.
+    var passwordFlow: PasswordFlow? {
+        switch self {
+        case .srp: return .srp
+        case .password: return .password
+        case .userAuth: return nil
+        }
+    }
+}
+
+/// `--method`: the first factor to ask USER_AUTH for (PREFERRED_CHALLENGE).
+enum SignInMethod: String, ExpressibleByArgument, CaseIterable {
+    case emailOTP = "email-otp"
+    case smsOTP = "sms-otp"
+    case password
+    case srp
+
+    var factor: FirstFactor {
+        switch self {
+        case .emailOTP: return .emailOTP
+        case .smsOTP: return .smsOTP
+        case .password: return .password
+        case .srp: return .passwordSRP
+        }
+    }
+
+    static func from(_ factor: FirstFactor) -> SignInMethod? {
+        allCases.first { $0.factor == factor }
+    }
+
+    var words: String {
+        switch self {
+        case .emailOTP: return "a code sent by email"
+        case .smsOTP: return "a code sent by text message (SMS)"
+        case .password: return "password (sent to Cognito over TLS)"
+        case .srp: return "password, proven without sending it (SRP)"
+        }
+    }
+}
+
+/// Who signs in and how, shared by `signin` and `token` (one parse, one validation).
+struct SignInOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Username or alias (env AUTHCTL_USERNAME, or the profile's username; asked on a terminal otherwise). token: whom to sign in as when there is no valid session.", valueName: "name"))
+    var username: String?
+
+    @Flag(help: "Read the password from the first line of standard input (and a required new password from the second).")
+    var passwordStdin = false
+
+    @Option(help: "srp: the password never leaves this machine (USER_SRP_AUTH). password: USER_PASSWORD_AUTH. user-auth: choice-based sign-in (USER_AUTH), see --method.")
+    var flow: SignInFlowChoice?
+
+    @Option(help: ArgumentHelp("Sign in with USER_AUTH and this first factor: email-otp, sms-otp, password or srp (implies --flow user-auth).", valueName: "method"))
+    var method: SignInMethod?
+
+    /// USER_AUTH, asked for with `--flow user-auth` or `--method`.
+    var usesUserAuth: Bool { method != nil || flow == .userAuth }
+
+    /// The password flow (`--flow`, SRP by default); nil for USER_AUTH.
+    var passwordFlow: PasswordFlow? { usesUserAuth ? nil : (flow?.passwordFlow ?? .srp) }
+
+    /// Anything that says how to sign in was given.
+    var given: Bool { username != nil || passwordStdin || flow != nil || method != nil }
+
+    func validate() throws {
+        // --method implies --flow user-auth; a password flow next to it contradicts it.
+        if method != nil, let flow, flow != .userAuth {
+            throw ValidationError("--method chooses a first factor of --flow user-auth; it cannot be used with --flow \(flow.rawValue).")
+        }
+        if let method, !method.factor.needsPassword, passwordStdin {
+            throw ValidationError("--password-stdin: --method \(method.rawValue) asks no password.")
+        }
+    }
+}
+
+enum MFAType: String, ExpressibleByArgument, CaseIterable {
+    case totp, sms, email
+
+    var challengeName: ChallengeName {
+        switch self {
+        case .totp: return .softwareTokenMFA
+        case .sms: return .smsMFA
+        case .email: return .emailOTP
+        }
+    }
+
+    /// The factor a challenge name (or an MFA setting, which uses the same names) stands for.
+    init?(challengeName: ChallengeName) {
+        guard let type = Self.allCases.first(where: { $0.challengeName == challengeName }) else { return nil }
+        self = type
+    }
+
+    var words: String {
+        switch self {
+        case .totp: return "authenticator app (TOTP)"
+        case .sms: return "text message (SMS)"
+        case .email: return "email"
+        }
+    }
+}
+
+enum MFASetupOutput: String, ExpressibleByArgument, CaseIterable {
+    case json
+}
+
+/// Options for sign-in challenges (multi-factor authentication), shared by `signin` and `token`.
+struct MFAOptions: ParsableArguments {
+    @Option(name: [.customLong("code"), .customLong("mfa-code")],
+            help: ArgumentHelp("One-time code for the sign-in (authenticator app, SMS or email; --mfa-code is the same). It is dead within minutes, so the command line is acceptable.", valueName: "code"))
+    var mfaCode: String?
+
+    @Option(help: "Factor to use when the pool lets the user choose: totp, sms or email.")
+    var mfaType: MFAType?
+
+    var given: Bool { mfaCode != nil || mfaType != nil }
+}
+
+/// `signin` only: handing an authenticator set-up to a script.
+struct MFASetupOptions: ParsableArguments {
+    @Option(help: "When the pool requires setting up an authenticator app: print its secret and otpauth:// URI as json (even on a terminal), then finish with `authctl signin --code CODE`.")
+    var mfaSetupOutput: MFASetupOutput?
+}

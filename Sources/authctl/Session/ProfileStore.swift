@@ -1,0 +1,286 @@
+import CognitoClient
+import Foundation
+import LocalFormats
+import SecureStore
+
+/// The one owner of everything authctl keeps for a profile (as GitHub CLI's AuthConfig is the only
+/// importer of its keyring): sessions, pending sign-ins, the client secret, remembered devices and
+/// the two credential caches, each by a typed operation; and the profile's locks. Nothing else
+/// names a store item, encodes a kept record or takes a lock; the backend (`SecretStore`) sits
+/// behind a protocol so other stores plug in here.
+struct ProfileStore {
+    private let backend: SecretStore
+    private let environment: [String: String]
+    let profile: String
+
+    init(backend: SecretStore, environment: [String: String], profile: String) {
+        self.backend = backend
+        self.environment = environment
+        self.profile = profile
+    }
+
+    // MARK: the locks
+
+    /// What a lock guards. Each is an exclusive `flock` of its own (`ProfileLock`): the caches
+    /// are filled under their own lock, taken before the session's, never after, so a cache fill
+    /// that refreshes the session cannot deadlock with a refresh.
+    enum Lock {
+        case session
+        case awsCredentials
+        case machineTokens
+
+        var suffix: String {
+            switch self {
+            case .session: return ""
+            case .awsCredentials: return ".aws-credentials"
+            case .machineTokens: return ".machine-token"
+            }
+        }
+    }
+
+    /// Runs `body` holding `lock` of this profile (waiting for another process that holds it).
+    func locked<T>(_ lock: Lock, _ body: () throws -> T) throws -> T {
+        try ProfileLock.withLock(profile: profile + lock.suffix, environment: environment, body)
+    }
+
+    // MARK: the session
+
+    /// The stored session, if any. Throws `SessionError.unreadable` for an item that is not one.
+    func session() throws -> StoredSession? {
+        guard let text = try backend.read(KeptItem.session.key(profile: profile)) else { return nil }
+        guard let session = KeptRecordCodec.decode(StoredSession.self, from: text) else {
+            throw SessionError.unreadable(profile: profile)
+        }
+        return session
+    }
+
+    /// Only through `LockedProfile` (with the session lock held).
+    fileprivate func save(_ session: StoredSession) throws {
+        try backend.write(KeptItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
+                          label: session.label, secret: try KeptRecordCodec.encode(session))
+    }
+
+    fileprivate func removeSession() throws -> Bool {
+        try backend.delete(KeptItem.session.key(profile: profile))
+    }
+
+    // MARK: the app client's secret
+
+    /// The secret `configure` kept, and only for that client: a secret left from another client
+    /// would be sent as a SECRET_HASH the service refuses.
+    func clientSecret(clientId: String) throws -> String? {
+        try backend.read(KeptItem.clientSecret(clientId: clientId).key(profile: profile))
+    }
+
+    func keepClientSecret(_ secret: String, userPoolId: String, clientId: String) throws {
+        let item = KeptItem.clientSecret(clientId: clientId)
+        try backend.write(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile), secret: secret)
+    }
+
+    @discardableResult
+    func forgetClientSecret() throws -> Bool {
+        try backend.delete(KeptItem.clientSecret(clientId: "").key(profile: profile))
+    }
+
+    // MARK: a sign-in waiting for a code
+
+    /// The pending sign-in, expired or not (the caller tells the person which). One that cannot
+    /// be read is removed: it can never be finished.
+    func pendingChallenge() throws -> PendingChallenge? {
+        let key = KeptItem.pendingChallenge.key(profile: profile)
+        guard let text = try backend.read(key) else { return nil }
+        guard let pending = KeptRecordCodec.decode(PendingChallenge.self, from: text) else {
+            _ = try? backend.delete(key)
+            return nil
+        }
+        return pending
+    }
+
+    /// Reaches the store where a pending sign-in would be kept, before the service is asked for
+    /// something that only a kept challenge can finish.
+    func checkPendingChallengeCanBeKept() throws {
+        _ = try backend.read(KeptItem.pendingChallenge.key(profile: profile))
+    }
+
+    func keep(_ pending: PendingChallenge) throws {
+        let what = pending.challengeName == .mfaSetup ? "authenticator set-up" : "sign-in code"
+        try backend.write(KeptItem.pendingChallenge.key(profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
+                          label: "authctl pending \(what): \(pending.displayName) (profile \(profile))",
+                          secret: try KeptRecordCodec.encode(pending))
+    }
+
+    /// Best effort: a pending sign-in left behind expires within minutes anyway.
+    func discardPendingChallenge() {
+        _ = try? backend.delete(KeptItem.pendingChallenge.key(profile: profile))
+    }
+
+    // MARK: remembered devices (this machine's, by pool and user)
+
+    /// The device of `name` (the username, or an alias it signed in with) in the pool. An item
+    /// that cannot be read is no device: the next sign-in makes a new one and replaces it.
+    func device(userPoolId: String, name: String) throws -> StoredDevice? {
+        if let device = try readDevice(userPoolId: userPoolId, username: name) { return device }
+        guard let username = try backend.read(KeptItem.deviceAlias(userPoolId: userPoolId, alias: name).key(profile: profile)) else {
+            return nil
+        }
+        return try readDevice(userPoolId: userPoolId, username: username)
+    }
+
+    private func readDevice(userPoolId: String, username: String) throws -> StoredDevice? {
+        try backend.read(KeptItem.device(userPoolId: userPoolId, username: username).key(profile: profile))
+            .flatMap { KeptRecordCodec.decode(StoredDevice.self, from: $0) }
+    }
+
+    func keep(_ device: StoredDevice) throws {
+        let item = KeptItem.device(userPoolId: device.userPoolId, username: device.username)
+        try backend.write(item.key(profile: profile), label: item.label(profile: profile), secret: try KeptRecordCodec.encode(device))
+        for alias in device.aliases {
+            let pointer = KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias)
+            try backend.write(pointer.key(profile: profile), label: pointer.label(profile: profile), secret: device.username)
+        }
+    }
+
+    func forget(_ device: StoredDevice) throws {
+        for alias in device.aliases {
+            try backend.delete(KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias).key(profile: profile))
+        }
+        try backend.delete(KeptItem.device(userPoolId: device.userPoolId, username: device.username).key(profile: profile))
+    }
+
+    // MARK: cached AWS credentials
+
+    /// The cached credentials of `identityPoolId`; an unreadable item is no cache (it is fetched
+    /// again and replaced).
+    func awsCredentials(identityPoolId: String) throws -> CachedAWSCredentials? {
+        try backend.read(KeptItem.awsCredentials(identityPoolId: identityPoolId).key(profile: profile))
+            .flatMap { KeptRecordCodec.decode(CachedAWSCredentials.self, from: $0) }
+    }
+
+    func keep(_ entry: CachedAWSCredentials) throws {
+        let item = KeptItem.awsCredentials(identityPoolId: entry.identityPoolId)
+        try backend.write(item.key(profile: profile, userPoolId: entry.userPoolId), label: item.label(profile: profile),
+                          secret: try KeptRecordCodec.encode(entry))
+    }
+
+    /// Removes the profile's cached credentials, whatever their identity pool.
+    @discardableResult
+    func forgetAWSCredentials() throws -> Bool {
+        try backend.delete(KeptItem.awsCredentials(identityPoolId: "").key(profile: profile))
+    }
+
+    // MARK: cached machine tokens
+
+    /// The cached client_credentials tokens of `clientId` by scope set; an unreadable item is an
+    /// empty cache (it is replaced). A missing store throws here, before any request.
+    func machineTokens(clientId: String) throws -> [String: MachineToken] {
+        try backend.read(KeptItem.machineTokens(clientId: clientId).key(profile: profile))
+            .flatMap { KeptRecordCodec.decode([String: MachineToken].self, from: $0) } ?? [:]
+    }
+
+    func keep(machineTokens: [String: MachineToken], userPoolId: String, clientId: String) throws {
+        let item = KeptItem.machineTokens(clientId: clientId)
+        try backend.write(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile),
+                          secret: try KeptRecordCodec.encode(machineTokens))
+    }
+
+    // MARK: what the profile keeps
+
+    /// The kinds of item the profile keeps now, and a remembered device of `user` in `userPoolId`
+    /// when one is given (devices are this machine's, not the profile's).
+    func inventory(deviceOf user: (userPoolId: String, username: String)?) throws -> [KeptItem.Kind] {
+        var kinds: [KeptItem.Kind] = []
+        let probes: [KeptItem] = [.session, .pendingChallenge, .clientSecret(clientId: ""), .awsCredentials(identityPoolId: ""),
+                                  .machineTokens(clientId: "")]
+        for item in probes where try backend.read(item.key(profile: profile)) != nil {
+            kinds.append(item.kind)
+        }
+        if let user, try device(userPoolId: user.userPoolId, name: user.username) != nil {
+            kinds.append(.device)
+        }
+        return kinds
+    }
+
+    /// What belongs to a session that ended here: its cached AWS credentials and a pending
+    /// sign-in. The client secret (configuration) and remembered devices (this machine's) stay.
+    /// Returns the failures, for the report to say; one failure does not stop the others.
+    func removeSessionDerived() -> [Error] {
+        var failures: [Error] = []
+        for item in [KeptItem.awsCredentials(identityPoolId: ""), .pendingChallenge] {
+            do { _ = try backend.delete(item.key(profile: profile)) } catch { failures.append(error) }
+        }
+        return failures
+    }
+}
+
+/// The profile's store while `ProfileSession.locked` holds the session lock: the only way to save
+/// or remove a session. Made nowhere else.
+struct LockedProfile {
+    fileprivate let store: ProfileStore
+    var profile: String { store.profile }
+
+    fileprivate init(store: ProfileStore) { self.store = store }
+
+    func load() throws -> StoredSession? { try store.session() }
+
+    /// Stores `session`; Ctrl-C, SIGTERM and SIGHUP wait until it is stored.
+    func save(_ session: StoredSession) throws {
+        ProcessSafety.deferTermination()
+        defer { ProcessSafety.releaseTermination() }
+        try store.save(session)
+    }
+
+    /// Removes the session and what belongs to it (`removeSessionDerived`): a failure to remove the
+    /// session is thrown; one of the rest is returned.
+    @discardableResult
+    func remove() throws -> Bool {
+        let removed = try store.removeSession()
+        _ = store.removeSessionDerived()
+        return removed
+    }
+
+    /// Removes the stored session only while it is `session` (same access token).
+    func remove(ifStill session: StoredSession) throws -> Bool {
+        guard let current = (try? load()) ?? nil, current.accessToken == session.accessToken else { return false }
+        return try remove()
+    }
+}
+
+extension ProfileStore {
+    /// Runs `body` with the session lock held, handing it the one value that may save or remove
+    /// the session.
+    func lockedSession<T>(_ body: (LockedProfile) throws -> T) throws -> T {
+        try locked(.session) { try body(LockedProfile(store: self)) }
+    }
+}
+
+/// Opens the store backend on first use, so commands that keep nothing never touch it.
+final class StoreBackend {
+    private let open: () -> SecretStore
+    private var opened: SecretStore?
+
+    init(_ open: @escaping () -> SecretStore) { self.open = open }
+
+    /// The Secret Service (libsecret, loaded on the first call).
+    static func secretService() -> StoreBackend { StoreBackend { SecretServiceStore(timeout: 5) } }
+
+    func profile(_ profile: String, environment: [String: String]) -> ProfileStore {
+        let backend = opened ?? open()
+        opened = backend
+        return ProfileStore(backend: backend, environment: environment, profile: profile)
+    }
+}
+
+extension CommandContext {
+    /// Everything kept for `profile`.
+    func kept(_ profile: String) -> ProfileStore {
+        backend.profile(profile, environment: environment)
+    }
+
+    /// For tests: a context over any store.
+    convenience init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
+                     makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
+                     makeStore: @escaping () -> SecretStore) {
+        self.init(console: console, environment: environment, now: now, makeTransport: makeTransport,
+                  backend: StoreBackend(makeStore))
+    }
+}

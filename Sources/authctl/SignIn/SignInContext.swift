@@ -1,0 +1,85 @@
+import CognitoClient
+import Foundation
+import LocalFormats
+import SecureStore
+
+/// What every flow and challenge answerer of one sign-in shares: the settings and app client, the
+/// service, the console, the profile's store, the answers the person gave up front (`--code`,
+/// `--mfa-type`, `--method`, `--password-stdin`) and what the sign-in learns on the way (the name
+/// typed, the password read, wrong codes). Made once per sign-in by the command.
+final class SignInContext {
+    let command: CommandContext
+    let settings: Settings
+    let client: ClientSettings
+    let appClient: AppClient
+    let mfa: MFAOptions
+    /// `signin --mfa-setup-output`.
+    let setupOutput: MFASetupOutput?
+    let passwordFromStdin: Bool
+    /// The profile's store (a pending sign-in waits there, even with `--no-store`, which keeps no session).
+    let kept: ProfileStore
+    /// Remembered devices (nil: none sent, none confirmed).
+    let devices: RememberedDevices?
+
+    /// The name the person gave, for the authenticator's label and a pending sign-in.
+    var typedUsername: String?
+    /// The password once read (a new one must differ from it).
+    var password: String?
+    /// Codes refused in this sign-in (and in the earlier runs of a pending one), to tell "too many
+    /// wrong codes" from "too slow" when the service ends the challenge session.
+    var wrongCodes = 0
+    /// False when finishing a pending sign-in, which cannot ask for a new password.
+    var canSetNewPassword = true
+
+    init(command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient, mfa: MFAOptions,
+         setupOutput: MFASetupOutput? = nil, passwordFromStdin: Bool, devices: RememberedDevices?) {
+        self.command = command
+        self.settings = settings
+        self.client = client
+        self.appClient = appClient
+        self.mfa = mfa
+        self.setupOutput = setupOutput
+        self.passwordFromStdin = passwordFromStdin
+        self.kept = command.kept(settings.profile)
+        self.devices = devices
+    }
+
+    var console: Console { command.console }
+    var profile: String { settings.profile }
+    func now() -> Date { command.now() }
+
+    /// The user pool's service (one transport per process).
+    func service() throws -> CognitoService { try command.service(settings, client: client) }
+
+    /// The session a sign-in's tokens make, for this profile and client.
+    func session(from result: SignInResult) throws -> StoredSession {
+        try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: profile, client: client, now: now())
+    }
+
+    /// Answers `challenge` with its answerer (`ChallengeTable`).
+    func answer(_ challenge: AuthChallenge) throws -> ChallengeAnswer {
+        try ChallengeTable.answer(challenge, in: self)
+    }
+
+    /// A new password for NEW_PASSWORD_REQUIRED: asked twice on the terminal, or the second line
+    /// of standard input with `--password-stdin`.
+    func readNewPassword() throws -> String {
+        guard canSetNewPassword else { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") }
+        if !passwordFromStdin { console.message("This account must choose a new password.") }
+        return try NewPasswordReader.read(console: console, fromStdin: passwordFromStdin, current: password,
+                                          stdinMissing: "this account must set a new password: give it as the second line of standard input")
+    }
+
+    /// The password: the first line of standard input, or asked without echo.
+    func readPassword(for username: String) throws -> String {
+        if !passwordFromStdin && !console.canPrompt {
+            throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
+        }
+        let read: String? = passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
+        guard let read, !read.isEmpty else {
+            throw AuthctlError(.usage, passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")
+        }
+        password = read
+        return read
+    }
+}
