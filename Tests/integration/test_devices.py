@@ -168,6 +168,38 @@ def test_sign_out_keeps_the_device(tracked, fake):
     assert r.code == 0, r
 
 
+def test_sign_out_leaves_nothing_of_the_profile_but_the_device(tracked, fake):
+    """Issue 18: signout removes the session and what derives from it; the device is this machine's."""
+    first_sign_in(tracked, fake)
+    # A sign-in left waiting for a code (as a second run without a terminal leaves it).
+    tracked.keyring.store("pending", {"kind": "pending-challenge", "profile": "default"}, "{}")
+    status = tracked.run("status", "--output", "json")
+    assert status.code == 0, status
+    kept = status.json()["profiles"][0]["kept"]
+    assert set(kept) >= {"session", "pending-challenge", "device"}, kept
+    assert tracked.run("signout").code == 0
+    assert tracked.keyring.search(profile="default") == [], "no item of the profile is left"
+    assert len(device_items(tracked.keyring)) == 1, "the remembered device stays"
+    status = tracked.run("status", "--output", "json")
+    assert status.code == 77 and status.json()["profiles"][0]["kept"] == [], status
+
+
+@pytest.mark.parametrize("how", [(), ("--global", "--yes")])
+def test_sign_out_forget_device_forgets_it_on_cognito_and_here(tracked, fake, how):
+    first_sign_in(tracked, fake)
+    key = stored_device(tracked.keyring)["deviceKey"]
+    mark = fake.mark()
+    r = tracked.run("signout", *how, "--forget-device", "--output", "json")
+    assert r.code == 0, r
+    assert r.json()["forgetDevice"] == "ok", r
+    assert r.json()["signedOutLocally"] is True, r
+    assert calls(fake, mark, tracked, "ForgetDevice") == [("ForgetDevice", None, 200, None)]
+    assert key in r.err, r
+    assert device_items(tracked.keyring) == [] and tracked.keyring.session() is None
+    r = tracked.signin()
+    assert r.code == 64 and "--code" in r.err, r  # MFA again
+
+
 def test_wrong_device_password_is_refused_and_replaced(tracked, fake):
     first_sign_in(tracked, fake)
     item = device_items(tracked.keyring)[0]

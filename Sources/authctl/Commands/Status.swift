@@ -39,7 +39,8 @@ struct Status: AuthctlCommand {
             do {
                 switch try sessions.item(of: name) {
                 case .none:
-                    break
+                    // Not signed in, but a client secret or a waiting sign-in may be kept.
+                    entry.kept = try context.kept(name).inventory(deviceOf: nil).map(\.rawValue)
                 case .session(let session):
                     entry.signedIn = true
                     entry.username = session.username
@@ -49,6 +50,7 @@ struct Status: AuthctlCommand {
                     entry.domain = session.domain
                     entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
                     entry.store = "secret-service"
+                    entry.kept = try context.kept(name).inventory(deviceOf: (session.userPoolId, session.username)).map(\.rawValue)
                 case .unreadable:
                     entry.state = .unreadable
                     entry.problem = Messages.unreadableSession(profile: name)
@@ -124,6 +126,9 @@ struct ProfileStatus: Encodable {
     @Nullable var accessTokenExpiresAt: Date? = nil
     var state: State = .signedOut
     @Nullable var store: String? = nil
+    /// The kinds of item the profile keeps (session, pending-challenge, client-secret,
+    /// aws-credentials, machine-token, and the user's remembered device).
+    var kept: [String] = []
     var checked = false
     @Nullable var problem: String? = nil
 
@@ -131,7 +136,9 @@ struct ProfileStatus: Encodable {
         let marker = selected ? "*" : " "
         var text = "\(marker) \(profile): "
         switch state {
-        case .signedOut: text += "not signed in"
+        case .signedOut:
+            text += "not signed in"
+            if !kept.isEmpty { text += " (keeps \(kept.joined(separator: ", ")))" }
         case .ended: text += "session ended (removed)"
         case .unreadable: text += "unreadable session: \(problem ?? "")"
         case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
@@ -144,6 +151,8 @@ struct ProfileStatus: Encodable {
             }
             if signedInWith == .browser { text += "; signed in through the browser at \(OutsideText(domain ?? "?"))" }
             text += "; kept in the Secret Service"
+            let others = kept.filter { $0 != KeptItem.Kind.session.rawValue }
+            if !others.isEmpty { text += " with \(others.joined(separator: ", "))" }
             if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }
         }
         return text
