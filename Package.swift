@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SecureStoreTests",
-            dependencies: ["SecureStore"]
+            dependencies: ["SecureStore", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "authctlTests",

@@ -101,7 +101,8 @@ public struct PassphraseSource: Sendable {
 
     private static func checked(_ passphrase: String, from origin: PassphraseOrigin) throws -> String {
         var text = passphrase
-        if text.hasSuffix("\n") { text.removeLast() }  // "\r\n" is one Character in Swift
+        // "\r\n" is one Character in Swift, and "\r\n".hasSuffix("\n") is false.
+        if text.hasSuffix("\r\n") || text.hasSuffix("\n") { text.removeLast() }
         guard !text.isEmpty else {
             throw SecureStoreError(.noPassphrase, message: "the passphrase from \(origin) is empty")
         }
