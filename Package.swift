@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // authctl: a command-line client for Amazon Cognito user pools on Linux.
 // Dependencies point one way: authctl -> {LocalFormats, CognitoClient, SecureStore};
-// CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret;
+// CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret, CKeyutils
+// (keyctl system calls) and swift-crypto (the age file format's primitives);
 // LocalFormats (what authctl keeps and hands out locally: config.toml's profiles, the session and
 // pending-challenge records of the Secret Service, the otpauth URI and its QR code; pure parsing
 // and encoding, never printing, exiting or ArgumentParser, so Fuzz/ can link it) -> CognitoClient,
@@ -46,6 +47,9 @@ let package = Package(
         // linked: with GLib, GIO and libgcrypt it is 11 libraries), so commands that need no
         // keyring do not load it. It needs no libsecret headers to build (see CLibSecret.c).
         .target(name: "CLibSecret"),
+        // add_key/keyctl system calls for the kernel-keyring store (syscall(2) is variadic, which
+        // Swift cannot call); direct calls, so no libkeyutils is needed at run time.
+        .target(name: "CKeyutils"),
         // OpenSSL's libcrypto for constant-speed big-integer arithmetic (BN_mod_exp) in SRP: a C
         // shim that loads it with dlopen on the first big-integer operation (not linked: only SRP
         // uses it, and loading it costs every start about 2.5 M instructions). OpenSSL's headers
@@ -79,7 +83,13 @@ let package = Package(
         ),
         .target(
             name: "SecureStore",
-            dependencies: ["CLibSecret"],
+            dependencies: [
+                "CLibSecret",
+                "CKeyutils",
+                // scrypt, HKDF, HMAC and ChaCha20-Poly1305 for the age-format file store.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: essentialsOnly
         ),
         .executableTarget(
@@ -120,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SecureStoreTests",
-            dependencies: ["SecureStore"]
+            dependencies: ["SecureStore", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "authctlTests",

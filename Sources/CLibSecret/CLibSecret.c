@@ -360,10 +360,11 @@ static int same(const char *a, const char *b) {
     return strcmp(a == NULL ? "" : a, b == NULL ? "" : b) == 0;
 }
 
-int authctl_secret_clear_others(const char *kind, const char *profile, const char *keep_user_pool_id,
-                                const char *keep_client_id, AuthctlSecretCancellable *cancellable_,
-                                AuthctlSecretError *out_error) {
-    GCancellable *cancellable = (GCancellable *)cancellable_;
+/* Every authctl item matching kind (when non-NULL) and profile, locked ones too, into *out_items
+ * (release with g_list_free_full(items, g_object_unref)). Returns 0, or -1 with out_error set. */
+static int search_all(const char *kind, const char *profile, GCancellable *cancellable, GList **out_items,
+                      AuthctlSecretError *out_error) {
+    *out_items = NULL;
     SecretService *service = service_get(cancellable, out_error);
     if (service == NULL) return -1;
     GError *error = NULL;
@@ -377,6 +378,17 @@ int authctl_secret_clear_others(const char *kind, const char *profile, const cha
         take_error(&error, AUTHCTL_SECRET_STAGE_CALL, out_error);
         return -1;
     }
+    *out_items = items;
+    return 0;
+}
+
+int authctl_secret_clear_others(const char *kind, const char *profile, const char *keep_user_pool_id,
+                                const char *keep_client_id, AuthctlSecretCancellable *cancellable_,
+                                AuthctlSecretError *out_error) {
+    GCancellable *cancellable = (GCancellable *)cancellable_;
+    GList *items = NULL;
+    if (search_all(kind, profile, cancellable, &items, out_error) < 0) return -1;
+    GError *error = NULL;
     int deleted = 0;
     for (GList *l = items; l != NULL; l = l->next) {
         SecretItem *item = (SecretItem *)l->data;
@@ -400,4 +412,37 @@ int authctl_secret_clear_others(const char *kind, const char *profile, const cha
         return -1;
     }
     return deleted;
+}
+
+int authctl_secret_list(const char *profile, AuthctlSecretItemKey **out_items,
+                        AuthctlSecretCancellable *cancellable_, AuthctlSecretError *out_error) {
+    *out_items = NULL;
+    GList *items = NULL;
+    if (search_all(NULL, profile, (GCancellable *)cancellable_, &items, out_error) < 0) return -1;
+    int count = 0;
+    for (GList *l = items; l != NULL; l = l->next) count++;
+    AuthctlSecretItemKey *keys = calloc(count > 0 ? (size_t)count : 1, sizeof *keys);
+    int found = 0;
+    for (GList *l = items; keys != NULL && l != NULL; l = l->next) {
+        GHashTable *item = lib.secret_item_get_attributes((SecretItem *)l->data);
+        if (item == NULL) continue;
+        keys[found].kind = copy(lib.g_hash_table_lookup(item, "kind"));
+        keys[found].user_pool_id = copy(lib.g_hash_table_lookup(item, "user_pool_id"));
+        keys[found].client_id = copy(lib.g_hash_table_lookup(item, "client_id"));
+        lib.g_hash_table_unref(item);
+        found++;
+    }
+    lib.g_list_free_full(items, lib.g_object_unref);
+    *out_items = keys;
+    return found;
+}
+
+void authctl_secret_item_keys_free(AuthctlSecretItemKey *items, int count) {
+    if (items == NULL) return;
+    for (int i = 0; i < count; i++) {
+        free(items[i].kind);
+        free(items[i].user_pool_id);
+        free(items[i].client_id);
+    }
+    free(items);
 }

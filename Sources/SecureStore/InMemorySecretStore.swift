@@ -62,6 +62,13 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
         }
     }
 
+    public func keys(profile: String) throws -> [SecretKey] {
+        try state.withLock { state in
+            if let pendingError = state.pendingError { throw pendingError }
+            return state.storage.values.filter { $0.key.profile == profile }.map(\.key).sorted { $0.kind < $1.kind }
+        }
+    }
+
     @discardableResult
     public func delete(_ key: SecretKey) throws -> Bool {
         try state.withLock { state in

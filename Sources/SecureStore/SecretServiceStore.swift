@@ -97,6 +97,26 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
         }
     }
 
+    public func keys(profile: String) throws -> [SecretKey] {
+        try requireSessionBus()
+        let keys = try bounded { cancellable -> Result<[SecretKey], LibsecretFailure> in
+            var error = AuthctlSecretError()
+            defer { authctl_secret_error_clear(&error) }
+            var items: UnsafeMutablePointer<AuthctlSecretItemKey>?
+            let count = authctl_secret_list(profile, &items, cancellable, &error)
+            if count < 0 { return .failure(LibsecretFailure(error) ?? .unknown) }
+            defer { authctl_secret_item_keys_free(items, count) }
+            let found = UnsafeBufferPointer(start: items, count: Int(count)).compactMap { item -> SecretKey? in
+                guard let kind = item.kind else { return nil }
+                return SecretKey(kind: String(cString: kind), profile: profile,
+                                 userPoolId: item.user_pool_id.map { String(cString: $0) } ?? "",
+                                 clientId: item.client_id.map { String(cString: $0) } ?? "")
+            }
+            return .success(found)
+        }
+        return keys.sorted { $0.kind < $1.kind }
+    }
+
     // MARK: - Session bus
 
     /// Whether a D-Bus session bus can exist for `environment`: `DBUS_SESSION_BUS_ADDRESS`

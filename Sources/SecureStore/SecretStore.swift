@@ -19,21 +19,58 @@ public struct SecretKey: Sendable, Hashable {
 /// Why the store could not do what was asked.
 public struct SecureStoreError: Error, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
-        /// No D-Bus session bus, or no Secret Service provider on it.
+        /// The store cannot be used on this host: no D-Bus session bus or no Secret Service
+        /// provider; keyctl blocked; no passphrase source; an unsafe store directory.
         case unavailable
-        /// The collection is locked and nothing can unlock it (no prompter).
+        /// The items exist but cannot be opened: a locked collection nothing can unlock (no
+        /// prompter), or a passphrase that does not open the file.
         case locked
         /// The Secret Service did not answer in time.
         case timeout
-        /// Any other failure reported by libsecret.
+        /// Any other failure: libsecret's, the kernel's, or a damaged file.
         case failed
     }
 
+    /// What exactly went wrong in the kernel-keyring and file stores (nil for the Secret
+    /// Service's errors, which `kind` describes). A separate field rather than new `Kind` cases:
+    /// callers switch over `Kind` exhaustively, and each cause falls into the kind a caller
+    /// that does not know it should treat it as.
+    public enum Cause: String, Sendable {
+        /// keyctl is refused (EPERM or ENOSYS), e.g. by a container's seccomp profile. Kind `.unavailable`.
+        case blocked
+        /// The passphrase does not open the file (left untouched). Kind `.locked`.
+        case wrongPassphrase
+        /// The file is not a readable age file of this store (left untouched). Kind `.failed`.
+        case corrupted
+        /// No passphrase source gave a passphrase. Kind `.unavailable`.
+        case noPassphrase
+        /// The store directory or file is reachable by other users, or not the user's. Kind `.unavailable`.
+        case insecure
+        /// The secret is larger than the store can keep (a kernel user key: 32767 bytes). Kind `.failed`.
+        case tooLarge
+
+        /// The kind a caller that does not know this cause treats it as.
+        public var kind: Kind {
+            switch self {
+            case .blocked, .noPassphrase, .insecure: return .unavailable
+            case .wrongPassphrase: return .locked
+            case .corrupted, .tooLarge: return .failed
+            }
+        }
+    }
+
     public var kind: Kind
+    public var cause: Cause?
     public var message: String
 
     public init(kind: Kind, message: String) {
         self.kind = kind
+        self.message = message
+    }
+
+    public init(_ cause: Cause, message: String) {
+        self.kind = cause.kind
+        self.cause = cause
         self.message = message
     }
 
@@ -49,4 +86,15 @@ public protocol SecretStore: AnyObject {
     /// Removes the item; returns whether one existed.
     @discardableResult
     func delete(_ key: SecretKey) throws -> Bool
+    /// The keys of every item of `profile` (with their pool and client ids), sorted by kind:
+    /// what `store migrate` moves and `status` lists.
+    func keys(profile: String) throws -> [SecretKey]
+}
+
+extension SecretStore {
+    /// For conformers outside this library written before `keys` existed (test doubles); every
+    /// store of this library implements it.
+    public func keys(profile: String) throws -> [SecretKey] {
+        throw SecureStoreError(kind: .failed, message: "this store cannot list its items")
+    }
 }

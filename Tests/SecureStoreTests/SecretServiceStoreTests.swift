@@ -82,6 +82,20 @@ final class SecretServiceStoreTests: XCTestCase {
         XCTAssertNil(try store.read(session(profile, pool: "eu-west-1_One", client: "zz")))
     }
 
+    func testKeysListsTheProfilesItemsWithTheirAttributes() throws {
+        let profile = uniqueProfile(), other = uniqueProfile()
+        XCTAssertEqual(try store.keys(profile: profile), [])
+        try store.write(session(profile, pool: "eu-west-1_One", client: "c1"), label: "l", secret: "s1")
+        try store.write(SecretKey(kind: "client-secret", profile: profile, userPoolId: "eu-west-1_One", clientId: "c1"),
+                        label: "l", secret: "s2")
+        try store.write(session(other), label: "l", secret: "s3")
+        XCTAssertEqual(try store.keys(profile: profile), [
+            SecretKey(kind: "client-secret", profile: profile, userPoolId: "eu-west-1_One", clientId: "c1"),
+            session(profile, pool: "eu-west-1_One", client: "c1"),
+        ])
+        XCTAssertEqual(try store.keys(profile: other).map(\.kind), ["session"])
+    }
+
     func testReadOfMissingKeyIsNil() throws {
         XCTAssertNil(try store.read(session(uniqueProfile())))
     }

@@ -114,6 +114,17 @@ final class InMemorySecretStoreTests: XCTestCase {
         XCTAssertFalse(try store.delete(key))
     }
 
+    func testKeysListsOneProfile() throws {
+        let store = InMemorySecretStore()
+        try store.write(SecretKey(kind: "session", profile: "a", clientId: "c"), label: "l", secret: "1")
+        try store.write(SecretKey(kind: "device", profile: "a"), label: "l", secret: "2")
+        try store.write(SecretKey(kind: "session", profile: "b"), label: "l", secret: "3")
+        XCTAssertEqual(try store.keys(profile: "a"),
+                       [SecretKey(kind: "device", profile: "a"), SecretKey(kind: "session", profile: "a", clientId: "c")])
+        store.error = SecureStoreError(kind: .unavailable, message: "no bus")
+        XCTAssertThrowsError(try store.keys(profile: "a"))
+    }
+
     func testInjectedErrorIsThrownByEveryCall() {
         let store = InMemorySecretStore()
         store.error = SecureStoreError(kind: .unavailable, message: "no bus")

