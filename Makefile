@@ -3,6 +3,7 @@
 #   make test              unit tests (swift test) and integration tests (pytest)
 #   make bench             authctl side by side with secret-tool, pycognito, the AWS CLI (release build)
 #   make install PREFIX=/usr/local   binary, bash/zsh/fish completions, man page
+#   make deb               a Debian package of the release build in $(DEB_DIR) (reproducible)
 #   make install-files BIN=path/to/authctl DESTDIR=... PREFIX=...   the same for a built binary
 
 SWIFT      ?= swift
@@ -32,7 +33,7 @@ FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
 FUZZ_WORK_DIR ?= $(CURDIR)/.build-fuzz-runs
 FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after config-toml stored-session pending-challenge otpauth-qr
 
-.PHONY: all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
+.PHONY: deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 
 all: build
 
@@ -115,6 +116,15 @@ bench: deps
 	$(PYTHON) Tests/support/bench.py --authctl "$(RELEASE_BIN)/authctl" --srp-bench "$(RELEASE_BIN)/authctl-bench" \
 		--hello "$$($(SWIFT) build $(RELEASE_FLAGS) --package-path Tests/support/bench-hello --scratch-path "$(BUILD_DIR)/bench-hello" --show-bin-path)/hello" \
 		$(BENCH_ARGS)
+
+# The Debian package of the release build (Tests/support/make-deb.sh: binary, man page, completions,
+# README and docs, copyright; Depends from what the binary links and loads; reproducible with
+# SOURCE_DATE_EPOCH, the commit's time by default).
+DEB_DIR ?= $(BUILD_DIR)/deb
+deb:
+	$(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --product authctl
+	$(MAKE) --no-print-directory man
+	bash Tests/support/make-deb.sh "$(RELEASE_BIN)/authctl" "$(DEB_DIR)" "$(PLUGIN_MANPAGE)"
 
 # Release build, man page (swift-argument-parser's generate-manual plugin, which reuses the release
 # build), then install-files with that binary and page.

@@ -23,6 +23,7 @@ DEBIAN_PACKAGES=(
     tmux                   # driving TTY prompts in tests
     zbar-tools             # QR decoding (MFA set-up tests)
     libqrencode-dev        # QR encoding (MFA set-up)
+    lintian                # checks the Debian package `make deb` builds (test_package.py)
     chromium               # a real browser for the browser sign-in tests (headless, via Selenium)
     chromium-driver
 )

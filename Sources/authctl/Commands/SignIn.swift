@@ -58,7 +58,8 @@ struct SignIn: AuthctlCommand {
         }
         if flow == nil && !browserSignIn.browser {
             let givenUsername = how.username ?? settings.username
-            if givenUsername == nil && !console.canPrompt {
+            // A password sign-in asks on the terminal its standard input is; USER_AUTH may ask on /dev/tty.
+            if givenUsername == nil && !(how.usesUserAuth ? console.canPrompt : console.isInteractive) {
                 throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
             }
             if !how.usesUserAuth && !how.passwordStdin && !console.isInteractive {
