@@ -172,7 +172,9 @@ def test_sign_out_leaves_nothing_of_the_profile_but_the_device(tracked, fake):
     """Issue 18: signout removes the session and what derives from it; the device is this machine's."""
     first_sign_in(tracked, fake)
     # A sign-in left waiting for a code (as a second run without a terminal leaves it).
-    tracked.keyring.store("pending", {"kind": "pending-challenge", "profile": "default"}, "{}")
+    session = tracked.keyring.session_items()[0]
+    tracked.keyring.store("pending", {"kind": "pending-challenge", "profile": "default",
+                                      "xdg:schema": session["schema"]}, "{}")
     status = tracked.run("status", "--output", "json")
     assert status.code == 0, status
     kept = status.json()["profiles"][0]["kept"]

@@ -20,11 +20,12 @@ from harness import Cli, authctl_bin, free_port, iso_utc, jwt_claims, parse_inst
 
 import fake_cognito
 
-REPORT_KEYS = {"signedOutLocally", "globalSignOut", "revokeToken", "exposureUntil"}
+REPORT_KEYS = {"signedOutLocally", "globalSignOut", "revokeToken", "exposureUntil", "forgetDevice"}
 NOTHING_REVOKED = "Nothing was revoked"
 # After a timeout, a dropped connection or a 5xx the service may have performed the request.
 MAYBE_REVOKED = "may or may not have been revoked"
-FAILED_REPORT = {"signedOutLocally": False, "globalSignOut": "failed", "revokeToken": "skipped", "exposureUntil": None}
+FAILED_REPORT = {"signedOutLocally": False, "globalSignOut": "failed", "revokeToken": "skipped", "exposureUntil": None,
+                 "forgetDevice": "skipped"}
 COULD_NOT_CONFIRM = "may still be signed in"
 
 
