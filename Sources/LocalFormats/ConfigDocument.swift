@@ -11,6 +11,13 @@ public struct ProfileConfig: Equatable, Sendable {
     public var identityPoolId: String?
     public var domain: String?
     public var redirectPort: String?
+    /// Where the profile's items are kept (`secret-service`, `kernel-keyring`, `file`): recorded
+    /// the first time the profile keeps something (pinned), changed by `configure --store` and
+    /// `store migrate`.
+    public var store: String?
+    /// The store `store migrate` is moving the profile's items out of, until their old copies
+    /// are deleted (a migration interrupted after its pin is finished by running it again).
+    public var storeMigratingFrom: String?
 
     public init(userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
                 username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil) {
@@ -33,6 +40,8 @@ public struct ProfileConfig: Equatable, Sendable {
         ("identity_pool_id", \.identityPoolId),
         ("domain", \.domain),
         ("redirect_port", \.redirectPort),
+        ("store", \.store),
+        ("store_migrating_from", \.storeMigratingFrom),
     ]
 }
 

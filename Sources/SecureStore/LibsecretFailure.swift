@@ -102,8 +102,9 @@ struct LibsecretFailure: Error, Sendable, Equatable {
 enum SecretServiceMessages {
     static let howToStart =
         "run inside a desktop session, or start one: `dbus-run-session -- sh`, then " +
-        "`eval \"$(printf '%s\\n' KEYRING-PASSWORD | gnome-keyring-daemon --unlock --components=secrets)\"` " +
-        "and `gnome-keyring-daemon --start --components=secrets`"
+        "`eval \"$(printf '%s\\n' KEYRING-PASSWORD | gnome-keyring-daemon --unlock --components=secrets)\"`, " +
+        "`export GNOME_KEYRING_CONTROL` (so the next command finds this daemon instead of starting a " +
+        "second one that races it for the bus name) and `gnome-keyring-daemon --start --components=secrets`"
 
     static let noSessionBus =
         "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no " +

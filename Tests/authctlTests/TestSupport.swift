@@ -137,7 +137,7 @@ struct Harness {
 
 /// Everything kept for `profile` in `store`, as the commands see it (locks in a private directory).
 func kept(_ store: SecretStore, profile: String = "default") -> ProfileStore {
-    ProfileStore(backend: store, environment: ["XDG_RUNTIME_DIR": testLockDirectory], profile: profile)
+    ProfileStore(source: StoreBackend { store }, environment: ["XDG_RUNTIME_DIR": testLockDirectory], profile: profile)
 }
 
 /// Stores `session` the one way there is: through the session lock.

@@ -1,6 +1,6 @@
-"""Remembered devices: the built authctl against moto + fake_devices.py and a real gnome-keyring.
+"""Remembered devices: the built authctl against moto + fake_cognito (its devices.py) and a real gnome-keyring.
 
-moto has no device tracking at all, so fake_devices.py (registered in fake_cognito) plays it as
+moto has no device tracking at all, so fake_cognito/devices.py (links in its chain) plays it as
 Cognito does: NewDeviceMetadata in the tokens, ConfirmDevice keeping the SRP verifier,
 DEVICE_SRP_AUTH -> DEVICE_PASSWORD_VERIFIER with the device verifier checked for real, a
 remembered device skipping MFA, ListDevices / ForgetDevice / UpdateDeviceStatus and the admin

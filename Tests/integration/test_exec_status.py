@@ -14,7 +14,7 @@ import pytest
 
 from harness import REPO, SYSTEM_PATH, authctl_bin, iso_utc, jwt_claims, parse_instant
 
-STATUS_KEYS = {"accessTokenExpiresAt", "checked", "domain", "problem", "profile", "selected", "signedIn", "signedInWith", "state", "store",
+STATUS_KEYS = {"accessTokenExpiresAt", "checked", "kept", "keptIn", "domain", "problem", "profile", "selected", "signedIn", "signedInWith", "state", "store",
                "userPoolId", "username"}
 
 
@@ -159,7 +159,7 @@ def test_status_signed_out(cli, fake):
     assert doc["selectedProfile"] == "default"
     assert doc["profiles"] == [{
         "accessTokenExpiresAt": None, "checked": False, "domain": None, "problem": None, "profile": "default",
-        "selected": True, "signedIn": False, "signedInWith": None, "state": "signed-out", "store": None,
+        "selected": True, "signedIn": False, "signedInWith": None, "state": "signed-out", "store": "secret-service", "kept": [], "keptIn": "the Secret Service",
         "userPoolId": None, "username": None,
     }]
     r = cli.run("status")

@@ -207,6 +207,84 @@ def test_fake_helpers_match_public_vector():
     assert f.claim_signature(key, "myPool", "test", block, "Tue Jul 10 11:01:00 UTC 2018") == "tdvQu/Li/qWl8Nni0aFPs+MwY4rvKZm0kSMrGIMSUHk="
 
 
+
+def test_protocol_names_are_members_of_the_service_model():
+    """shared.py's challenge names, auth flows and first factors, which every module of the fake
+    uses, are members of botocore's enums (ChallengeNameType, AuthFlowType, AuthFactorType,
+    ExplicitAuthFlowsType), each constant named as its value."""
+    import botocore.loaders
+
+    from fake_cognito import shared
+
+    shapes = botocore.loaders.Loader().load_service_model("cognito-idp", "service-2", "2016-04-18")["shapes"]
+
+    def enum(shape: str) -> set[str]:
+        return set(shapes[shape]["enum"])
+
+    challenges, flows = set(shared.CHALLENGE_NAMES), set(shared.AUTH_FLOWS)
+    assert challenges <= enum("ChallengeNameType"), challenges - enum("ChallengeNameType")
+    assert flows <= enum("AuthFlowType"), flows - enum("AuthFlowType")
+    assert set(shared.FIRST_FACTORS) <= enum("AuthFactorType")
+    for name in challenges | flows:
+        assert getattr(shared, name) == name
+    # Every other group of names is made of those.
+    for group in (shared.FACTORS, shared.MFA_CHALLENGES, shared.CODE_FIELD, shared.OTP_CODE_FIELD,
+                  shared.FIRST_FACTOR_CHALLENGES, set(shared.SELECT_ANSWERS.values()),
+                  set(shared.SELECT_ANSWERS) - {shared.EMAIL_MFA_ANSWER}):
+        assert set(group) <= challenges, group
+    assert set(shared.FIRST_FACTORS) <= challenges
+    assert set(shared.PASSWORD_FLOWS + shared.REFRESH_FLOWS) <= flows
+    explicit = enum("ExplicitAuthFlowsType")
+    assert set(shared.DEFAULT_EXPLICIT_AUTH_FLOWS) | set(shared.LEGACY_EXPLICIT_AUTH_FLOWS.values()) <= explicit
+    for flow in (shared.USER_SRP_AUTH, shared.USER_PASSWORD_AUTH, shared.REFRESH_TOKEN_AUTH, shared.USER_AUTH):
+        assert f"ALLOW_{flow}" in explicit  # what FakeCognito.check_flow looks for
+
+
+def test_chain_links_answer_pass_or_see_the_rest():
+    """A link answers (a Reply), passes (None) to the next, or calls rest() to see the later
+    links' answer; after the last link, moto. Observers are picked by operation, in order."""
+    f = fake_cognito
+    seen: list[str] = []
+
+    class Upstream:
+        def forward(self, req: Any) -> Any:
+            seen.append("moto")
+            return f.json_reply({"from": "moto"}, handled_by="moto")
+
+    def passes(fake: Any, req: Any, rest: Any) -> Any:
+        seen.append("passes")
+        return None
+
+    def around(fake: Any, req: Any, rest: Any) -> Any:
+        seen.append("around")
+        reply = rest()
+        reply.note = "seen by around"
+        return reply
+
+    def answers(fake: Any, req: Any, rest: Any) -> Any:
+        seen.append("answers")
+        return f.json_reply({"from": "answers"})
+
+    def observer(fake: Any, req: Any, reply: Any) -> None:
+        pass
+
+    req = f.Request("Op", {}, b"", [], "/")
+    chain = f.Chain({"Op": [around, passes, answers], "Other": [passes]}, [(("Op",), observer)])
+    reply = chain.answer(Upstream(), req)
+    assert (reply.json(), reply.note, seen) == ({"from": "answers"}, "seen by around", ["around", "passes", "answers"])
+    seen.clear()
+    reply = chain.answer(Upstream(), f.Request("Other", {}, b"", [], "/"))
+    assert (reply.json(), seen) == ({"from": "moto"}, ["passes", "moto"])
+    seen.clear()
+    assert chain.answer(Upstream(), f.Request("Unlisted", {}, b"", [], "/")).json() == {"from": "moto"}
+    assert chain.observers_of("Op") == [observer] and chain.observers_of("Other") == []
+    # The real chain: every link is a function of (fake, req, rest); every module's state is made once.
+    for op, links in f.LINKS.items():
+        for link in links:
+            assert link.__code__.co_argcount == 3, (op, link)
+    state = f.FakeCognito("http://127.0.0.1:9", None, f.CHAIN).state
+    assert {name for name in vars(state)} == {"auth", "tokens", "mfa", "accounts", "devices"}
+
 def test_server_and_client_agree_on_the_key():
     f = fake_cognito
     salt = "8f1e2d3c4b5a69788796a5b4c3d2e1f0"

@@ -264,6 +264,7 @@ step "Sign in again: this device is confirmed with its own SRP verifier and reme
 step "The devices Cognito remembers (* this one)" 0 "" devices list
 step "Sign out on every device (GlobalSignOut), then say how long issued tokens stay usable offline" 0 "" signout --global --yes
 step "Signed out: whoami exits 77" 77 "" whoami
+AUTHCTL_STORE_PASSPHRASE="a demo passphrase" step "No desktop keyring? Keep profile ci in an age-encrypted file under ~/.local/state/authctl (passphrase from AUTHCTL_STORE_PASSPHRASE; the file store is recorded in the profile)" 0 "$PASSWORD" signin --profile ci --store file --username "$USERNAME" --password-stdin
 show "The session item is gone from the Secret Service" stored_session
 step "A new account: sign up (SignUp); the pool emails a confirmation code" 0 "$NEW_USER_PASSWORD" signup --username "$NEW_USER" --attribute "email=$NEW_USER@example.com" --password-stdin
 CODE=$(sent_code "$NEW_USER")

@@ -10,7 +10,9 @@ struct Configure: AuthctlCommand {
         discussion: """
             Settings come from the global flags (--profile, --user-pool-id, --client-id, --region, --endpoint) \
             and --username; on a terminal, what is missing is asked. The file is \
-            $XDG_CONFIG_HOME/authctl/config.toml (default ~/.config/authctl/config.toml) and never holds a secret.
+            $XDG_CONFIG_HOME/authctl/config.toml (default ~/.config/authctl/config.toml) and never holds a secret. \
+            --store records where the profile keeps its session and caches (items already kept in \
+            another store are not moved: `authctl store migrate --to STORE` moves them).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -73,6 +75,17 @@ struct Configure: AuthctlCommand {
                                endpoint: profile.endpoint, timeout: 30, configFile: file.path)
         _ = try ClientSettings(written)
 
+        var storeChange: (from: String?, to: String)?
+        if let store = global.store {
+            // Recorded before anything is kept, so the client secret below goes to this store.
+            if profile.store != store.rawValue { storeChange = (profile.store, store.rawValue) }
+            profile.store = store.rawValue
+            profile.storeMigratingFrom = nil
+            file.profiles[profileName] = profile
+            try file.save()
+            context.backend.forget(profileName)
+        }
+
         let sessions = ProfileSession(context: context, settings: written)
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
@@ -92,7 +105,8 @@ struct Configure: AuthctlCommand {
                               clientId: clientId, region: profile.region, endpoint: profile.endpoint,
                               username: profile.username, identityPoolId: profile.identityPoolId,
                               domain: profile.domain,
-                              clientSecretStored: clientSecretStdin))
+                              clientSecretStored: clientSecretStdin, store: profile.store,
+                              previousStore: storeChange?.from))
     }
 
     private func ask(_ question: String, _ console: Console) -> String? {
@@ -114,8 +128,20 @@ struct ConfigureSummary: CommandReport {
     var identityPoolId: String?
     var domain: String?
     var clientSecretStored: Bool
+    var store: String?
+    /// The store recorded before `--store` changed it (its items were not moved).
+    var previousStore: String?
+
+    enum CodingKeys: String, CodingKey {
+        case profile, configFile, userPoolId, clientId, region, endpoint, username, identityPoolId, domain, clientSecretStored, store
+    }
 
     var textMessages: [String] {
-        ["Profile \(profile) written to \(configFile)\(clientSecretStored ? "; client secret kept in the Secret Service" : "")"]
+        var lines = ["Profile \(profile) written to \(configFile)\(clientSecretStored ? "; client secret kept in its store (\(store ?? "secret-service"))" : "")"]
+        if let previousStore {
+            lines.append("Profile \(profile) now keeps its items in \(store ?? "?"); what it kept in \(previousStore) stays there " +
+                         "(`authctl store migrate --to \(store ?? "?")` moves items instead).")
+        }
+        return lines
     }
 }

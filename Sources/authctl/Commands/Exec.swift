@@ -10,7 +10,7 @@ struct Exec: AuthctlCommand {
         abstract: "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN).",
         discussion: """
             The tokens go in the environment, never on the command's argv, and only those --type \
-            asks for (repeat it for both); AUTHCTL_CLIENT_SECRET is removed from the command's \
+            asks for (repeat it for both); AUTHCTL_CLIENT_SECRET and AUTHCTL_STORE_PASSPHRASE are removed from the command's \
             environment. authctl replaces itself with the command (exec), so the exit status and \
             signals are the command's own. \
             Example (the header reaches curl on stdin, not on its argv): \
@@ -53,7 +53,9 @@ struct Exec: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         // Descriptors the caller handed down (`3>file`, a make jobserver, `<(...)`) go on to CMD;
         // only those authctl opens itself from here on are closed at exec.
-        let inherited = ChildProcess.openDescriptors()
+        // --passphrase-fd is the file store's, read (and closed) when the store was opened; one
+        // left unread is not handed to the command either.
+        let inherited = ChildProcess.openDescriptors().subtracting(global.passphraseFd.map { [$0] } ?? [])
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let awsCredentials = try aws ? IdentityPoolCredentials(
             context: context, settings: settings,
@@ -61,7 +63,7 @@ struct Exec: AuthctlCommand {
         if machine.clientCredentials {
             // The app client's own token: no user, so no id token; and not the client's secret.
             let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
-            for name in ["AUTHCTL_ID_TOKEN", "AUTHCTL_CLIENT_SECRET"] { unsetenv(name) }
+            for name in ["AUTHCTL_ID_TOKEN"] + ChildProcess.secretVariables { unsetenv(name) }
             setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(token.expiresAt), 1)
@@ -74,7 +76,7 @@ struct Exec: AuthctlCommand {
 
         // The command gets what it asked for and no other secret: not the token it did not ask
         // for (an inherited one included), not the app client's secret.
-        for name in ["AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN", "AUTHCTL_CLIENT_SECRET"] {
+        for name in ["AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN"] + ChildProcess.secretVariables {
             unsetenv(name)
         }
         for type in requested {

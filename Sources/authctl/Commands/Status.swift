@@ -1,7 +1,6 @@
 import ArgumentParser
 import CognitoClient
 import Foundation
-import SecureStore
 
 struct Status: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -26,21 +25,20 @@ struct Status: AuthctlCommand {
         let now = context.now()
 
         var entries: [ProfileStatus] = []
-        var storeFailure: AuthctlError?
+        // A store that cannot be used is asked only once (every profile in it is reported so).
+        var storeFailures: [String: AuthctlError] = [:]
+        var selectedFailure: AuthctlError?
         for name in names {
             var entry = ProfileStatus(profile: name, selected: name == settings.profile)
-            // No Secret Service: every profile is reported as such (and it is asked only once).
-            if let storeFailure {
-                entry.state = .storeUnavailable
-                entry.problem = storeFailure.message
-                entries.append(entry)
-                continue
-            }
+            let kept = context.kept(name)
             do {
+                let kind = try kept.storeKind
+                entry.store = kind.rawValue
+                if let failure = storeFailures[kind.rawValue] { throw failure }
                 switch try sessions.item(of: name) {
                 case .none:
                     // Not signed in, but a client secret or a waiting sign-in may be kept.
-                    entry.kept = try context.kept(name).inventory(deviceOf: nil).map(\.rawValue)
+                    entry.kept = try kept.inventory(deviceOf: nil).map(\.rawValue)
                 case .session(let session):
                     entry.signedIn = true
                     entry.username = session.username
@@ -49,17 +47,19 @@ struct Status: AuthctlCommand {
                     entry.signedInWith = session.domain == nil ? .password : .browser
                     entry.domain = session.domain
                     entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
-                    entry.store = "secret-service"
-                    entry.kept = try context.kept(name).inventory(deviceOf: (session.userPoolId, session.username)).map(\.rawValue)
+                    entry.kept = try kept.inventory(deviceOf: (session.userPoolId, session.username)).map(\.rawValue)
                 case .unreadable:
                     entry.state = .unreadable
                     entry.problem = Messages.unreadableSession(profile: name)
                 }
-            } catch let error as SecureStoreError {
+                entry.keptIn = try kept.storePromise()
+            } catch {
                 let failure = AuthctlError.from(error)
-                storeFailure = failure
+                if let store = entry.store { storeFailures[store] = failure }
+                entry.signedIn = false
                 entry.state = .storeUnavailable
                 entry.problem = failure.message
+                if entry.selected { selectedFailure = failure }
             }
             entries.append(entry)
         }
@@ -86,8 +86,8 @@ struct Status: AuthctlCommand {
 
         let selected = entries.first { $0.selected }
         context.emit(StatusReport(selectedProfile: settings.profile, profiles: entries, now: now))
-        if let storeFailure, selected?.state == .storeUnavailable {
-            throw ExitCode(storeFailure.code.rawValue)
+        if let selectedFailure, selected?.state == .storeUnavailable {
+            throw ExitCode(selectedFailure.code.rawValue)
         }
         if let checkFailure {
             throw AuthctlError(checkFailure.code, "could not check the session: \(checkFailure.message)")
@@ -125,7 +125,10 @@ struct ProfileStatus: Encodable {
     @Nullable var userPoolId: String? = nil
     @Nullable var accessTokenExpiresAt: Date? = nil
     var state: State = .signedOut
+    /// Where the profile's items are kept: secret-service, kernel-keyring or file.
     @Nullable var store: String? = nil
+    /// What that store promises (kernel memory, lost at reboot, its idle expiry; the file's place).
+    @Nullable var keptIn: String? = nil
     /// The kinds of item the profile keeps (session, pending-challenge, client-secret,
     /// aws-credentials, machine-token, and the user's remembered device).
     var kept: [String] = []
@@ -138,7 +141,7 @@ struct ProfileStatus: Encodable {
         switch state {
         case .signedOut:
             text += "not signed in"
-            if !kept.isEmpty { text += " (keeps \(kept.joined(separator: ", ")))" }
+            if !kept.isEmpty { text += " (keeps \(kept.joined(separator: ", ")) in \(keptIn ?? store ?? "its store"))" }
         case .ended: text += "session ended (removed)"
         case .unreadable: text += "unreadable session: \(problem ?? "")"
         case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
@@ -150,7 +153,7 @@ struct ProfileStatus: Encodable {
                     : "; access token expired at \(Format.localTime(expiry)), refreshable"
             }
             if signedInWith == .browser { text += "; signed in through the browser at \(OutsideText(domain ?? "?"))" }
-            text += "; kept in the Secret Service"
+            text += "; kept in \(keptIn ?? "the Secret Service")"
             let others = kept.filter { $0 != KeptItem.Kind.session.rawValue }
             if !others.isEmpty { text += " with \(others.joined(separator: ", "))" }
             if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }

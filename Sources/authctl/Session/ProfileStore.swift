@@ -9,14 +9,35 @@ import SecureStore
 /// names a store item, encodes a kept record or takes a lock; the backend (`SecretStore`) sits
 /// behind a protocol so other stores plug in here.
 struct ProfileStore {
-    private let backend: SecretStore
-    private let environment: [String: String]
+    let source: StoreBackend
+    let environment: [String: String]
     let profile: String
 
-    init(backend: SecretStore, environment: [String: String], profile: String) {
-        self.backend = backend
+    init(source: StoreBackend, environment: [String: String], profile: String) {
+        self.source = source
         self.environment = environment
         self.profile = profile
+    }
+
+    /// The store this profile uses in this command (`StoreBackend.kind(of:)`), opened on first
+    /// use, its errors naming it and the other stores (`ExplainedStore`).
+    private var backend: SecretStore {
+        get throws {
+            let kind = try source.kind(of: profile, environment: environment)
+            return ExplainedStore(source.store(kind, environment: environment), kind: kind, profile: profile,
+                                  recorded: source.isRecorded(profile))
+        }
+    }
+
+    /// Writes an item, then records the profile's store the first time it keeps something.
+    private func put(_ key: SecretKey, label: String, secret: String) throws {
+        try backend.write(key, label: label, secret: secret)
+        source.pin(profile, environment: environment)
+    }
+
+    /// Which store the profile's items are in (throws when a request names another).
+    var storeKind: StoreKind {
+        get throws { try source.kind(of: profile, environment: environment) }
     }
 
     // MARK: the locks
@@ -56,7 +77,7 @@ struct ProfileStore {
 
     /// Only through `LockedProfile` (with the session lock held).
     fileprivate func save(_ session: StoredSession) throws {
-        try backend.write(KeptItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
+        try put(KeptItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
                           label: session.label, secret: try KeptRecordCodec.encode(session))
     }
 
@@ -74,7 +95,7 @@ struct ProfileStore {
 
     func keepClientSecret(_ secret: String, userPoolId: String, clientId: String) throws {
         let item = KeptItem.clientSecret(clientId: clientId)
-        try backend.write(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile), secret: secret)
+        try put(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile), secret: secret)
     }
 
     @discardableResult
@@ -104,7 +125,7 @@ struct ProfileStore {
 
     func keep(_ pending: PendingChallenge) throws {
         let what = pending.challengeName == .mfaSetup ? "authenticator set-up" : "sign-in code"
-        try backend.write(KeptItem.pendingChallenge.key(profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
+        try put(KeptItem.pendingChallenge.key(profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
                           label: "authctl pending \(what): \(pending.displayName) (profile \(profile))",
                           secret: try KeptRecordCodec.encode(pending))
     }
@@ -133,10 +154,10 @@ struct ProfileStore {
 
     func keep(_ device: StoredDevice) throws {
         let item = KeptItem.device(userPoolId: device.userPoolId, username: device.username)
-        try backend.write(item.key(profile: profile), label: item.label(profile: profile), secret: try KeptRecordCodec.encode(device))
+        try put(item.key(profile: profile), label: item.label(profile: profile), secret: try KeptRecordCodec.encode(device))
         for alias in device.aliases {
             let pointer = KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias)
-            try backend.write(pointer.key(profile: profile), label: pointer.label(profile: profile), secret: device.username)
+            try put(pointer.key(profile: profile), label: pointer.label(profile: profile), secret: device.username)
         }
     }
 
@@ -158,7 +179,7 @@ struct ProfileStore {
 
     func keep(_ entry: CachedAWSCredentials) throws {
         let item = KeptItem.awsCredentials(identityPoolId: entry.identityPoolId)
-        try backend.write(item.key(profile: profile, userPoolId: entry.userPoolId), label: item.label(profile: profile),
+        try put(item.key(profile: profile, userPoolId: entry.userPoolId), label: item.label(profile: profile),
                           secret: try KeptRecordCodec.encode(entry))
     }
 
@@ -179,7 +200,7 @@ struct ProfileStore {
 
     func keep(machineTokens: [String: MachineToken], userPoolId: String, clientId: String) throws {
         let item = KeptItem.machineTokens(clientId: clientId)
-        try backend.write(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile),
+        try put(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile),
                           secret: try KeptRecordCodec.encode(machineTokens))
     }
 
@@ -250,23 +271,6 @@ extension ProfileStore {
     /// the session.
     func lockedSession<T>(_ body: (LockedProfile) throws -> T) throws -> T {
         try locked(.session) { try body(LockedProfile(store: self)) }
-    }
-}
-
-/// Opens the store backend on first use, so commands that keep nothing never touch it.
-final class StoreBackend {
-    private let open: () -> SecretStore
-    private var opened: SecretStore?
-
-    init(_ open: @escaping () -> SecretStore) { self.open = open }
-
-    /// The Secret Service (libsecret, loaded on the first call).
-    static func secretService() -> StoreBackend { StoreBackend { SecretServiceStore(timeout: 5) } }
-
-    func profile(_ profile: String, environment: [String: String]) -> ProfileStore {
-        let backend = opened ?? open()
-        opened = backend
-        return ProfileStore(backend: backend, environment: environment, profile: profile)
     }
 }
 

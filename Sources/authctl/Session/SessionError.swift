@@ -107,7 +107,7 @@ enum Messages {
     }
 
     static func sessionNotKept(_ reason: String) -> String {
-        "authctl: no Secret Service (\(reason)); the session was not kept."
+        "authctl: no store (\(reason)); the session was not kept."
     }
 
     static let incorrectCredentials = "Incorrect username or password"
@@ -117,8 +117,8 @@ enum Messages {
 
     static func keyringUnavailable(_ detail: String) -> String {
         """
-        Secret Service unavailable: \(detail). Without a keyring (CI), nothing can be kept: \
-        `authctl signin --no-store` prints the tokens, `authctl token --username U --password-stdin` signs in each time
+        Secret Service unavailable: \(detail). Without any store, `authctl signin --no-store` prints the tokens \
+        and `authctl token --username U --password-stdin` signs in each time
         """
     }
 }

@@ -42,11 +42,21 @@ struct AuthctlError: Error, CustomStringConvertible {
         case let error as OAuthError:
             return from(oauth: error, domain: nil)
         case let error as SecureStoreError:
+            // The message names the store and the alternatives (ExplainedStore).
+            switch error.cause {
+            case .wrongPassphrase?:
+                // As a wrong password: the file is left untouched.
+                return AuthctlError(.notAuthorized, error.message)
+            case .corrupted?, .insecure?, .blocked?, .noPassphrase?:
+                return AuthctlError(.configuration, error.message)
+            case .tooLarge?, nil:
+                break
+            }
             switch error.kind {
             case .unavailable, .locked, .timeout:
-                return AuthctlError(.configuration, Messages.keyringUnavailable(error.message))
+                return AuthctlError(.configuration, error.message)
             case .failed:
-                return AuthctlError(.unexpected, "Secret Service error: \(error.message)")
+                return AuthctlError(.unexpected, "store error: \(error.message)")
             }
         case let error as SRPError where error.code == .libraryUnavailable:
             // libcrypto, loaded on the first sign-in (docs/performance.md), is missing: the

@@ -5,6 +5,11 @@ import Glibc
 
 /// What a program authctl starts (`exec`'s command, the browser) inherits, and what it must not.
 enum ChildProcess {
+    /// Secrets authctl may take from its environment, which no program it starts gets: the app
+    /// client's secret and the file store's passphrase (`AUTHCTL_STORE_PASSPHRASE_FILE` is only
+    /// a path and stays).
+    static let secretVariables = ["AUTHCTL_CLIENT_SECRET", "AUTHCTL_STORE_PASSPHRASE"]
+
     /// The descriptors open now (those the caller handed down, before authctl opens its own).
     static func openDescriptors() -> Set<Int32> {
         Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })

@@ -25,11 +25,12 @@ final class CommandContext {
     }
 
     static func live() -> CommandContext {
-        CommandContext(
-            console: TerminalConsole(),
+        let console = TerminalConsole()
+        return CommandContext(
+            console: console,
             environment: ProcessInfo.processInfo.environment,
             makeTransport: { try CurlTransport(options: $0) },
-            backend: .secretService())
+            backend: .live(console: console))
     }
 
     /// `--timeout`: the time the whole command may spend on the network (requests, retries and
@@ -87,6 +88,8 @@ extension AuthctlCommand {
     /// Runs in `context`, which takes this command's `--output` (the one place that reads it).
     func run(in context: CommandContext) throws {
         context.outputFormat = global.output
+        context.backend.option = global.store
+        context.backend.passphraseFD = global.passphraseFd
         try execute(in: context)
     }
 

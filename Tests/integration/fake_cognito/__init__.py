@@ -21,7 +21,6 @@ unchanged, except:
   POST /_fake/config {"getTokensFromRefreshToken": "fake"}; then implemented,
   with refresh-token rotation for app clients created with RefreshTokenRotation
   ENABLED (which also makes InitiateAuth REFRESH_TOKEN_AUTH refused).
-  New operations: add a handler with @handles("Operation") (see OPERATIONS).
 * Multi-factor authentication, which moto plays only in part (it checks TOTP
   codes against one fixed secret, and only with
   MOTO_COGNITO_IDP_USER_POOL_ENABLE_TOTP=true; its MFA_SETUP answer hands out
@@ -38,22 +37,34 @@ AuthFlow / ChallengeName, HTTP status, who answered, the client connection.
 No password or token is ever logged.
 
 The package, one job per module:
-  shared      protocol literals and the service's texts, defined once
-  registry    Request, Reply, ServiceError and the handler registry (@handles / @observes)
-  srp         SRP server math and the SRP challenge
-  proxy       FakeCognito: the state, forwarding to moto, the request log
-  auth        InitiateAuth / RespondToAuthChallenge (SRP, SECRET_HASH, auth flows)
-  tokens      RevokeToken, GetTokensFromRefreshToken, revoked access tokens
-  mfa_state   a user's MFA and a live MFA challenge; TOTP
-  mfa         the MFA operations and POST /_fake/mfa
-  observers   learning passwords, clients and tokens from what passes through
-  faults      FaultRule and the answers faults make
-  server      the HTTP server and main()
-  devices     device tracking: remembered devices, device SRP, ListDevices / ForgetDevice
+  shared       protocol literals (challenge names, auth flows, first factors) and the service's
+               texts, defined once; every module takes them from here
+  messages     Request, Reply, ServiceError; the shapes of a chain link (Handler) and an Observer
+  chain        who answers what, in order: LINKS (operation -> its links), OBSERVERS, FakeState
+  srp          SRP server math and the SRP challenge
+  proxy        FakeCognito: forwarding to moto, clients, passwords, config, faults, the request log;
+               its chain and the state of the chain's modules (fake.state)
+  auth         InitiateAuth / RespondToAuthChallenge (SRP, SECRET_HASH, auth flows)       AuthState
+  tokens       RevokeToken, GetTokensFromRefreshToken, revoked access tokens               TokenState
+  mfa_state    a user's MFA and a live MFA challenge; TOTP                                 MfaState
+  mfa          the MFA operations and POST /_fake/mfa
+  accounts     sign-up and password-reset codes; UNCONFIRMED / RESET_REQUIRED sign-ins     AccountState
+  passwordless USER_AUTH: SELECT_CHALLENGE and the first factors
+  devices      remembered devices, device SRP, ListDevices / ForgetDevice                  DeviceState
+  observers    learning passwords, clients and tokens from what passes through
+  faults       FaultRule and the answers faults make
+  server       the HTTP server and main()
 
-Everything a test or an extension module needs is importable from the package itself
-(`from fake_cognito import handles, json_reply, ServiceError, ...`). A new operation goes in a
-new module that registers with @handles / @observes, imported at the end of this file.
+How a request is answered: its operation's links in chain.LINKS, first to last; each answers
+(returns a Reply) or passes (returns None); after the last, moto answers. A link that must see what
+the later ones answer calls rest(). Then chain.OBSERVERS see the answer. No module registers
+anything on import: the order is the list in chain.py.
+
+To add an operation or a challenge: one new module (its links, taking (fake, req, rest); its state
+in one class, if it keeps any, which FakeState makes once per fake as fake.state.<name>), then one
+entry in chain.LINKS (its place in the operation's order) and one field in chain.FakeState;
+new challenge names and flows go in shared.py (test_fake_cognito.py checks them against
+botocore's model).
 
 Usage: python3 -m fake_cognito --upstream http://127.0.0.1:MOTO --port 0 --log PATH
        (or python3 Tests/integration/fake_cognito ...)
@@ -63,18 +74,11 @@ Prints "PORT <n>" on its first stdout line once listening.
 from __future__ import annotations
 
 from .shared import *  # noqa: F401,F403
-from .registry import *  # noqa: F401,F403
+from .messages import *  # noqa: F401,F403
 from .srp import *  # noqa: F401,F403
 from .faults import *  # noqa: F401,F403
 from .mfa_state import *  # noqa: F401,F403
 from .proxy import *  # noqa: F401,F403
-from .tokens import *  # noqa: F401,F403
-from .mfa import *  # noqa: F401,F403
-from .auth import *  # noqa: F401,F403
-from .observers import *  # noqa: F401,F403
-from .server import *  # noqa: F401,F403
-from .server import main
-
-# Operations added by other modules register themselves on import: add their import lines here.
-from . import accounts, passwordless  # noqa: E402,F401
-from . import devices  # noqa: F401,E402  device tracking (remembered devices)
+from .chain import CHAIN, LINKS, OBSERVERS, Chain, FakeState  # noqa: F401
+from .server import main, serve  # noqa: F401
+from . import accounts, auth, devices, mfa, observers, passwordless, tokens  # noqa: F401

@@ -4,9 +4,9 @@ moto accepts any ConfirmSignUp code, accepts any ConfirmForgotPassword code that
 start with its own prefix, has no ResendConfirmationCode, lets a user whose password an
 administrator reset (RESET_REQUIRED) sign in with a NEW_PASSWORD_REQUIRED challenge where
 Cognito refuses with PasswordResetRequiredException, and leaves such a user RESET_REQUIRED
-after ConfirmForgotPassword. This module (imported by fake_cognito, registering with its
-@handles registry) plays those parts as the service does, with the shapes and error types of
-botocore's cognito-idp model:
+after ConfirmForgotPassword. This module (its links listed in chain.py, its state AccountState)
+plays those parts as the service does, with the shapes and error types of botocore's cognito-idp
+model:
 
 * SignUp: SecretHash checked; moto creates the user; when moto reports a code delivery
   (the pool auto-verifies email or phone), the fake makes a 6-digit code and "sends" it.
@@ -19,7 +19,7 @@ botocore's cognito-idp model:
   (Permanent), which applies the pool's password policy (InvalidPasswordException) and makes
   the user CONFIRMED.
 * InitiateAuth (password flows): UserNotConfirmedException / PasswordResetRequiredException
-  for UNCONFIRMED / RESET_REQUIRED users before the usual handling.
+  for UNCONFIRMED / RESET_REQUIRED users, before auth.py's link.
 
 Codes "sent" are recorded with the user's other delivered codes: a test reads the last one with
 GET /_fake/mfa/code?pool=POOL&username=NAME (its challengeName is SIGN_UP or FORGOT_PASSWORD).
@@ -32,14 +32,15 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import fake_cognito as fc
-from fake_cognito import FakeCognito, Reply, Request, ServiceError, handles, json_reply
+from .messages import Reply, Request, Rest, ServiceError, json_reply, not_authorized
+from .mfa import mfa_user
+from .mfa_state import mask_email, mask_phone
+from .proxy import ClientInfo, FakeCognito
+from .shared import FORGOT_PASSWORD, PASSWORD_FLOWS, SIGN_UP, USER_NOT_CONFIRMED
 
-SIGN_UP = "SIGN_UP"
-FORGOT_PASSWORD = "FORGOT_PASSWORD"
 LIFETIMES = {SIGN_UP: 86400.0, FORGOT_PASSWORD: 3600.0}
 MAX_WRONG_CODES = 5
 
@@ -55,13 +56,18 @@ class AccountCode:
     wrong: int = 0
 
 
+@dataclass
+class AccountState:
+    """What this module keeps (fake.state.accounts), under the fake's lock."""
+
+    codes: dict[tuple[str, str, str], AccountCode] = field(default_factory=dict)  # (pool id, username, purpose) -> live code
+
+
 def _codes(fake: FakeCognito) -> dict[tuple[str, str, str], AccountCode]:
-    """(pool id, username, purpose) -> the live code; kept on the fake instance."""
-    with fake.lock:
-        return fake.__dict__.setdefault("account_codes", {})
+    return fake.state.accounts.codes
 
 
-def _client(fake: FakeCognito, req: Request) -> fc.ClientInfo | None:
+def _client(fake: FakeCognito, req: Request) -> ClientInfo | None:
     client = fake.client(req.body.get("ClientId"))
     if client is not None:
         fake.check_secret_hash(client, req.body.get("Username"), req.body.get("SecretHash"))
@@ -83,9 +89,9 @@ def _delivery(user: dict[str, Any]) -> dict[str, str] | None:
     """Where Cognito sends a sign-up code: the email, else the phone number."""
     attrs = _attributes(user)
     if attrs.get("email"):
-        return {"Destination": fc.mask_email(attrs["email"]), "DeliveryMedium": "EMAIL", "AttributeName": "email"}
+        return {"Destination": mask_email(attrs["email"]), "DeliveryMedium": "EMAIL", "AttributeName": "email"}
     if attrs.get("phone_number"):
-        return {"Destination": fc.mask_phone(attrs["phone_number"]), "DeliveryMedium": "SMS", "AttributeName": "phone_number"}
+        return {"Destination": mask_phone(attrs["phone_number"]), "DeliveryMedium": "SMS", "AttributeName": "phone_number"}
     return None
 
 
@@ -96,7 +102,7 @@ def send_code(fake: FakeCognito, pool_id: str, user: dict[str, Any], purpose: st
     attrs = _attributes(user)
     with fake.lock:
         _codes(fake)[(pool_id, user["Username"], purpose)] = AccountCode(code, time.monotonic() + lifetime)
-        fake.mfa_user(pool_id, user["Username"]).sent.append({
+        mfa_user(fake, pool_id, user["Username"]).sent.append({
             "challengeName": purpose, "code": code, "medium": delivery.get("DeliveryMedium"),
             "destination": delivery.get("Destination"),
             "to": attrs.get(delivery.get("AttributeName") or "email"), "ts": time.time()})
@@ -122,7 +128,7 @@ def check_code(fake: FakeCognito, pool_id: str, username: str, purpose: str, giv
         del _codes(fake)[key]
 
 
-def _known_user(fake: FakeCognito, client: fc.ClientInfo, req: Request, *required: str) -> dict[str, Any]:
+def _known_user(fake: FakeCognito, client: ClientInfo, req: Request, *required: str) -> dict[str, Any]:
     """The request's user, after its required members are checked; UserNotFoundException otherwise."""
     for member in required:
         if not req.body.get(member):
@@ -133,7 +139,7 @@ def _known_user(fake: FakeCognito, client: fc.ClientInfo, req: Request, *require
     return user
 
 
-def _code_sent(fake: FakeCognito, client: fc.ClientInfo, user: dict[str, Any], purpose: str,
+def _code_sent(fake: FakeCognito, client: ClientInfo, user: dict[str, Any], purpose: str,
                payload: dict[str, Any], delivery: dict[str, str]) -> Reply:
     """Sends a code for `purpose` and answers `payload` with where it went."""
     send_code(fake, client.pool_id, user, purpose, delivery)
@@ -142,12 +148,11 @@ def _code_sent(fake: FakeCognito, client: fc.ClientInfo, user: dict[str, Any], p
     return answer
 
 
-@handles("SignUp")
-def sign_up(fake: FakeCognito, req: Request) -> Reply | None:
+def sign_up(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     client = _client(fake, req)
     if client is None:
         return None
-    reply = fake.forward_raw("POST", req.path, req.headers, req.raw)
+    reply = fake.forward(req)
     body = reply.json() if reply.status == 200 else None
     if not isinstance(body, dict) or body.get("UserConfirmed") or not body.get("CodeDeliveryDetails"):
         return reply  # an error, a confirmed user, or a pool that verifies nothing: no code
@@ -155,22 +160,20 @@ def sign_up(fake: FakeCognito, req: Request) -> Reply | None:
     return _code_sent(fake, client, user, SIGN_UP, body, _delivery(user) or body["CodeDeliveryDetails"])
 
 
-@handles("ConfirmSignUp")
-def confirm_sign_up(fake: FakeCognito, req: Request) -> Reply | None:
+def confirm_sign_up(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     client = _client(fake, req)
     if client is None:
         return None
     user = _known_user(fake, client, req, "ConfirmationCode")
     if user.get("UserStatus") != "UNCONFIRMED":
-        raise fc.not_authorized(f"User cannot be confirmed. Current status is {user.get('UserStatus')}")
+        raise not_authorized(f"User cannot be confirmed. Current status is {user.get('UserStatus')}")
     check_code(fake, client.pool_id, user["Username"], SIGN_UP, req.body.get("ConfirmationCode"))
-    reply = fake.forward_raw("POST", req.path, req.headers, req.raw)
+    reply = fake.forward(req)
     reply.handled_by = "fake+moto"
     return reply
 
 
-@handles("ResendConfirmationCode")
-def resend_confirmation_code(fake: FakeCognito, req: Request) -> Reply | None:
+def resend_confirmation_code(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     client = _client(fake, req)
     if client is None:
         raise ServiceError("ResourceNotFoundException", f"User pool client {req.body.get('ClientId')} does not exist.")
@@ -183,13 +186,12 @@ def resend_confirmation_code(fake: FakeCognito, req: Request) -> Reply | None:
     return _code_sent(fake, client, user, SIGN_UP, {}, delivery)
 
 
-@handles("ForgotPassword")
-def forgot_password(fake: FakeCognito, req: Request) -> Reply | None:
+def forgot_password(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     client = _client(fake, req)
     if client is None:
         return None
     user = _known_user(fake, client, req)  # moto answers 200 with made-up details
-    reply = fake.forward_raw("POST", req.path, req.headers, req.raw)
+    reply = fake.forward(req)
     body = reply.json() if reply.status == 200 else None
     if not isinstance(body, dict):
         return reply
@@ -197,8 +199,7 @@ def forgot_password(fake: FakeCognito, req: Request) -> Reply | None:
     return _code_sent(fake, client, user, FORGOT_PASSWORD, {}, body.get("CodeDeliveryDetails") or _delivery(user) or {})
 
 
-@handles("ConfirmForgotPassword")
-def confirm_forgot_password(fake: FakeCognito, req: Request) -> Reply | None:
+def confirm_forgot_password(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     client = _client(fake, req)
     if client is None:
         return None
@@ -217,7 +218,7 @@ def confirm_forgot_password(fake: FakeCognito, req: Request) -> Reply | None:
     return json_reply({}, handled_by="fake+moto")
 
 
-def account_state_gate(fake: FakeCognito, client: fc.ClientInfo, username: str | None) -> None:
+def account_state_gate(fake: FakeCognito, client: ClientInfo, username: str | None) -> None:
     """Cognito refuses to start a sign-in for an unconfirmed user or one whose password an
     administrator reset, whatever the password (moto asks for a new password instead)."""
     if not username:
@@ -225,18 +226,15 @@ def account_state_gate(fake: FakeCognito, client: fc.ClientInfo, username: str |
     got = fake.call("AdminGetUser", {"UserPoolId": client.pool_id, "Username": username}, client.pool_id.split("_")[0])
     status = (got.json() or {}).get("UserStatus") if got.status == 200 else None
     if status == "UNCONFIRMED":
-        raise ServiceError("UserNotConfirmedException", "User is not confirmed.")
+        raise ServiceError("UserNotConfirmedException", USER_NOT_CONFIRMED)
     if status == "RESET_REQUIRED":
         raise ServiceError("PasswordResetRequiredException", "Password reset required for the user")
 
 
-_initiate_auth = fc.OPERATIONS["InitiateAuth"]
-
-
-@handles("InitiateAuth")
-def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
-    if req.auth_flow in ("USER_SRP_AUTH", "USER_PASSWORD_AUTH"):
+def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
+    """An InitiateAuth link before auth.py's: the account's state refuses a password sign-in."""
+    if req.auth_flow in PASSWORD_FLOWS:
         client = fake.client(req.body.get("ClientId"))
         if client is not None:
             account_state_gate(fake, client, (req.body.get("AuthParameters") or {}).get("USERNAME"))
-    return _initiate_auth(fake, req)
+    return None

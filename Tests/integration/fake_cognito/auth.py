@@ -8,31 +8,39 @@ import hmac
 import json
 import secrets
 import time
+from dataclasses import dataclass, field
 
+from .messages import Reply, Request, Rest, ServiceError, json_reply, not_authorized
 from .mfa import answer_mfa_challenge, mfa_gate
 from .proxy import FakeCognito
-from .registry import Reply, Request, ServiceError, handles, json_reply, not_authorized
-from .shared import (AMZ_JSON, EXPIRED_SESSION, INVALID_SESSION, MFA_CHALLENGES, NEW_PASSWORD_REQUIRED,
-                     PASSWORD_VERIFIER, REFRESH_TOKEN_REVOKED, SECRET_HASH_MISSING, USER_DISABLED,
-                     USER_NOT_CONFIRMED, USER_NOT_FOUND)
+from .shared import (ADMIN_USER_PASSWORD_AUTH, AMZ_JSON, EXPIRED_SESSION, INVALID_SESSION, MFA_CHALLENGES,
+                     NEW_PASSWORD_REQUIRED, PASSWORD_FLOWS, PASSWORD_VERIFIER, REFRESH_FLOWS, REFRESH_TOKEN,
+                     REFRESH_TOKEN_AUTH, REFRESH_TOKEN_REVOKED, SECRET_HASH_MISSING, USER_DISABLED, USER_NOT_CONFIRMED,
+                     USER_NOT_FOUND, USER_PASSWORD_AUTH, USER_SRP_AUTH)
 from .srp import (CHALLENGE_LIFETIME, TIMESTAMP_SKEW, G, K, N, SrpChallenge, claim_signature, compute_u, compute_x,
                   hkdf_key, parse_srp_timestamp)
+from .tokens import refresh_token_revoked
 
 
-@handles("InitiateAuth")
-def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
+@dataclass
+class AuthState:
+    """What this module keeps (fake.state.auth), under the fake's lock: the live SRP challenges."""
+
+    challenges: dict[str, SrpChallenge] = field(default_factory=dict)  # by SECRET_BLOCK
+    sessions: dict[str, str] = field(default_factory=dict)  # Session -> SECRET_BLOCK
+
+
+def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
+    """The last InitiateAuth link: the password flows (SRP answered here) and the refresh checks."""
     flow = req.auth_flow or ""
     params = req.body.get("AuthParameters") or {}
     client = fake.client(req.body.get("ClientId"))
     if client is None:
         return None  # moto answers ResourceNotFoundException
-    if flow in ("USER_SRP_AUTH", "USER_PASSWORD_AUTH", "REFRESH_TOKEN_AUTH", "REFRESH_TOKEN"):
-        fake.check_flow(client, "REFRESH_TOKEN_AUTH" if flow == "REFRESH_TOKEN" else flow)
-    if flow in ("REFRESH_TOKEN_AUTH", "REFRESH_TOKEN"):
-        token = params.get("REFRESH_TOKEN")
-        with fake.lock:
-            revoked = token in fake.revoked_refresh
-        if revoked:
+    if flow in PASSWORD_FLOWS + REFRESH_FLOWS:
+        fake.check_flow(client, REFRESH_TOKEN_AUTH if flow == REFRESH_TOKEN else flow)
+    if flow in REFRESH_FLOWS:
+        if refresh_token_revoked(fake, params.get("REFRESH_TOKEN")):
             raise not_authorized(REFRESH_TOKEN_REVOKED)
         if client.rotation:
             # Cognito refuses the old flow once rotation is on (the exact words are our guess).
@@ -41,11 +49,11 @@ def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
             # moto refuses this too, but with an empty message; Cognito names the missing hash.
             raise not_authorized(SECRET_HASH_MISSING.format(client_id=client.client_id))
         return None  # moto checks the SECRET_HASH's value for refresh itself
-    if flow == "USER_PASSWORD_AUTH":
+    if flow == USER_PASSWORD_AUTH:
         fake.check_secret_hash(client, params.get("USERNAME"), params.get("SECRET_HASH"))
         # moto checks the password; a user with MFA gets a challenge instead of its tokens.
-        return mfa_gate(fake, client, fake.forward_raw("POST", req.path, req.headers, req.raw))
-    if flow != "USER_SRP_AUTH":
+        return mfa_gate(fake, client, fake.forward(req))
+    if flow != USER_SRP_AUTH:
         return None
 
     username = params.get("USERNAME")
@@ -95,12 +103,13 @@ def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
     secret_block = base64.b64encode(secrets.token_bytes(1024)).decode()  # Cognito's is about this long
     session = base64.b64encode(secrets.token_bytes(48)).decode()
     ch = SrpChallenge(client.pool_id, client.client_id, user_id, salt_hex, verifier, b_priv, b_pub, a_pub, secret_block, session)
+    st = fake.state.auth
     with fake.lock:
         now = time.monotonic()
-        for key in [k for k, c in fake.challenges.items() if now - c.created > CHALLENGE_LIFETIME]:
-            fake.sessions.pop(fake.challenges.pop(key).session, None)
-        fake.challenges[secret_block] = ch
-        fake.sessions[session] = secret_block
+        for key in [k for k, c in st.challenges.items() if now - c.created > CHALLENGE_LIFETIME]:
+            st.sessions.pop(st.challenges.pop(key).session, None)
+        st.challenges[secret_block] = ch
+        st.sessions[session] = secret_block
     reply = json_reply(
         {
             "ChallengeName": PASSWORD_VERIFIER,
@@ -118,8 +127,9 @@ def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
     return reply
 
 
-@handles("RespondToAuthChallenge")
-def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
+def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
+    """The last RespondToAuthChallenge link: PASSWORD_VERIFIER (the SRP proof), the MFA challenges,
+    NEW_PASSWORD_REQUIRED and SECRET_HASH on every other answer."""
     name = req.challenge_name
     responses = req.body.get("ChallengeResponses") or {}
     client = fake.client(req.body.get("ClientId"))
@@ -131,15 +141,16 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
         # moto does not check SECRET_HASH on challenge answers; Cognito does.
         fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
         if name == NEW_PASSWORD_REQUIRED:  # a new password, then the second factor
-            return mfa_gate(fake, client, fake.forward_raw("POST", req.path, req.headers, req.raw))
+            return mfa_gate(fake, client, fake.forward(req))
         return None
 
     block = responses.get("PASSWORD_CLAIM_SECRET_BLOCK")
+    st = fake.state.auth
     with fake.lock:
-        key = block if block in fake.challenges else fake.sessions.get(req.body.get("Session") or "")
-        ch = fake.challenges.pop(key, None) if key else None  # single use, right or wrong
+        key = block if block in st.challenges else st.sessions.get(req.body.get("Session") or "")
+        ch = st.challenges.pop(key, None) if key else None  # single use, right or wrong
         if ch:
-            fake.sessions.pop(ch.session, None)
+            st.sessions.pop(ch.session, None)
     if ch is None or time.monotonic() - ch.created > CHALLENGE_LIFETIME:
         raise not_authorized(EXPIRED_SESSION, note="no such SRP challenge")
     if ch.client_id != client.client_id:
@@ -169,7 +180,7 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
     admin = {
         "UserPoolId": ch.pool_id,
         "ClientId": ch.client_id,
-        "AuthFlow": "ADMIN_USER_PASSWORD_AUTH",
+        "AuthFlow": ADMIN_USER_PASSWORD_AUTH,
         "AuthParameters": {"USERNAME": ch.username, "PASSWORD": password or ""},
     }
     reply = fake.call("AdminInitiateAuth", admin, region)

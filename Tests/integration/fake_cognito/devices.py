@@ -1,8 +1,8 @@
 """Device tracking (remembered devices) for fake_cognito, which moto does not have at all.
 
-Registers with the package's @handles registry (imported by one line at the end of __init__.py);
-wraps the InitiateAuth, RespondToAuthChallenge and GetTokensFromRefreshToken handlers of auth.py
-and tokens.py.
+Its links are listed in chain.py: the first of the InitiateAuth, RespondToAuthChallenge and
+GetTokensFromRefreshToken chains (they see what the links after them answer), and the device
+operations. Its state is DeviceState (fake.state.devices).
 Shapes follow botocore's cognito-idp 2016-04-18 model (AuthenticationResultType.NewDeviceMetadata,
 ConfirmDevice, UpdateDeviceStatus, ListDevices, ForgetDevice, AdminListDevices, AdminForgetDevice,
 DeviceType with epoch-second dates).
@@ -42,12 +42,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import mfa, mfa_state, registry, shared, srp
+from . import messages, mfa, mfa_state, shared, srp
+from .shared import (DEVICE_PASSWORD_VERIFIER, DEVICE_SRP_AUTH, PASSWORD_FLOWS, PASSWORD_VERIFIER, REFRESH_FLOWS,
+                     USER_PASSWORD_AUTH)
 
-
-
-DEVICE_SRP_AUTH = "DEVICE_SRP_AUTH"
-DEVICE_PASSWORD_VERIFIER = "DEVICE_PASSWORD_VERIFIER"
 DEVICE_NOT_FOUND = "Device does not exist."
 
 
@@ -99,6 +97,8 @@ class DeviceChallenge:
 
 
 class DeviceState:
+    """What this module keeps (fake.state.devices), under its own lock."""
+
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.devices: dict[str, Device] = {}
@@ -109,12 +109,7 @@ class DeviceState:
 
 
 def state(fake) -> DeviceState:
-    with fake.lock:
-        found = getattr(fake, "device_state", None)
-        if found is None:
-            found = DeviceState()
-            fake.device_state = found
-        return found
+    return fake.state.devices
 
 
 def tracking(fake, pool_id: str | None) -> dict[str, Any] | None:
@@ -130,14 +125,14 @@ def device_of(fake, pool_id: str, key: str | None, username: str | None = None) 
     with st.lock:
         device = st.devices.get(key or "")
     if device is None or device.pool_id != pool_id or (username is not None and device.username != username):
-        raise registry.ServiceError("ResourceNotFoundException", DEVICE_NOT_FOUND, note=f"unknown device {key}")
+        raise messages.ServiceError("ResourceNotFoundException", DEVICE_NOT_FOUND, note=f"unknown device {key}")
     return device
 
 
 def _username_of(fake, client, reply_body: dict[str, Any]) -> str | None:
     result = reply_body.get("AuthenticationResult") or {}
     if result.get("AccessToken"):
-        return registry.jwt_claims(result["AccessToken"]).get("username")
+        return messages.jwt_claims(result["AccessToken"]).get("username")
     params = reply_body.get("ChallengeParameters") or {}
     return params.get("USER_ID_FOR_SRP") or params.get("USERNAME")
 
@@ -151,7 +146,7 @@ def _canonical(fake, pool_id: str, username: str | None) -> str | None:
 
 
 def _challenge_reply(name: str, params: dict[str, str], session: str, note: str) -> Any:
-    reply = registry.json_reply({"ChallengeName": name, "ChallengeParameters": params, "Session": session})
+    reply = messages.json_reply({"ChallengeName": name, "ChallengeParameters": params, "Session": session})
     reply.note = note
     return reply
 
@@ -187,7 +182,7 @@ def after_password(fake, client, reply, device_key: str | None):
         with st.lock:
             st.devices[new.key] = new
         result["NewDeviceMetadata"] = {"DeviceKey": new.key, "DeviceGroupKey": new.group_key}
-        out = registry.json_reply(body, handled_by=reply.handled_by)
+        out = messages.json_reply(body, handled_by=reply.handled_by)
         out.note = ((reply.note + "; ") if reply.note else "") + "NewDeviceMetadata"
         return out
     return reply
@@ -203,63 +198,57 @@ def _noted(reply, key: str | None):
     return reply
 
 
-_initiate_auth = registry.OPERATIONS["InitiateAuth"]
-_respond = registry.OPERATIONS["RespondToAuthChallenge"]
-_get_tokens = registry.OPERATIONS["GetTokensFromRefreshToken"]
-
-
-@registry.handles("InitiateAuth")
-def initiate_auth(fake, req):
+def initiate_auth(fake, req, rest):
+    """The first InitiateAuth link: a tracking pool's password and refresh flows, around the rest."""
     client = fake.client(req.body.get("ClientId"))
     if client is None:
-        return _initiate_auth(fake, req)
+        return None
     params = req.body.get("AuthParameters") or {}
     key = params.get("DEVICE_KEY")
     flow = req.auth_flow or ""
-    if tracking(fake, client.pool_id) is None or flow not in ("USER_SRP_AUTH", "USER_PASSWORD_AUTH", "REFRESH_TOKEN_AUTH",
-                                                                "REFRESH_TOKEN"):
-        return _initiate_auth(fake, req)
+    if tracking(fake, client.pool_id) is None or flow not in PASSWORD_FLOWS + REFRESH_FLOWS:
+        return None
     _check_device_key_known(fake, client, key)
-    reply = _initiate_auth(fake, req) or fake.forward_raw("POST", req.path, req.headers, req.raw)
-    if flow.startswith("REFRESH_TOKEN"):
+    reply = rest()
+    if flow in REFRESH_FLOWS:
         return _noted(reply, key)
-    if flow == "USER_PASSWORD_AUTH":
+    if flow == USER_PASSWORD_AUTH:
         return after_password(fake, client, reply, key)
     return reply  # PASSWORD_VERIFIER: its answer carries DEVICE_KEY again
 
 
-@registry.handles("GetTokensFromRefreshToken")
-def get_tokens_from_refresh_token(fake, req):
+def get_tokens_from_refresh_token(fake, req, rest):
+    """The first GetTokensFromRefreshToken link: a tracking pool's device key, around the rest."""
     client = fake.client(req.body.get("ClientId"))
     if client is None or tracking(fake, client.pool_id) is None:
-        return _get_tokens(fake, req)
+        return None
     key = req.body.get("DeviceKey")
     if fake.config.get("getTokensFromRefreshToken") == "fake":
         _check_device_key_known(fake, client, key)
-    reply = _get_tokens(fake, req) or fake.forward_raw("POST", req.path, req.headers, req.raw)
-    return _noted(reply, key)
+    return _noted(rest(), key)
 
 
-@registry.handles("RespondToAuthChallenge")
-def respond_to_auth_challenge(fake, req):
+def respond_to_auth_challenge(fake, req, rest):
+    """The first RespondToAuthChallenge link: the device challenges, and a tracking pool's other
+    answers, around the rest."""
     name = req.challenge_name
     client = fake.client(req.body.get("ClientId"))
     if client is None or tracking(fake, client.pool_id) is None:
-        return _respond(fake, req)
+        return None
     responses = req.body.get("ChallengeResponses") or {}
     if name == DEVICE_SRP_AUTH:
         return device_srp_auth(fake, client, req, responses)
     if name == DEVICE_PASSWORD_VERIFIER:
         return device_password_verifier(fake, client, req, responses)
     st = state(fake)
-    if name == "PASSWORD_VERIFIER":
+    if name == PASSWORD_VERIFIER:
         key = responses.get("DEVICE_KEY")
         _check_device_key_known(fake, client, key)
     else:
         with st.lock:
             key = st.sign_in_device.pop(req.body.get("Session") or "", None)
-    reply = _respond(fake, req) or fake.forward_raw("POST", req.path, req.headers, req.raw)
-    if name == "PASSWORD_VERIFIER":
+    reply = rest()
+    if name == PASSWORD_VERIFIER:
         return after_password(fake, client, reply, key)
     body = (reply.json() or {}) if reply.status == 200 else {}
     if body.get("ChallengeName") and body.get("Session"):
@@ -275,18 +264,18 @@ def _live_challenge(fake, client, req, responses, expected: str) -> DeviceChalle
     with st.lock:
         ch = st.challenges.pop(req.body.get("Session") or "", None)  # single use, right or wrong
     if ch is None or time.monotonic() - ch.created > srp.CHALLENGE_LIFETIME:
-        raise registry.not_authorized(shared.INVALID_SESSION, note=f"no live {expected} session")
+        raise messages.not_authorized(shared.INVALID_SESSION, note=f"no live {expected} session")
     if ch.client_id != client.client_id:
-        raise registry.not_authorized(shared.INVALID_SESSION, note="device challenge issued to another client")
+        raise messages.not_authorized(shared.INVALID_SESSION, note="device challenge issued to another client")
     fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
     if responses.get("USERNAME") != ch.username:
-        raise registry.not_authorized(shared.INVALID_SESSION, note=f"USERNAME is not {ch.username}")
+        raise messages.not_authorized(shared.INVALID_SESSION, note=f"USERNAME is not {ch.username}")
     if responses.get("DEVICE_KEY") != ch.device_key:
-        raise registry.ServiceError("ResourceNotFoundException", DEVICE_NOT_FOUND, note="DEVICE_KEY is not the challenge's")
+        raise messages.ServiceError("ResourceNotFoundException", DEVICE_NOT_FOUND, note="DEVICE_KEY is not the challenge's")
     if expected == DEVICE_PASSWORD_VERIFIER and not ch.secret_block:
-        raise registry.not_authorized(shared.INVALID_SESSION, note="DEVICE_PASSWORD_VERIFIER before DEVICE_SRP_AUTH")
+        raise messages.not_authorized(shared.INVALID_SESSION, note="DEVICE_PASSWORD_VERIFIER before DEVICE_SRP_AUTH")
     if expected == DEVICE_SRP_AUTH and ch.secret_block:
-        raise registry.not_authorized(shared.INVALID_SESSION, note="DEVICE_SRP_AUTH answered twice")
+        raise messages.not_authorized(shared.INVALID_SESSION, note="DEVICE_SRP_AUTH answered twice")
     return ch
 
 
@@ -296,9 +285,9 @@ def device_srp_auth(fake, client, req, responses):
     try:
         a_pub = int(responses.get("SRP_A") or "", 16)
     except ValueError:
-        raise registry.ServiceError("InvalidParameterException", "SRP_A is not a hexadecimal number") from None
+        raise messages.ServiceError("InvalidParameterException", "SRP_A is not a hexadecimal number") from None
     if a_pub % srp.N == 0:
-        raise registry.ServiceError("InvalidParameterException", "SRP_A is invalid (A mod N == 0)")
+        raise messages.ServiceError("InvalidParameterException", "SRP_A is invalid (A mod N == 0)")
     while True:
         b_priv = secrets.randbits(1024)
         b_pub = (srp.K * device.verifier + pow(srp.G, b_priv, srp.N)) % srp.N
@@ -318,16 +307,16 @@ def device_password_verifier(fake, client, req, responses):
     ch = _live_challenge(fake, client, req, responses, DEVICE_PASSWORD_VERIFIER)
     device = device_of(fake, client.pool_id, ch.device_key, ch.username)
     if responses.get("PASSWORD_CLAIM_SECRET_BLOCK") != ch.secret_block:
-        raise registry.not_authorized(note="PASSWORD_CLAIM_SECRET_BLOCK is not the SECRET_BLOCK we sent")
+        raise messages.not_authorized(note="PASSWORD_CLAIM_SECRET_BLOCK is not the SECRET_BLOCK we sent")
     ts = responses.get("TIMESTAMP") or ""
     when = srp.parse_srp_timestamp(ts)
     if when is None or abs(when.timestamp() - time.time()) > srp.TIMESTAMP_SKEW:
-        raise registry.not_authorized(note=f"TIMESTAMP {ts!r} is malformed or too far from now")
+        raise messages.not_authorized(note=f"TIMESTAMP {ts!r} is malformed or too far from now")
     u_value = srp.compute_u(ch.a_pub, ch.b_pub)
     s_value = pow(ch.a_pub * pow(device.verifier, u_value, srp.N), ch.b_priv, srp.N)
     expected = srp.claim_signature(srp.hkdf_key(s_value, u_value), device.group_key, device.key, ch.secret_block, ts)
     if not hmac.compare_digest(expected.encode(), (responses.get("PASSWORD_CLAIM_SIGNATURE") or "").encode()):
-        raise registry.not_authorized(note="device PASSWORD_CLAIM_SIGNATURE does not match the device verifier")
+        raise messages.not_authorized(note="device PASSWORD_CLAIM_SIGNATURE does not match the device verifier")
     device.last_authenticated = time.time()
     done = mfa_state.MfaChallenge(session="", name=DEVICE_PASSWORD_VERIFIER, pool_id=ch.pool_id, client_id=ch.client_id,
                            username=ch.username, expires=0.0)
@@ -339,8 +328,8 @@ def device_password_verifier(fake, client, req, responses):
 
 def _user_of(fake, req) -> tuple[str, str]:
     who = mfa._user_of_access_token(fake, req)
-    if isinstance(who, registry.Reply):
-        raise registry.ServiceError((who.json() or {}).get("__type") or "NotAuthorizedException",
+    if isinstance(who, messages.Reply):
+        raise messages.ServiceError((who.json() or {}).get("__type") or "NotAuthorizedException",
                               (who.json() or {}).get("message") or "Invalid Access Token", who.status)
     return who
 
@@ -350,7 +339,7 @@ def _admin_user(fake, req) -> tuple[str, str]:
     got = fake.call("AdminGetUser", {"UserPoolId": pool_id, "Username": username}, pool_id.split("_")[0] or "us-east-1")
     if got.status != 200:
         body = got.json() or {}
-        raise registry.ServiceError(body.get("__type") or "ResourceNotFoundException", body.get("message") or "User does not exist.",
+        raise messages.ServiceError(body.get("__type") or "ResourceNotFoundException", body.get("message") or "User does not exist.",
                               got.status)
     return pool_id, got.json()["Username"]
 
@@ -358,53 +347,51 @@ def _admin_user(fake, req) -> tuple[str, str]:
 def _required(body: dict[str, Any], *names: str) -> None:
     for name in names:
         if not body.get(name):
-            raise registry.ServiceError("InvalidParameterException", f"Missing required parameter {name}")
+            raise messages.ServiceError("InvalidParameterException", f"Missing required parameter {name}")
 
 
-@registry.handles("ConfirmDevice")
-def confirm_device(fake, req):
+def confirm_device(fake, req, rest):
     _required(req.body, "AccessToken", "DeviceKey")
     pool_id, username = _user_of(fake, req)
     settings = tracking(fake, pool_id)
     device = device_of(fake, pool_id, req.body["DeviceKey"], username)
     if device.confirmed:
-        raise registry.ServiceError("DeviceKeyExistsException", "Device key already exists.")
+        raise messages.ServiceError("DeviceKeyExistsException", "Device key already exists.")
     config = req.body.get("DeviceSecretVerifierConfig") or {}
     try:
         verifier = int.from_bytes(base64.b64decode(config.get("PasswordVerifier") or "", validate=True), "big")
         salt = int.from_bytes(base64.b64decode(config.get("Salt") or "", validate=True), "big")
     except ValueError:
-        raise registry.ServiceError("InvalidParameterException", "DeviceSecretVerifierConfig is not base64") from None
+        raise messages.ServiceError("InvalidParameterException", "DeviceSecretVerifierConfig is not base64") from None
     if verifier == 0 or salt == 0 or verifier >= srp.N:
-        raise registry.ServiceError("InvalidParameterException", "Invalid DeviceSecretVerifierConfig")
+        raise messages.ServiceError("InvalidParameterException", "Invalid DeviceSecretVerifierConfig")
     name = req.body.get("DeviceName")
     if name is not None and not 1 <= len(name) <= 1024:
-        raise registry.ServiceError("InvalidParameterException", "DeviceName must be 1 to 1024 characters")
+        raise messages.ServiceError("InvalidParameterException", "DeviceName must be 1 to 1024 characters")
     opt_in = (settings or {}).get("mode") == "userOptIn"
     with state(fake).lock:
         device.verifier, device.salt_hex, device.name = verifier, format(salt, "x"), name
         device.remembered = "not_remembered" if opt_in else "remembered"
         device.modified = device.last_authenticated = time.time()
-    return registry.json_reply({"UserConfirmationNecessary": opt_in})
+    return messages.json_reply({"UserConfirmationNecessary": opt_in})
 
 
-@registry.handles("UpdateDeviceStatus")
-def update_device_status(fake, req):
+def update_device_status(fake, req, rest):
     _required(req.body, "AccessToken", "DeviceKey")
     status = req.body.get("DeviceRememberedStatus")
     if status not in ("remembered", "not_remembered"):
-        raise registry.ServiceError("InvalidParameterException", "DeviceRememberedStatus must be remembered or not_remembered")
+        raise messages.ServiceError("InvalidParameterException", "DeviceRememberedStatus must be remembered or not_remembered")
     pool_id, username = _user_of(fake, req)
     device = device_of(fake, pool_id, req.body["DeviceKey"], username)
     with state(fake).lock:
         device.remembered, device.modified = status, time.time()
-    return registry.json_reply({})
+    return messages.json_reply({})
 
 
 def _list(fake, req, pool_id: str, username: str):
     limit = req.body.get("Limit")
     if limit is not None and not (isinstance(limit, int) and 0 <= limit <= 60):
-        raise registry.ServiceError("InvalidParameterException", "Limit must be between 0 and 60")
+        raise messages.ServiceError("InvalidParameterException", "Limit must be between 0 and 60")
     with state(fake).lock:
         mine = sorted((d for d in state(fake).devices.values() if d.pool_id == pool_id and d.username == username
                        and d.confirmed), key=lambda d: d.created)
@@ -414,17 +401,15 @@ def _list(fake, req, pool_id: str, username: str):
     out: dict[str, Any] = {"Devices": [d.to_device_type() for d in page]}
     if start + size < len(mine):
         out["PaginationToken"] = str(start + size)
-    return registry.json_reply(out)
+    return messages.json_reply(out)
 
 
-@registry.handles("ListDevices")
-def list_devices(fake, req):
+def list_devices(fake, req, rest):
     _required(req.body, "AccessToken")
     return _list(fake, req, *_user_of(fake, req))
 
 
-@registry.handles("AdminListDevices")
-def admin_list_devices(fake, req):
+def admin_list_devices(fake, req, rest):
     _required(req.body, "UserPoolId", "Username")
     return _list(fake, req, *_admin_user(fake, req))
 
@@ -433,16 +418,14 @@ def _forget(fake, pool_id: str, username: str, key: str):
     device = device_of(fake, pool_id, key, username)
     with state(fake).lock:
         state(fake).devices.pop(device.key, None)
-    return registry.json_reply({})
+    return messages.json_reply({})
 
 
-@registry.handles("ForgetDevice")
-def forget_device(fake, req):
+def forget_device(fake, req, rest):
     _required(req.body, "DeviceKey")
     return _forget(fake, *_user_of(fake, req), req.body["DeviceKey"])
 
 
-@registry.handles("AdminForgetDevice")
-def admin_forget_device(fake, req):
+def admin_forget_device(fake, req, rest):
     _required(req.body, "UserPoolId", "Username", "DeviceKey")
     return _forget(fake, *_admin_user(fake, req), req.body["DeviceKey"])

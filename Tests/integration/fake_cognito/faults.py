@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .registry import Reply, ServiceError
+from .messages import Reply, ServiceError
 from .shared import AMZ_JSON
 
 FAULT_KINDS = ("status", "error", "throttle", "drop", "html", "stall", "truncate", "huge")

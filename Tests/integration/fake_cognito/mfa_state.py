@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .shared import MFA_SETUP, SELECT_MFA_TYPE, TOTP
+from .shared import MFA_SETUP, SELECT_MFA_TYPE, SOFTWARE_TOKEN_MFA
 
 MFA_MODES = ("off", "totp", "sms", "email", "select", "setup")
 
@@ -83,7 +83,7 @@ class MfaUser:
                 return self.enabled[0], list(self.enabled)
             return SELECT_MFA_TYPE, list(self.enabled)
         if self.setup_required:
-            return MFA_SETUP, [TOTP]
+            return MFA_SETUP, [SOFTWARE_TOKEN_MFA]
         return None
 
     def to_json(self) -> dict[str, Any]:
@@ -118,3 +118,12 @@ class MfaChallenge:
     secret: str | None = None  # MFA_SETUP: associated with this session
     verified: bool = False  # MFA_SETUP: VerifySoftwareToken accepted a code
     friendly_device_name: str | None = None
+
+
+@dataclass
+class MfaState:
+    """What mfa.py keeps (fake.state.mfa), under the fake's lock: every user's MFA, and the live
+    challenge sessions (MFA, and the USER_AUTH first factors passwordless.py plays with them)."""
+
+    users: dict[tuple[str, str], MfaUser] = field(default_factory=dict)  # (pool id, username) -> MFA state
+    sessions: dict[str, MfaChallenge] = field(default_factory=dict)  # challenge Session -> its state

@@ -1,14 +1,15 @@
-"""Observers: the fake learns passwords, clients and tokens from what passes through."""
+"""Observers: the fake learns passwords, clients and tokens from what passes through (which
+operations each one sees is chain.OBSERVERS)."""
 
 from __future__ import annotations
 
+from .messages import Reply, Request, jwt_claims
 from .proxy import FakeCognito
-from .registry import Reply, Request, jwt_claims, observes
-from .shared import NEW_PASSWORD_REQUIRED
+from .shared import ADMIN_NO_SRP_AUTH, ADMIN_USER_PASSWORD_AUTH, NEW_PASSWORD_REQUIRED, USER_PASSWORD_AUTH
+from .tokens import remember_tokens
 
 
-@observes("CreateUserPoolClient", "DescribeUserPoolClient", "UpdateUserPoolClient")
-def _learn_client(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_client(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status == 200:
         uc = (reply.json() or {}).get("UserPoolClient") or {}
         if req.op == "UpdateUserPoolClient" and "ClientSecret" not in uc:
@@ -18,22 +19,19 @@ def _learn_client(fake: FakeCognito, req: Request, reply: Reply) -> None:
         fake.remember_client(uc)
 
 
-@observes("DeleteUserPoolClient")
-def _forget_client(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def forget_client(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status == 200:
         with fake.lock:
             fake.clients.pop(req.body.get("ClientId", ""), None)
 
 
-@observes("AdminCreateUser")
-def _learn_admin_create(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_admin_create(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status == 200:
         user = (reply.json() or {}).get("User") or {}
         fake.learn_password(req.body.get("UserPoolId"), user.get("Username") or req.body.get("Username"), req.body.get("TemporaryPassword"))
 
 
-@observes("AdminSetUserPassword")
-def _learn_admin_set(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_admin_set(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status == 200:
         fake.learn_password(req.body.get("UserPoolId"), req.body.get("Username"), req.body.get("Password"))
 
@@ -43,37 +41,33 @@ def _pool_of(fake: FakeCognito, client_id: str | None) -> str | None:
     return info.pool_id if info else None
 
 
-@observes("SignUp", "ConfirmForgotPassword")
-def _learn_signup(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_signup(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status == 200:
         fake.learn_password(_pool_of(fake, req.body.get("ClientId")), req.body.get("Username"), req.body.get("Password"))
 
 
-@observes("ChangePassword")
-def _learn_change(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_change(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status == 200:
         claims = jwt_claims(req.body.get("AccessToken") or "")
         pool_id = (claims.get("iss") or "").rstrip("/").rsplit("/", 1)[-1]
         fake.learn_password(pool_id, claims.get("username"), req.body.get("ProposedPassword"))
 
 
-@observes("RespondToAuthChallenge", "AdminRespondToAuthChallenge")
-def _learn_new_password(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_new_password(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status != 200:
         return
     responses = req.body.get("ChallengeResponses") or {}
     if req.challenge_name == NEW_PASSWORD_REQUIRED:
         pool_id = req.body.get("UserPoolId") or _pool_of(fake, req.body.get("ClientId"))
         fake.learn_password(pool_id, responses.get("USERNAME"), responses.get("NEW_PASSWORD"))
-    fake.remember_tokens((reply.json() or {}).get("AuthenticationResult") or {})
+    remember_tokens(fake, (reply.json() or {}).get("AuthenticationResult") or {})
 
 
-@observes("InitiateAuth", "AdminInitiateAuth")
-def _learn_from_auth(fake: FakeCognito, req: Request, reply: Reply) -> None:
+def learn_from_auth(fake: FakeCognito, req: Request, reply: Reply) -> None:
     if reply.status != 200:
         return
     params = req.body.get("AuthParameters") or {}
-    if req.auth_flow in ("USER_PASSWORD_AUTH", "ADMIN_USER_PASSWORD_AUTH", "ADMIN_NO_SRP_AUTH"):
+    if req.auth_flow in (USER_PASSWORD_AUTH, ADMIN_USER_PASSWORD_AUTH, ADMIN_NO_SRP_AUTH):
         pool_id = req.body.get("UserPoolId") or _pool_of(fake, req.body.get("ClientId"))
         fake.learn_password(pool_id, params.get("USERNAME"), params.get("PASSWORD"))
-    fake.remember_tokens((reply.json() or {}).get("AuthenticationResult") or {}, params.get("REFRESH_TOKEN"))
+    remember_tokens(fake, (reply.json() or {}).get("AuthenticationResult") or {}, params.get("REFRESH_TOKEN"))

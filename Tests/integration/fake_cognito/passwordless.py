@@ -1,8 +1,7 @@
 """Choice-based sign-in (InitiateAuth AuthFlow USER_AUTH) in the fake Cognito.
 
-moto has no USER_AUTH at all, so this module (imported by fake_cognito, registering with its
-@handles registry) plays it as the service does, with the shapes of botocore's cognito-idp
-model:
+moto has no USER_AUTH at all, so this module (its links listed in chain.py) plays it as the
+service does, with the shapes of botocore's cognito-idp model:
 
 * The first factors a user may choose are the pool's Policies.SignInPolicy.AllowedFirstAuthFactors
   (DescribeUserPool; Cognito's default is PASSWORD) that the user can use: PASSWORD (offered as
@@ -30,57 +29,60 @@ import secrets
 import time
 from typing import Any
 
-import fake_cognito as fc
+from . import auth
 from .accounts import account_state_gate
-from fake_cognito import FakeCognito, Reply, Request, ServiceError, handles, json_reply
-
-OTP_FIELDS = {"EMAIL_OTP": "EMAIL_OTP_CODE", "SMS_OTP": "SMS_OTP_CODE"}
-FIRST_FACTOR_CHALLENGES = ("PASSWORD", "PASSWORD_SRP", "EMAIL_OTP", "SMS_OTP", "WEB_AUTHN")
+from .messages import Reply, Request, Rest, ServiceError, json_reply, not_authorized
+from .mfa import end_mfa_session, finish_mfa, live_mfa_session, mfa_gate, mfa_user, new_mfa_session, wrong_code
+from .mfa_state import MfaChallenge, mask_email, mask_phone
+from .proxy import ClientInfo, FakeCognito
+from .shared import (ADMIN_USER_PASSWORD_AUTH, AMZ_JSON, EMAIL_OTP, FIRST_FACTOR_CHALLENGES, INVALID_CODE,
+                     INVALID_SESSION, OTP_CODE_FIELD, PASSWORD, PASSWORD_SRP, SELECT_CHALLENGE, SMS_OTP, USER_AUTH,
+                     USER_DISABLED, USER_NOT_FOUND, USER_SRP_AUTH, WEB_AUTHN)
 
 
 def _pool_factors(fake: FakeCognito, pool_id: str) -> list[str]:
     pool = fake.call("DescribeUserPool", {"UserPoolId": pool_id}, pool_id.split("_")[0]).json() or {}
     policy = ((pool.get("UserPool") or {}).get("Policies") or {}).get("SignInPolicy") or {}
-    return list(policy.get("AllowedFirstAuthFactors") or ["PASSWORD"])
+    return list(policy.get("AllowedFirstAuthFactors") or [PASSWORD])
 
 
-def available_challenges(fake: FakeCognito, client: fc.ClientInfo, user: dict[str, Any]) -> list[str]:
+def available_challenges(fake: FakeCognito, client: ClientInfo, user: dict[str, Any]) -> list[str]:
     """The first factors this user may choose, in the order Cognito lists them."""
     attrs = {a["Name"]: a.get("Value", "") for a in user.get("UserAttributes", [])}
     allowed = _pool_factors(fake, client.pool_id)
     offered: list[str] = []
-    if "PASSWORD" in allowed and user.get("UserStatus") != "EXTERNAL_PROVIDER":
-        offered += ["PASSWORD", "PASSWORD_SRP"]
-    if "EMAIL_OTP" in allowed and attrs.get("email") and attrs.get("email_verified") == "true":
-        offered.append("EMAIL_OTP")
-    if "SMS_OTP" in allowed and attrs.get("phone_number") and attrs.get("phone_number_verified") == "true":
-        offered.append("SMS_OTP")
-    if "WEB_AUTHN" in allowed and user["Username"] in (fake.config.get("passkeyUsers") or []):
-        offered.append("WEB_AUTHN")
+    if PASSWORD in allowed and user.get("UserStatus") != "EXTERNAL_PROVIDER":
+        offered += [PASSWORD, PASSWORD_SRP]
+    if EMAIL_OTP in allowed and attrs.get("email") and attrs.get("email_verified") == "true":
+        offered.append(EMAIL_OTP)
+    if SMS_OTP in allowed and attrs.get("phone_number") and attrs.get("phone_number_verified") == "true":
+        offered.append(SMS_OTP)
+    if WEB_AUTHN in allowed and user["Username"] in (fake.config.get("passkeyUsers") or []):
+        offered.append(WEB_AUTHN)
     return offered
 
 
-def _send_otp(fake: FakeCognito, client: fc.ClientInfo, user: dict[str, Any], name: str,
-              previous: fc.MfaChallenge | None) -> Reply:
+def _send_otp(fake: FakeCognito, client: ClientInfo, user: dict[str, Any], name: str,
+              previous: MfaChallenge | None) -> Reply:
     """EMAIL_OTP / SMS_OTP as a first factor: a code sent, and a challenge session to answer in."""
     attrs = {a["Name"]: a.get("Value", "") for a in user.get("UserAttributes", [])}
     username = user["Username"]
-    mfa_user = fake.mfa_user(client.pool_id, username)
-    code = mfa_user.fixed_code or f"{secrets.randbelow(10 ** 6):06d}"
-    if name == "SMS_OTP":
+    owner = mfa_user(fake, client.pool_id, username)
+    code = owner.fixed_code or f"{secrets.randbelow(10 ** 6):06d}"
+    if name == SMS_OTP:
         medium, to = "SMS", attrs.get("phone_number", "")
-        destination = fc.mask_phone(to)
+        destination = mask_phone(to)
     else:
         medium, to = "EMAIL", attrs.get("email", "")
-        destination = fc.mask_email(to)
+        destination = mask_email(to)
     with fake.lock:
-        mfa_user.sent.append({"challengeName": name, "code": code, "medium": medium, "destination": destination,
-                              "to": to, "ts": time.time()})
+        owner.sent.append({"challengeName": name, "code": code, "medium": medium, "destination": destination,
+                           "to": to, "ts": time.time()})
     changes = dict(name=name, offered=[name], code=code, attempts=0)
     if previous is None:
-        ch = fake.new_mfa_session(None, pool_id=client.pool_id, client_id=client.client_id, username=username, **changes)
+        ch = new_mfa_session(fake, None, pool_id=client.pool_id, client_id=client.client_id, username=username, **changes)
     else:
-        ch = fake.new_mfa_session(previous, **changes)
+        ch = new_mfa_session(fake, previous, **changes)
     reply = json_reply({
         "ChallengeName": name,
         "ChallengeParameters": {"CODE_DELIVERY_DELIVERY_MEDIUM": medium, "CODE_DELIVERY_DESTINATION": destination,
@@ -91,108 +93,103 @@ def _send_otp(fake: FakeCognito, client: fc.ClientInfo, user: dict[str, Any], na
     return reply
 
 
-def _password_factor(fake: FakeCognito, client: fc.ClientInfo, username: str, password: Any) -> Reply:
+def _password_factor(fake: FakeCognito, client: ClientInfo, username: str, password: Any) -> Reply:
     """PASSWORD: moto checks it (AdminInitiateAuth), then the user's MFA applies."""
     if not password:
         raise ServiceError("InvalidParameterException", "Missing required parameter PASSWORD")
-    admin = {"UserPoolId": client.pool_id, "ClientId": client.client_id, "AuthFlow": "ADMIN_USER_PASSWORD_AUTH",
+    admin = {"UserPoolId": client.pool_id, "ClientId": client.client_id, "AuthFlow": ADMIN_USER_PASSWORD_AUTH,
              "AuthParameters": {"USERNAME": username, "PASSWORD": password}}
     reply = fake.call("AdminInitiateAuth", admin, client.pool_id.split("_")[0])
     reply.handled_by = "fake+moto"
-    reply.headers = [(k, v) for k, v in reply.headers if k.lower() != "content-type"] + [("Content-Type", fc.AMZ_JSON)]
+    reply.headers = [(k, v) for k, v in reply.headers if k.lower() != "content-type"] + [("Content-Type", AMZ_JSON)]
     if reply.status == 200:
         fake.learn_password(client.pool_id, username, password)
-    return fc.mfa_gate(fake, client, reply)
+    return mfa_gate(fake, client, reply)
 
 
-def _srp_factor(fake: FakeCognito, req: Request, client: fc.ClientInfo, username: str, srp_a: Any, secret_hash: Any) -> Reply:
+def _srp_factor(fake: FakeCognito, req: Request, client: ClientInfo, username: str, srp_a: Any, secret_hash: Any) -> Reply:
     """PASSWORD_SRP: the fake's real SRP, as InitiateAuth USER_SRP_AUTH (PASSWORD_VERIFIER follows)."""
     if not srp_a:
         raise ServiceError("InvalidParameterException", "Missing required parameter SRP_A")
     params = {"USERNAME": username, "SRP_A": srp_a}
     if secret_hash:
         params["SECRET_HASH"] = secret_hash
-    body = {"AuthFlow": "USER_SRP_AUTH", "ClientId": client.client_id, "AuthParameters": params}
-    return fc.initiate_auth(fake, Request("InitiateAuth", body, json.dumps(body).encode(), req.headers, req.path))
+    body = {"AuthFlow": USER_SRP_AUTH, "ClientId": client.client_id, "AuthParameters": params}
+    srp_req = Request("InitiateAuth", body, json.dumps(body).encode(), req.headers, req.path)
+    # auth.py's link alone, not the whole InitiateAuth chain (the account was checked at USER_AUTH).
+    return fake.chain.run(fake, srp_req, [auth.initiate_auth])
 
 
-def _start_factor(fake: FakeCognito, req: Request, client: fc.ClientInfo, user: dict[str, Any], name: str,
-                  given: dict[str, Any], previous: fc.MfaChallenge | None) -> Reply:
+def _start_factor(fake: FakeCognito, req: Request, client: ClientInfo, user: dict[str, Any], name: str,
+                  given: dict[str, Any], previous: MfaChallenge | None) -> Reply:
     if previous is not None:
-        with fake.lock:
-            fake.mfa_sessions.pop(previous.session, None)
-    if name in OTP_FIELDS:
+        end_mfa_session(fake, previous)
+    if name in OTP_CODE_FIELD:
         return _send_otp(fake, client, user, name, previous)
-    if name == "PASSWORD":
+    if name == PASSWORD:
         return _password_factor(fake, client, user["Username"], given.get("PASSWORD"))
-    if name == "PASSWORD_SRP":
+    if name == PASSWORD_SRP:
         return _srp_factor(fake, req, client, user["Username"], given.get("SRP_A"), given.get("SECRET_HASH"))
     raise ServiceError("InvalidParameterException", "CREDENTIAL is required for WEB_AUTHN",
                        note="the fake cannot check passkeys")
 
 
-_initiate_auth = fc.OPERATIONS["InitiateAuth"]
-
-
-@handles("InitiateAuth")
-def initiate_auth(fake: FakeCognito, req: Request) -> Reply | None:
-    if req.auth_flow != "USER_AUTH":
-        return _initiate_auth(fake, req)
+def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
+    """An InitiateAuth link: USER_AUTH (other flows pass)."""
+    if req.auth_flow != USER_AUTH:
+        return None
     client = fake.client(req.body.get("ClientId"))
     if client is None:
-        return None
+        return fake.forward(req)  # moto answers (ResourceNotFoundException)
     params = req.body.get("AuthParameters") or {}
     username = params.get("USERNAME")
     if not username:
         raise ServiceError("InvalidParameterException", "Missing required parameter USERNAME")
-    fake.check_flow(client, "USER_AUTH")
+    fake.check_flow(client, USER_AUTH)
     fake.check_secret_hash(client, username, params.get("SECRET_HASH"))
     got = fake.call("AdminGetUser", {"UserPoolId": client.pool_id, "Username": username}, client.pool_id.split("_")[0])
     if got.status != 200:
-        raise ServiceError("UserNotFoundException", "User does not exist.")
+        raise ServiceError("UserNotFoundException", USER_NOT_FOUND)
     user = got.json()
     if not user.get("Enabled", True):
-        raise fc.not_authorized("User is disabled.")
+        raise not_authorized(USER_DISABLED)
     account_state_gate(fake, client, username)
     offered = available_challenges(fake, client, user)
     preferred = params.get("PREFERRED_CHALLENGE")
     if preferred is not None and preferred not in FIRST_FACTOR_CHALLENGES:
         raise ServiceError("InvalidParameterException", f"Invalid PREFERRED_CHALLENGE {preferred}")
-    if preferred in offered and preferred != "WEB_AUTHN":
+    if preferred in offered and preferred != WEB_AUTHN:
         return _start_factor(fake, req, client, user, preferred, params, None)
     if not offered:
-        raise fc.not_authorized("No sign-in method is available for this user.")
-    ch = fake.new_mfa_session(None, pool_id=client.pool_id, client_id=client.client_id, username=user["Username"],
-                              name="SELECT_CHALLENGE", offered=offered)
-    reply = json_reply({"ChallengeName": "SELECT_CHALLENGE", "ChallengeParameters": {}, "Session": ch.session,
+        raise not_authorized("No sign-in method is available for this user.")
+    ch = new_mfa_session(fake, None, pool_id=client.pool_id, client_id=client.client_id, username=user["Username"],
+                              name=SELECT_CHALLENGE, offered=offered)
+    reply = json_reply({"ChallengeName": SELECT_CHALLENGE, "ChallengeParameters": {}, "Session": ch.session,
                         "AvailableChallenges": offered})
-    reply.note = "SELECT_CHALLENGE" + (f" (PREFERRED_CHALLENGE {preferred} not available)" if preferred else "")
+    reply.note = SELECT_CHALLENGE + (f" (PREFERRED_CHALLENGE {preferred} not available)" if preferred else "")
     return reply
 
 
-_respond_to_auth_challenge = fc.OPERATIONS["RespondToAuthChallenge"]
-
-
-@handles("RespondToAuthChallenge")
-def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
+def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
+    """A RespondToAuthChallenge link: SELECT_CHALLENGE and SMS_OTP (others pass)."""
     name = req.challenge_name
-    if name not in ("SELECT_CHALLENGE", "SMS_OTP"):
-        # EMAIL_OTP, first or second factor, is fake_cognito's: the same code check, then tokens.
-        return _respond_to_auth_challenge(fake, req)
+    if name not in (SELECT_CHALLENGE, SMS_OTP):
+        # EMAIL_OTP, first or second factor, is auth.py's (mfa.py's): the same code check, then tokens.
+        return None
     client = fake.client(req.body.get("ClientId"))
     if client is None:
-        return None
+        return fake.forward(req)
     responses = req.body.get("ChallengeResponses") or {}
-    ch = fake.live_mfa_session(req.body.get("Session"))
+    ch = live_mfa_session(fake, req.body.get("Session"))
     if ch.client_id != client.client_id:
-        raise fc.not_authorized(fc.INVALID_SESSION, note="session issued to another client")
+        raise not_authorized(INVALID_SESSION, note="session issued to another client")
     fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
     if responses.get("USERNAME") != ch.username:
-        raise fc.not_authorized(fc.INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
+        raise not_authorized(INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
     if name != ch.name:
         raise ServiceError("InvalidParameterException", f"Invalid challenge name: the session is for {ch.name}")
 
-    if name == "SELECT_CHALLENGE":
+    if name == SELECT_CHALLENGE:
         answer = responses.get("ANSWER")
         if answer not in ch.offered:
             raise ServiceError("InvalidParameterException", f"Invalid ANSWER: must be one of {ch.offered}",
@@ -200,9 +197,9 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request) -> Reply | None:
         got = fake.call("AdminGetUser", {"UserPoolId": ch.pool_id, "Username": ch.username}, ch.pool_id.split("_")[0])
         return _start_factor(fake, req, client, got.json() or {"Username": ch.username}, answer, responses, ch)
 
-    code = responses.get(OTP_FIELDS[name])
+    code = responses.get(OTP_CODE_FIELD[name])
     if not code:
-        raise ServiceError("InvalidParameterException", f"Missing required parameter {OTP_FIELDS[name]}")
+        raise ServiceError("InvalidParameterException", f"Missing required parameter {OTP_CODE_FIELD[name]}")
     if ch.code is None or not hmac.compare_digest(ch.code, str(code)):
-        raise fake.wrong_code(ch, ServiceError("CodeMismatchException", "Invalid code received for user"))
-    return fc.finish_mfa(fake, ch)
+        raise wrong_code(fake, ch, ServiceError("CodeMismatchException", INVALID_CODE))
+    return finish_mfa(fake, ch)

@@ -1,26 +1,26 @@
-"""The fake's state and its way to moto: forwarding, admin calls of its own, the clients,
-passwords and tokens it learns, MFA state, faults and the request log."""
+"""FakeCognito: the fake's way to moto (forwarding, admin calls of its own), what every module
+shares (the clients and passwords it learns, the config, faults, the request log), its chain of
+handlers and the state each module of that chain declares (`fake.state.mfa`, ...)."""
 
 from __future__ import annotations
 
-import base64
 import hmac
 import http.client
 import json
-import secrets
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
-from dataclasses import replace as dataclass_replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .faults import FaultRule
-from .mfa_state import MfaChallenge, MfaUser
-from .registry import Reply, Request, ServiceError, jwt_claims, not_authorized
-from .shared import (AMZ_JSON, EXPIRED_SESSION, INVALID_SESSION, SECRET_HASH_MISMATCH, SECRET_HASH_MISSING,
-                     TARGET_PREFIX)
-from .srp import SrpChallenge, secret_hash
+from .messages import Reply, Request, ServiceError, not_authorized
+from .shared import (AMZ_JSON, DEFAULT_EXPLICIT_AUTH_FLOWS, LEGACY_EXPLICIT_AUTH_FLOWS, SECRET_HASH_MISMATCH,
+                     SECRET_HASH_MISSING, TARGET_PREFIX)
+from .srp import secret_hash
+
+if TYPE_CHECKING:
+    from .chain import Chain
 
 MFA_SESSION_LIFETIME = 180.0  # default for config mfaSessionLifetime
 MFA_MAX_ATTEMPTS = 3  # default for config mfaMaxAttempts: wrong codes before a challenge session dies
@@ -37,7 +37,7 @@ class ClientInfo:
 
 
 class FakeCognito:
-    def __init__(self, upstream: str, log_path: str | None):
+    def __init__(self, upstream: str, log_path: str | None, chain: "Chain"):
         u = urllib.parse.urlsplit(upstream)
         self.upstream_host = u.hostname or "127.0.0.1"
         self.upstream_port = u.port or 80
@@ -49,13 +49,10 @@ class FakeCognito:
         self.challenges: dict[str, SrpChallenge] = {}  # by SECRET_BLOCK
         self.sessions: dict[str, str] = {}  # Session -> SECRET_BLOCK
         self.faults: list[FaultRule] = []
-        self.revoked_refresh: set[str] = set()
-        self.revoked_origins: set[str] = set()
-        self.refresh_origin: dict[str, str] = {}  # refresh token -> origin_jti of tokens issued with it
-        self.refresh_owner: dict[str, tuple[str, str]] = {}  # refresh token -> (pool id, username)
-        self.rotated: dict[str, float] = {}  # refresh token rotated out -> when (monotonic)
-        self.mfa_users: dict[tuple[str, str], MfaUser] = {}  # (pool id, username) -> MFA state
-        self.mfa_sessions: dict[str, MfaChallenge] = {}  # challenge Session -> its state
+        # Who answers what, in order, and the state each module of the chain declares (one instance
+        # per fake: fake.state.auth, .tokens, .mfa, .accounts, .devices; see chain.FakeState).
+        self.chain = chain
+        self.state = chain.new_state()
         # Switches tests may flip with POST /_fake/config.
         self.config: dict[str, Any] = {
             "revokeToken": "fake",  # "fake": implemented here; "upstream": forwarded (moto: HTTP 500)
@@ -88,6 +85,10 @@ class FakeCognito:
             return Reply(resp.status, rh, data, "moto")
         finally:
             conn.close()
+
+    def forward(self, req: Request) -> Reply:
+        """The request as it came, to moto: moto's answer."""
+        return self.forward_raw("POST", req.path, req.headers, req.raw)
 
     def call(self, op: str, payload: dict[str, Any], region: str = "us-east-1") -> Reply:
         """An admin call of the fake's own to moto (signed-looking, as moto only reads the region)."""
@@ -161,72 +162,11 @@ class FakeCognito:
     def check_flow(self, client: ClientInfo, flow: str) -> None:
         if not self.config.get("checkExplicitAuthFlows"):
             return
-        allowed = client.flows or ["ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_CUSTOM_AUTH"]
-        legacy = {"USER_SRP_AUTH": None, "USER_PASSWORD_AUTH": "USER_PASSWORD_AUTH", "REFRESH_TOKEN_AUTH": None}
-        if f"ALLOW_{flow}" in allowed or (legacy.get(flow) and legacy[flow] in allowed):
+        allowed = client.flows or list(DEFAULT_EXPLICIT_AUTH_FLOWS)
+        legacy = LEGACY_EXPLICIT_AUTH_FLOWS.get(flow)
+        if f"ALLOW_{flow}" in allowed or (legacy and legacy in allowed):
             return
         raise ServiceError("InvalidParameterException", f"{flow} flow not enabled for this client")
-
-    # -- revoked tokens ----------------------------------------------------
-
-    def remember_tokens(self, result: dict[str, Any], refresh_token: str | None = None) -> None:
-        refresh = result.get("RefreshToken") or refresh_token
-        access = result.get("AccessToken")
-        if refresh and access:
-            claims = jwt_claims(access)
-            pool_id = (claims.get("iss") or "").rstrip("/").rsplit("/", 1)[-1]
-            with self.lock:
-                if claims.get("origin_jti"):
-                    self.refresh_origin.setdefault(refresh, claims["origin_jti"])
-                if pool_id and claims.get("username"):
-                    self.refresh_owner.setdefault(refresh, (pool_id, claims["username"]))
-
-    def access_token_revoked(self, token: str) -> bool:
-        origin = jwt_claims(token).get("origin_jti")
-        with self.lock:
-            return bool(origin) and origin in self.revoked_origins
-
-    # -- multi-factor authentication ---------------------------------------
-
-    def mfa_user(self, pool_id: str, username: str) -> MfaUser:
-        with self.lock:
-            return self.mfa_users.setdefault((pool_id, username), MfaUser(pool_id, username))
-
-    def new_mfa_session(self, ch: MfaChallenge | None = None, **changes: Any) -> MfaChallenge:
-        """A fresh Session for `ch` (whose old Session stops working), with `changes` applied."""
-        lifetime = float(self.config.get("mfaSessionLifetime", MFA_SESSION_LIFETIME))
-        session = base64.b64encode(secrets.token_bytes(96)).decode()
-        with self.lock:
-            now = time.monotonic()
-            for key in [k for k, c in self.mfa_sessions.items() if now - c.expires > 600]:
-                del self.mfa_sessions[key]  # long dead: forget (recently dead ones still say "expired")
-            if ch is not None:
-                self.mfa_sessions.pop(ch.session, None)
-                new = dataclass_replace(ch, session=session, expires=now + lifetime, **changes)
-            else:
-                new = MfaChallenge(session=session, expires=now + lifetime, **changes)
-            self.mfa_sessions[session] = new
-        return new
-
-    def live_mfa_session(self, session: str | None) -> MfaChallenge:
-        with self.lock:
-            ch = self.mfa_sessions.get(session or "")
-        if ch is None:
-            raise not_authorized(INVALID_SESSION, note="no such MFA session")
-        if time.monotonic() > ch.expires:
-            raise not_authorized(EXPIRED_SESSION, note="MFA session expired")
-        return ch
-
-    def wrong_code(self, ch: MfaChallenge, error: ServiceError) -> ServiceError:
-        """Counts a wrong code; the session dies after mfaMaxAttempts of them."""
-        with self.lock:
-            ch.attempts += 1
-            if ch.attempts >= int(self.config.get("mfaMaxAttempts", MFA_MAX_ATTEMPTS)):
-                self.mfa_sessions.pop(ch.session, None)
-                error.note = f"wrong code {ch.attempts}: session ended"
-            else:
-                error.note = f"wrong code {ch.attempts}"
-        return error
 
     # -- faults ------------------------------------------------------------
 

@@ -13,10 +13,11 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .chain import CHAIN, Chain
 from .faults import FaultRule, fault_reply
+from .messages import Reply, Request, ServiceError, json_reply
 from .mfa import mfa_admin
 from .proxy import FakeCognito
-from .registry import OBSERVERS, OPERATIONS, Reply, Request, ServiceError, json_reply
 from .shared import AMZ_JSON, TARGET_PREFIX
 
 _conn_ids = itertools.count(1)
@@ -157,16 +158,13 @@ class RequestHandler(BaseHTTPRequestHandler):
             if fault.kind != "stall":
                 return
         try:
-            handler = OPERATIONS.get(op)
-            reply = handler(fake, req) if handler else None
-            if reply is None:
-                reply = fake.forward_raw("POST", self.path, req.headers, raw)
+            reply = fake.chain.answer(fake, req)
         except ServiceError as e:
             reply = e.reply()
         except Exception as e:  # a bug in the fake: say so loudly, as a 500 the test will see
             reply = ServiceError("InternalErrorException", f"fake_cognito bug: {type(e).__name__}: {e}", 500).reply()
             print(f"fake_cognito: {op}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
-        for obs in OBSERVERS.get(op, []):
+        for obs in fake.chain.observers_of(op):
             try:
                 obs(fake, req, reply)
             except Exception as e:
@@ -222,8 +220,9 @@ class RequestHandler(BaseHTTPRequestHandler):
         return True
 
 
-def serve(upstream: str, port: int, log_path: str | None, host: str = "127.0.0.1") -> tuple[ThreadingHTTPServer, FakeCognito]:
-    fake = FakeCognito(upstream, log_path)
+def serve(upstream: str, port: int, log_path: str | None, host: str = "127.0.0.1",
+          chain: Chain = CHAIN) -> tuple[ThreadingHTTPServer, FakeCognito]:
+    fake = FakeCognito(upstream, log_path, chain)
     handler = type("BoundHandler", (RequestHandler,), {"fake": fake})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True

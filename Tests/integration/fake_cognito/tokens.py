@@ -4,14 +4,53 @@ issued from a revoked refresh token."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
+from .messages import Reply, Request, Rest, ServiceError, json_reply, jwt_claims, not_authorized
 from .proxy import FakeCognito
-from .registry import OPERATIONS, Reply, Request, ServiceError, handles, json_reply, jwt_claims, not_authorized
-from .shared import ACCESS_TOKEN_REVOKED, INVALID_REFRESH_TOKEN, REFRESH_TOKEN_REVOKED, SECRET_HASH_MISMATCH
+from .shared import (ACCESS_TOKEN_REVOKED, ADMIN_USER_PASSWORD_AUTH, INVALID_REFRESH_TOKEN, REFRESH_TOKEN_AUTH,
+                     REFRESH_TOKEN_REVOKED, SECRET_HASH_MISMATCH)
 
 
-@handles("RevokeToken")
-def revoke_token(fake: FakeCognito, req: Request) -> Reply | None:
+@dataclass
+class TokenState:
+    """What this module keeps (fake.state.tokens), under the fake's lock."""
+
+    revoked_refresh: set[str] = field(default_factory=set)
+    revoked_origins: set[str] = field(default_factory=set)  # origin_jti of the tokens of a revoked refresh token
+    refresh_origin: dict[str, str] = field(default_factory=dict)  # refresh token -> origin_jti of tokens issued with it
+    refresh_owner: dict[str, tuple[str, str]] = field(default_factory=dict)  # refresh token -> (pool id, username)
+    rotated: dict[str, float] = field(default_factory=dict)  # refresh token rotated out -> when (monotonic)
+
+
+def remember_tokens(fake: FakeCognito, result: dict[str, Any], refresh_token: str | None = None) -> None:
+    """Which origin and user the tokens of an AuthenticationResult belong to (for RevokeToken and refresh)."""
+    refresh = result.get("RefreshToken") or refresh_token
+    access = result.get("AccessToken")
+    if refresh and access:
+        claims = jwt_claims(access)
+        pool_id = (claims.get("iss") or "").rstrip("/").rsplit("/", 1)[-1]
+        st = fake.state.tokens
+        with fake.lock:
+            if claims.get("origin_jti"):
+                st.refresh_origin.setdefault(refresh, claims["origin_jti"])
+            if pool_id and claims.get("username"):
+                st.refresh_owner.setdefault(refresh, (pool_id, claims["username"]))
+
+
+def refresh_token_revoked(fake: FakeCognito, token: str | None) -> bool:
+    with fake.lock:
+        return token in fake.state.tokens.revoked_refresh
+
+
+def access_token_revoked(fake: FakeCognito, token: str) -> bool:
+    origin = jwt_claims(token).get("origin_jti")
+    with fake.lock:
+        return bool(origin) and origin in fake.state.tokens.revoked_origins
+
+
+def revoke_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     if fake.config.get("revokeToken") != "fake":
         return None
     client = fake.client(req.body.get("ClientId"))
@@ -22,28 +61,25 @@ def revoke_token(fake: FakeCognito, req: Request) -> Reply | None:
     token = req.body.get("Token") or ""
     if token.count(".") == 2 and jwt_claims(token):
         raise ServiceError("UnsupportedTokenTypeException", "Only refresh tokens may be revoked")
+    st = fake.state.tokens
     with fake.lock:
-        fake.revoked_refresh.add(token)
-        origin = fake.refresh_origin.get(token)
+        st.revoked_refresh.add(token)
+        origin = st.refresh_origin.get(token)
         if origin:
-            fake.revoked_origins.add(origin)
+            st.revoked_origins.add(origin)
     return json_reply({})
 
 
-def _revoked_access_token_guard(fake: FakeCognito, req: Request) -> Reply | None:
+def refuse_revoked_access_token(fake: FakeCognito, req: Request, rest: Rest | None = None) -> Reply | None:
+    """A link for the operations that take an AccessToken (moto knows nothing of RevokeToken), and
+    a check the links that read an AccessToken themselves call: passes unless it is revoked."""
     token = req.body.get("AccessToken")
-    if isinstance(token, str) and fake.access_token_revoked(token):
+    if isinstance(token, str) and access_token_revoked(fake, token):
         raise not_authorized(ACCESS_TOKEN_REVOKED)
     return None
 
 
-for _op in ("GetUser", "GlobalSignOut", "ChangePassword", "UpdateUserAttributes", "DeleteUser",
-            "AssociateSoftwareToken", "VerifySoftwareToken", "SetUserMFAPreference"):
-    OPERATIONS.setdefault(_op, _revoked_access_token_guard)
-
-
-@handles("GetTokensFromRefreshToken")
-def get_tokens_from_refresh_token(fake: FakeCognito, req: Request) -> Reply | None:
+def get_tokens_from_refresh_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     """moto lacks it. With config getTokensFromRefreshToken == "fake": ClientSecret checked, tokens
     minted by moto; for a client with RefreshTokenRotation ENABLED a new refresh token comes back
     (a fresh moto sign-in with the known password) and the old one stops working after the
@@ -57,10 +93,11 @@ def get_tokens_from_refresh_token(fake: FakeCognito, req: Request) -> Reply | No
         raise not_authorized(SECRET_HASH_MISMATCH.format(client_id=client.client_id))
     token = req.body.get("RefreshToken") or ""
     now = time.monotonic()
+    st = fake.state.tokens
     with fake.lock:
-        revoked = token in fake.revoked_refresh
-        rotated_at = fake.rotated.get(token)
-        owner = fake.refresh_owner.get(token)
+        revoked = token in st.revoked_refresh
+        rotated_at = st.rotated.get(token)
+        owner = st.refresh_owner.get(token)
     if revoked:
         raise not_authorized(REFRESH_TOKEN_REVOKED)
     if rotated_at is not None and now - rotated_at > client.grace:
@@ -73,10 +110,10 @@ def get_tokens_from_refresh_token(fake: FakeCognito, req: Request) -> Reply | No
         with fake.lock:
             password = fake.passwords.get((pool_id, username)) or ""
         params = {"USERNAME": username, "PASSWORD": password}
-        flow = "ADMIN_USER_PASSWORD_AUTH"
+        flow = ADMIN_USER_PASSWORD_AUTH
     else:
         params = {"REFRESH_TOKEN": token}
-        flow = "REFRESH_TOKEN_AUTH"
+        flow = REFRESH_TOKEN_AUTH
     reply = fake.call("AdminInitiateAuth", {"UserPoolId": pool_id, "ClientId": client.client_id, "AuthFlow": flow,
                                             "AuthParameters": params}, region)
     body = reply.json() or {}
@@ -85,11 +122,11 @@ def get_tokens_from_refresh_token(fake: FakeCognito, req: Request) -> Reply | No
     result = body["AuthenticationResult"]
     if client.rotation:
         with fake.lock:
-            fake.rotated.setdefault(token, now)
-        fake.remember_tokens(result)
+            st.rotated.setdefault(token, now)
+        remember_tokens(fake, result)
     else:
         result.pop("RefreshToken", None)
-        fake.remember_tokens(result, token)
+        remember_tokens(fake, result, token)
     reply = json_reply({"AuthenticationResult": result})
     reply.note = "rotated" if client.rotation else None
     return reply

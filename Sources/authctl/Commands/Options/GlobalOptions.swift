@@ -31,9 +31,20 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Output format: text (messages on stderr) or json (a document on stdout).")
     var output: OutputFormat = .text
 
+    @Option(help: ArgumentHelp("Where the profile's session and caches are kept: secret-service, kernel-keyring or file (env AUTHCTL_STORE; default: the store recorded in the profile, else secret-service).", valueName: "store"))
+    var store: StoreKind?
+
+    @Option(help: ArgumentHelp("Read the file store's passphrase from this open file descriptor (before AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE and the terminal).", valueName: "n"))
+    var passphraseFd: Int32?
+
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout <= 3600) {
             throw ValidationError("--timeout must be a number of seconds between 0 and 3600.")
         }
+        if let passphraseFd, passphraseFd < 0 {
+            throw ValidationError("--passphrase-fd must be an open file descriptor number (0 or more).")
+        }
     }
 }
+
+extension StoreKind: ExpressibleByArgument {}

@@ -1,8 +1,5 @@
-"""The fake's request and reply types and its handler registry.
-
-New operations register here: `@handles("Operation")` answers it (return None to forward to
-moto), `@observes("Operation", ...)` sees every answer (to learn passwords and tokens).
-"""
+"""The fake's request and reply types, the service's errors, and the shapes of a chain link and
+an observer (the chain itself, in order, is chain.py)."""
 
 from __future__ import annotations
 
@@ -99,27 +96,10 @@ class Request:
         return v if isinstance(v, str) else None
 
 
-Handler = Callable[["FakeCognito", Request], "Reply | None"]
+# The rest of an operation's chain after a link: the next links, then moto. Always a Reply.
+Rest = Callable[[], Reply]
+# A link of an operation's chain: returns a Reply to answer, or None to pass to the next link. A
+# link that must see (or change) what the links after it answer calls rest() and returns a Reply.
+Handler = Callable[["FakeCognito", Request, Rest], "Reply | None"]
+# Sees an operation's answer, whoever gave it (to learn passwords, clients and tokens).
 Observer = Callable[["FakeCognito", Request, Reply], None]
-
-# Operation -> handler. A handler returns a Reply to answer itself, or None to forward to moto.
-OPERATIONS: dict[str, Handler] = {}
-# Operation -> observers called after moto (or a handler) answered; they learn passwords and tokens.
-OBSERVERS: dict[str, list[Observer]] = {}
-
-
-def handles(op: str) -> Callable[[Handler], Handler]:
-    def deco(fn: Handler) -> Handler:
-        OPERATIONS[op] = fn
-        return fn
-
-    return deco
-
-
-def observes(*ops: str) -> Callable[[Observer], Observer]:
-    def deco(fn: Observer) -> Observer:
-        for op in ops:
-            OBSERVERS.setdefault(op, []).append(fn)
-        return fn
-
-    return deco

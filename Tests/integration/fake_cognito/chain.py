@@ -1,0 +1,124 @@
+"""Who answers what, in order: the fake's handler chain, its observers and its state, in one place.
+
+A Cognito operation goes down its list in LINKS, first link to last. A link is
+`link(fake, req, rest) -> Reply | None` (see messages.Handler): it answers (returns a Reply, or
+raises ServiceError), or passes (returns None) to the next link; after the last link, moto
+answers. A link that must see or change what the later links answer (devices.py's, around the
+sign-in) calls rest() (the later links, then moto: always a Reply) and returns a Reply.
+An operation with no list goes to moto as it came. After the answer, the OBSERVERS that name the
+operation see it, in their order here.
+
+Each module of the chain that keeps anything declares it in one state class (auth.AuthState,
+tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState), made once
+per fake in FakeState: `fake.state.auth`, `fake.state.tokens`, `fake.state.mfa`, ...
+
+To add an operation or a challenge: one module (its links, and its state class if it keeps
+anything), then its links in LINKS below, each where it belongs in its operation's order (a
+challenge: in RespondToAuthChallenge before auth.py's link, which refuses what it does not know
+only by passing to moto), and its state in FakeState. Names of challenges and flows come from
+shared.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from . import accounts, auth, devices, mfa, observers, passwordless, tokens
+from .messages import Handler, Observer, Reply, Request
+from .mfa_state import MfaState
+from .proxy import FakeCognito
+
+
+@dataclass
+class FakeState:
+    """The state of every module of the chain, one instance each per fake."""
+
+    auth: auth.AuthState = field(default_factory=auth.AuthState)  # live SRP challenges
+    tokens: tokens.TokenState = field(default_factory=tokens.TokenState)  # revoked and rotated refresh tokens
+    mfa: MfaState = field(default_factory=MfaState)  # users' MFA, live challenge sessions
+    accounts: accounts.AccountState = field(default_factory=accounts.AccountState)  # sign-up / reset codes
+    devices: devices.DeviceState = field(default_factory=devices.DeviceState)  # devices, device challenges
+
+
+# The operations that take an AccessToken and must refuse one from a revoked refresh token.
+_ACCESS_TOKEN_OPERATIONS = ("GlobalSignOut", "ChangePassword", "UpdateUserAttributes", "DeleteUser")
+
+# Operation -> its links, first to last (moto after the last).
+LINKS: dict[str, list[Handler]] = {
+    "InitiateAuth": [
+        devices.initiate_auth,  # around the rest: device key checked, NewDeviceMetadata / DEVICE_SRP_AUTH after
+        passwordless.initiate_auth,  # USER_AUTH
+        accounts.initiate_auth,  # password flows: UNCONFIRMED / RESET_REQUIRED users refused
+        auth.initiate_auth,  # USER_SRP_AUTH, USER_PASSWORD_AUTH (+ MFA), refresh checks
+    ],
+    "RespondToAuthChallenge": [
+        devices.respond_to_auth_challenge,  # DEVICE_SRP_AUTH, DEVICE_PASSWORD_VERIFIER; around the rest
+        passwordless.respond_to_auth_challenge,  # SELECT_CHALLENGE, SMS_OTP
+        auth.respond_to_auth_challenge,  # PASSWORD_VERIFIER, the MFA challenges, NEW_PASSWORD_REQUIRED
+    ],
+    "RevokeToken": [tokens.revoke_token],
+    "GetTokensFromRefreshToken": [
+        devices.get_tokens_from_refresh_token,  # around the rest: the device key
+        tokens.get_tokens_from_refresh_token,
+    ],
+    **{op: [tokens.refuse_revoked_access_token] for op in _ACCESS_TOKEN_OPERATIONS},
+    "GetUser": [tokens.refuse_revoked_access_token, mfa.get_user],
+    "AdminGetUser": [mfa.admin_get_user],
+    "AssociateSoftwareToken": [mfa.associate_software_token],
+    "VerifySoftwareToken": [mfa.verify_software_token],
+    "SetUserMFAPreference": [mfa.set_user_mfa_preference],
+    "AdminSetUserMFAPreference": [mfa.admin_set_user_mfa_preference],
+    "SignUp": [accounts.sign_up],
+    "ConfirmSignUp": [accounts.confirm_sign_up],
+    "ResendConfirmationCode": [accounts.resend_confirmation_code],
+    "ForgotPassword": [accounts.forgot_password],
+    "ConfirmForgotPassword": [accounts.confirm_forgot_password],
+    "ConfirmDevice": [devices.confirm_device],
+    "UpdateDeviceStatus": [devices.update_device_status],
+    "ListDevices": [devices.list_devices],
+    "AdminListDevices": [devices.admin_list_devices],
+    "ForgetDevice": [devices.forget_device],
+    "AdminForgetDevice": [devices.admin_forget_device],
+}
+
+# (operations, observer), in the order they run.
+OBSERVERS: list[tuple[tuple[str, ...], Observer]] = [
+    (("CreateUserPoolClient", "DescribeUserPoolClient", "UpdateUserPoolClient"), observers.learn_client),
+    (("DeleteUserPoolClient",), observers.forget_client),
+    (("AdminCreateUser",), observers.learn_admin_create),
+    (("AdminSetUserPassword",), observers.learn_admin_set),
+    (("SignUp", "ConfirmForgotPassword"), observers.learn_signup),
+    (("ChangePassword",), observers.learn_change),
+    (("RespondToAuthChallenge", "AdminRespondToAuthChallenge"), observers.learn_new_password),
+    (("InitiateAuth", "AdminInitiateAuth"), observers.learn_from_auth),
+]
+
+
+@dataclass(frozen=True)
+class Chain:
+    links: Mapping[str, Sequence[Handler]]
+    observers: Sequence[tuple[tuple[str, ...], Observer]]
+
+    def new_state(self) -> FakeState:
+        return FakeState()
+
+    def answer(self, fake: FakeCognito, req: Request) -> Reply:
+        """The answer to `req`: its operation's links, then moto."""
+        return self.run(fake, req, self.links.get(req.op, ()))
+
+    @staticmethod
+    def run(fake: FakeCognito, req: Request, links: Sequence[Handler]) -> Reply:
+        """`req` down `links` (then moto)."""
+        def from_link(i: int) -> Reply:
+            if i == len(links):
+                return fake.forward(req)
+            reply = links[i](fake, req, lambda: from_link(i + 1))
+            return reply if reply is not None else from_link(i + 1)
+        return from_link(0)
+
+    def observers_of(self, op: str) -> list[Observer]:
+        return [obs for ops, obs in self.observers if op in ops]
+
+
+CHAIN = Chain(LINKS, OBSERVERS)
