@@ -62,6 +62,9 @@ public struct SecureStoreError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     public var cause: Cause?
     public var message: String
+    /// What a caller tells a person beside the store's own words (the other stores, how to fix
+    /// it), kept apart so a one-line warning can quote `message` alone.
+    public var advice: String?
 
     public init(kind: Kind, message: String) {
         self.kind = kind

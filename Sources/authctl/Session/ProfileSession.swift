@@ -165,7 +165,7 @@ struct ProfileSession {
             } catch let error as SecureStoreError {
                 // The service has answered (and, with rotation, replaced the refresh token): use the
                 // new tokens for this call rather than waste them, and say the store is behind.
-                context.console.message(Messages.refreshedNotStored(AuthctlError.from(error).message))
+                context.console.message(Messages.refreshedNotStored(error.message))
             }
             return current
         }

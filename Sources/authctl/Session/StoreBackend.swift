@@ -280,7 +280,7 @@ final class ExplainedStore: SecretStore {
             case (_, .wrongPassphrase?), (_, .corrupted?), (_, .tooLarge?), (.failed, _):
                 error.message = "\(kind.name): \(error.message)"
             case (.unavailable, _), (.locked, _), (.timeout, _):
-                error.message = StoreMessages.unusable(kind, profile: profile, pinned: recorded, detail: error.message)
+                error.advice = StoreMessages.unusable(kind, profile: profile, pinned: recorded, detail: error.message)
             }
             if kind == .secretService { throw error }
             throw AuthctlError.from(error)

@@ -42,13 +42,14 @@ struct AuthctlError: Error, CustomStringConvertible {
         case let error as OAuthError:
             return from(oauth: error, domain: nil)
         case let error as SecureStoreError:
-            // The message names the store and the alternatives (ExplainedStore).
+            // The store's words, or with them the alternatives (ExplainedStore's advice).
+            let text = error.advice ?? error.message
             switch error.cause {
             case .wrongPassphrase?:
                 // As a wrong password: the file is left untouched.
-                return AuthctlError(.notAuthorized, error.message)
+                return AuthctlError(.notAuthorized, text)
             case .corrupted?, .insecure?, .blocked?, .noPassphrase?:
-                return AuthctlError(.configuration, error.message)
+                return AuthctlError(.configuration, text)
             case .tooLarge?, nil:
                 break
             }
