@@ -345,6 +345,11 @@ struct ProfileSession {
         }
     }
 
+    /// After DeleteUser: removes what the profile keeps of the deleted account, under the lock.
+    func removeDeletedAccount(_ session: StoredSession) throws -> [KeptItem.Kind] {
+        try locked { held in try held.removeDeletedAccount(userPoolId: session.userPoolId, username: session.username) }
+    }
+
     /// `signout` on this device, under the lock from reading to removing (a parallel refresh
     /// cannot store the session again after it is deleted). `revoke` revokes the stored session's
     /// refresh token (it reports, rather than throws, its failure).
