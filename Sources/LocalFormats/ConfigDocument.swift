@@ -11,9 +11,12 @@ public struct ProfileConfig: Equatable, Sendable {
     public var identityPoolId: String?
     public var domain: String?
     public var redirectPort: String?
+    /// The identity pool's name for the user pool (the Logins key), when not the original one.
+    public var identityProviderName: String?
 
     public init(userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
-                username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil) {
+                username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil,
+                identityProviderName: String? = nil) {
         self.userPoolId = userPoolId
         self.clientId = clientId
         self.region = region
@@ -22,6 +25,7 @@ public struct ProfileConfig: Equatable, Sendable {
         self.identityPoolId = identityPoolId
         self.domain = domain
         self.redirectPort = redirectPort
+        self.identityProviderName = identityProviderName
     }
 
     public static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
@@ -33,6 +37,7 @@ public struct ProfileConfig: Equatable, Sendable {
         ("identity_pool_id", \.identityPoolId),
         ("domain", \.domain),
         ("redirect_port", \.redirectPort),
+        ("identity_provider_name", \.identityProviderName),
     ]
 }
 

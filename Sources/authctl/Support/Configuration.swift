@@ -24,6 +24,8 @@ struct Settings: Equatable {
     var profilesInFile: [String] = []
     /// AUTHCTL_IDENTITY_POOL_ID, else the profile's identity_pool_id (`--identity-pool-id` wins: IdentityPoolOptions).
     var identityPoolId: String?
+    /// AUTHCTL_IDENTITY_PROVIDER_NAME, else the profile's identity_provider_name (`--provider-name` wins).
+    var identityProviderName: String?
 
     /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
     var unknownProfileNote: String {
@@ -179,6 +181,7 @@ enum SettingsResolver {
             redirectPort: nonEmpty(profile.redirectPort),
             profilesInFile: file.profiles.keys.sorted())
         settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
+        settings.identityProviderName = nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }

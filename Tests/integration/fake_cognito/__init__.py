@@ -81,4 +81,4 @@ from .mfa_state import *  # noqa: F401,F403
 from .proxy import *  # noqa: F401,F403
 from .chain import CHAIN, LINKS, OBSERVERS, Chain, FakeState  # noqa: F401
 from .server import main, serve  # noqa: F401
-from . import accounts, attributes, auth, devices, mfa, observers, passwordless, tokens  # noqa: F401
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, tokens  # noqa: F401

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, attributes, auth, devices, mfa, observers, passwordless, tokens
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, tokens
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -41,6 +41,7 @@ class FakeState:
     accounts: accounts.AccountState = field(default_factory=accounts.AccountState)  # sign-up / reset codes
     devices: devices.DeviceState = field(default_factory=devices.DeviceState)  # devices, device challenges
     attributes: attributes.AttributeState = field(default_factory=attributes.AttributeState)  # new values awaiting verification
+    issuer: issuer.IssuerState = field(default_factory=issuer.IssuerState)  # tokens reminted with another issuer
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
