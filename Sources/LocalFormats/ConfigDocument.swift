@@ -13,6 +13,8 @@ public struct ProfileConfig: Equatable, Sendable {
     public var redirectPort: String?
     /// The identity pool's name for the user pool (the Logins key), when not the original one.
     public var identityProviderName: String?
+    /// The replica pool's region for failover.
+    public var failoverRegion: String?
 
     public init(userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
                 username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil,
@@ -38,6 +40,7 @@ public struct ProfileConfig: Equatable, Sendable {
         ("domain", \.domain),
         ("redirect_port", \.redirectPort),
         ("identity_provider_name", \.identityProviderName),
+        ("failover_region", \.failoverRegion),
     ]
 }
 

@@ -68,7 +68,8 @@ botocore's model).
 
 Usage: python3 -m fake_cognito --upstream http://127.0.0.1:MOTO --port 0 --log PATH
        (or python3 Tests/integration/fake_cognito ...)
-Prints "PORT <n>" on its first stdout line once listening.
+Prints "PORT <n>" on its first stdout line once listening, and "REPLICA <n>" on the second: the
+same fake playing a read-only replica pool in a second region (replica.py).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def to_moto(fake: Any, req: Request) -> Request:
     if original is None:
         return req
     body = dict(req.body, AccessToken=original)
-    return Request(req.op, body, json.dumps(body).encode(), req.headers, req.path)
+    return Request(req.op, body, json.dumps(body).encode(), req.headers, req.path, req.endpoint)
 
 
 def from_moto(fake: Any, req: Request, reply: Reply) -> Reply:
