@@ -89,7 +89,7 @@ def test_refresh_fails_over(cli, fake, replica):
     before = cli.keyring.session()
     primary_down(fake)
     mark = fake.mark()
-    r = cli.run("token", "--min-valid", "3599", **replica)
+    r = cli.run("token", "--min-valid", "3700", **replica)
     assert r.code == 0, r
     assert f"refreshing at the replica in {REPLICA_REGION}" in r.err, r
     assert calls(fake, mark, "replica"), fake.calls(mark)

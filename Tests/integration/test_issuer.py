@@ -42,8 +42,9 @@ def test_updated_issuer_is_accepted_and_verified(cli, on_issuer):
     w = cli.run("whoami", "--verify")
     assert w.code == 0, w
     # A refresh hands out tokens on the same issuer, accepted too.
-    r = cli.run("token", "--min-valid", "3599", "--verify")
+    r = cli.run("token", "--min-valid", "3700", "--verify")
     assert r.code == 0, r
+    assert r.out.strip() != session["idToken"], "refreshed"
     assert jwt_claims(r.out.strip())["iss"] == updated(cli.pool)
 
 
