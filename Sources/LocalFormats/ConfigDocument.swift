@@ -18,9 +18,14 @@ public struct ProfileConfig: Equatable, Sendable {
     /// The store `store migrate` is moving the profile's items out of, until their old copies
     /// are deleted (a migration interrupted after its pin is finished by running it again).
     public var storeMigratingFrom: String?
+    /// The identity pool's name for the user pool (the Logins key), when not the original one.
+    public var identityProviderName: String?
+    /// The replica pool's region for failover.
+    public var failoverRegion: String?
 
     public init(userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
-                username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil) {
+                username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil,
+                identityProviderName: String? = nil) {
         self.userPoolId = userPoolId
         self.clientId = clientId
         self.region = region
@@ -29,6 +34,7 @@ public struct ProfileConfig: Equatable, Sendable {
         self.identityPoolId = identityPoolId
         self.domain = domain
         self.redirectPort = redirectPort
+        self.identityProviderName = identityProviderName
     }
 
     public static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
@@ -42,6 +48,8 @@ public struct ProfileConfig: Equatable, Sendable {
         ("redirect_port", \.redirectPort),
         ("store", \.store),
         ("store_migrating_from", \.storeMigratingFrom),
+        ("identity_provider_name", \.identityProviderName),
+        ("failover_region", \.failoverRegion),
     ]
 }
 

@@ -21,6 +21,9 @@ public struct StoredSession: Codable, Equatable, Sendable {
     /// and revoked, and the sign-out URL its logout link returns to. Nil for a password sign-in.
     public var domain: String? = nil
     public var logoutURI: String? = nil
+    /// The replica's region when the replica (`--failover-region`) issued the tokens; nil: the
+    /// primary's (`region`). `region` and `endpoint` stay the primary's: the pair is one.
+    public var issuingRegion: String? = nil
 
     /// Why a sign-in's answer makes no session.
     public enum Failure: Error, Equatable {

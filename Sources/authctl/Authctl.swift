@@ -22,6 +22,7 @@ struct Authctl: ParsableCommand {
             SignOut.self,
             ChangePassword.self,
             WhoAmI.self,
+            Account.self,
             Token.self,
             Exec.self,
             AWSCredentialsCommand.self,

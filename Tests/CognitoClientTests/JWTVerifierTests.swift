@@ -93,6 +93,27 @@ final class JWTVerifierTests: XCTestCase {
         }
     }
 
+    func testTheUpdatedIssuerInThePrimaryRegionIsAcceptedAndNothingElse() throws {
+        let pool = expected.issuer.split(separator: "/").last.map(String.init)!
+        let primary = String(pool.split(separator: "_")[0])
+        var updated = goodClaims
+        updated["iss"] = "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)"
+        XCTAssertNoThrow(try JWTVerifier.checkClaims(try sign(updated), expected, now: now))
+        XCTAssertEqual(CognitoIssuer.jwksURL(issuer: updated["iss"] as! String),
+                       "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)/.well-known/jwks.json")
+        for third in ["https://issuer-cognito-idp.ap-south-1.amazonaws.com/\(pool)",
+                      "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)/",
+                      "http://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)",
+                      "https://issuer-cognito-idp.\(primary).amazonaws.com/\(primary)_Other"] {
+            var claims = goodClaims
+            claims["iss"] = third
+            XCTAssertThrowsError(try JWTVerifier.checkClaims(try sign(claims), expected, now: now), third) { error in
+                XCTAssertEqual((error as? JWTError)?.code, .claimMismatch)
+            }
+        }
+        XCTAssertNil(CognitoIssuer.updated(userPoolId: "NoRegion"))
+    }
+
     func testIdTokenUsesAudience() throws {
         let idExpected = TokenExpectations(region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .id, clientId: "client1")
         let token = try sign(["iss": expected.issuer, "token_use": "id", "aud": "client1", "exp": now.timeIntervalSince1970 + 60])

@@ -146,7 +146,14 @@ class FakeServer:
             self.stop()
             raise RuntimeError(f"fake_cognito did not start: {line!r}; see {self.workdir}/fake-stderr.log")
         self.port = int(m.group(1))
+        m = re.match(r"REPLICA (\d+)", self.proc.stdout.readline() or "")
+        self.replica_port = int(m.group(1)) if m else 0
         return self
+
+    @property
+    def replica_endpoint(self) -> str:
+        """The same fake as a read-only replica in a second region (fake_cognito/replica.py)."""
+        return f"http://127.0.0.1:{self.replica_port}/"
 
     def stop(self) -> None:
         if self.proc:

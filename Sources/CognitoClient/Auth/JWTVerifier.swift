@@ -11,14 +11,44 @@ import Foundation
 public struct TokenExpectations: Sendable {
     public enum Use: String, Sendable { case access, id }
 
+    /// The original issuer, in the pool's region.
     public var issuer: String
+    /// Every issuer accepted: the original and the updated one (`CognitoIssuer.accepted`).
+    public var acceptedIssuers: [String]
     public var use: Use
     public var clientId: String
 
     public init(region: String, userPoolId: String, use: Use, clientId: String) {
-        self.issuer = "https://cognito-idp.\(region).amazonaws.com/\(userPoolId)"
+        self.issuer = CognitoIssuer.original(region: region, userPoolId: userPoolId)
+        self.acceptedIssuers = CognitoIssuer.accepted(region: region, userPoolId: userPoolId)
         self.use = use
         self.clientId = clientId
+    }
+}
+
+/// The two issuers a pool's tokens may name: the original, `https://cognito-idp.<pool
+/// region>.amazonaws.com/<pool id>`, and the updated one (the pool's issuer configuration
+/// `UPDATED`, needed for multi-Region replication), `https://issuer-cognito-idp.<primary
+/// region>.amazonaws.com/<pool id>`, where the primary region is the pool id's prefix. Each
+/// publishes the pool's keys at `<issuer>/.well-known/jwks.json`. Nothing else is accepted.
+public enum CognitoIssuer {
+    public static func original(region: String, userPoolId: String) -> String {
+        "https://cognito-idp.\(region).amazonaws.com/\(userPoolId)"
+    }
+
+    /// Nil for a pool id without a region prefix.
+    public static func updated(userPoolId: String) -> String? {
+        guard let underscore = userPoolId.firstIndex(of: "_"), underscore != userPoolId.startIndex else { return nil }
+        return "https://issuer-cognito-idp.\(userPoolId[..<underscore]).amazonaws.com/\(userPoolId)"
+    }
+
+    public static func accepted(region: String, userPoolId: String) -> [String] {
+        [original(region: region, userPoolId: userPoolId)] + (updated(userPoolId: userPoolId).map { [$0] } ?? [])
+    }
+
+    /// Where `issuer` publishes its keys.
+    public static func jwksURL(issuer: String) -> String {
+        issuer + "/.well-known/jwks.json"
     }
 }
 
@@ -51,8 +81,8 @@ public enum JWTVerifier {
     /// Checks `iss`, `token_use`, `client_id` (access) or `aud` (id), and `exp` (with `leeway` seconds).
     public static func checkClaims(_ token: String, _ expected: TokenExpectations, now: Date, leeway: Double = 0) throws -> JWTClaims {
         let claims = try JWTClaims(token: token)
-        guard claims.issuer == expected.issuer else {
-            throw JWTError(.claimMismatch, message: "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.issuer)")
+        guard let issuer = claims.issuer, expected.acceptedIssuers.contains(issuer) else {
+            throw JWTError(.claimMismatch, message: "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.acceptedIssuers.joined(separator: " or "))")
         }
         guard claims.tokenUse == expected.use.rawValue else {
             throw JWTError(.claimMismatch, message: "the token is an \(claims.tokenUse ?? "unknown") token, expected \(expected.use.rawValue)")
@@ -152,7 +182,12 @@ extension CognitoService {
     /// Fetches the pool's public signing keys from `jwksURL(userPoolId:)`. Returns the document
     /// and its `Cache-Control: max-age`, if any, capped at `maxJWKSCacheSeconds`.
     public func fetchJWKS(userPoolId: String) throws -> (data: Data, maxAge: Double?) {
-        let request = HTTPRequest(url: jwksURL(userPoolId: userPoolId), method: "GET",
+        try fetchJWKS(url: jwksURL(userPoolId: userPoolId))
+    }
+
+    /// Fetches a key set from `url` (an issuer's, `CognitoIssuer.jwksURL`), as above.
+    public func fetchJWKS(url: String) throws -> (data: Data, maxAge: Double?) {
+        let request = HTTPRequest(url: url, method: "GET",
                                   headers: [("Accept", "application/json")])
         let response: HTTPResponse
         do {

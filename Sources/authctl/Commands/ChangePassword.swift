@@ -9,13 +9,18 @@ struct ChangePassword: AuthctlCommand {
         discussion: """
             On a terminal, asks for the current password, the new one and a confirmation, none echoed. \
             With --stdin, the current and the new password are the first two lines of standard input. \
-            Other devices are not signed out: after a compromise, follow with `authctl signout --global`.
+            Other devices stay signed in, unless --sign-out-others: then every session of the user is \
+            signed out (GlobalSignOut) and this device signs in again with the new password, so only it \
+            stays signed in (a second factor may be asked on the terminal).
             """)
 
     @OptionGroup var global: GlobalOptions
 
     @Flag(help: "Read the current and the new password from the first two lines of standard input.")
     var stdin = false
+
+    @Flag(help: "Sign out every other session too (GlobalSignOut), then sign this device in again with the new password.")
+    var signOutOthers = false
 
     func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
@@ -25,7 +30,7 @@ struct ChangePassword: AuthctlCommand {
         }
         let sessions = ProfileSession(context: context, settings: settings)
         // Fail on "not signed in" before asking for any password.
-        _ = try sessions.signedIn()
+        let signedIn = try sessions.signedIn()
 
         let (current, proposed) = try readPasswords(console)
         try NewPasswordRules.check(proposed, current: current)
@@ -41,7 +46,40 @@ struct ChangePassword: AuthctlCommand {
                 throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: error.outcomeUnknown)
             }
         }
-        context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
+        guard signOutOthers else {
+            context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
+            return
+        }
+        try signOutOthersAndSignInAgain(sessions, username: signedIn.username, password: proposed,
+                                        settings: settings, context: context)
+    }
+
+    /// GlobalSignOut (every refresh token of the user, this device's too), then a new sign-in of
+    /// this device with the new password through the sign-in pipeline, which keeps it.
+    private func signOutOthersAndSignInAgain(_ sessions: ProfileSession, username: String, password: String,
+                                             settings: Settings, context: CommandContext) throws {
+        do {
+            try sessions.withFreshSession(minValidity: 60) { session, service in
+                try service.globalSignOut(accessToken: session.accessToken)
+            }
+        } catch {
+            let failure = AuthctlError.from(error)
+            throw AuthctlError(failure.code, "The password was changed, but the other sessions could not be signed out: \(failure.message)\nThey stay signed in; run: authctl signout --global")
+        }
+        do {
+            let client = try ClientSettings(settings)
+            let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
+                                       mfa: try MFAOptions.parse([]), passwordFromStdin: stdin,
+                                       devices: RememberedDevices(context: context, profile: settings.profile))
+            signIn.password = password
+            _ = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: username, flow: .srp), keep: true)
+        } catch {
+            // Every session, this one included, was signed out: what is kept here is of no use.
+            _ = sessions.remove()
+            let failure = AuthctlError.from(error)
+            throw AuthctlError(failure.code, "The password was changed and every session signed out, but signing this device in again failed: \(failure.message)\nRun: authctl signin")
+        }
+        context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: true))
     }
 
     private func readPasswords(_ console: Console) throws -> (current: String, proposed: String) {
@@ -101,7 +139,10 @@ struct ChangePasswordReport: CommandReport {
     var otherDevicesSignedOut: Bool
 
     var textMessages: [String] {
-        ["Password changed. You are still signed in.",
-         "Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global"]
+        if otherDevicesSignedOut {
+            return ["Password changed; every other session was signed out and this device signed in again."]
+        }
+        return ["Password changed. You are still signed in.",
+                "Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global"]
     }
 }

@@ -43,6 +43,8 @@ struct Status: AuthctlCommand {
                     entry.signedIn = true
                     entry.username = session.username
                     entry.userPoolId = session.userPoolId
+                    entry.issuedIn = session.issuingRegion ?? session.region
+                    entry.issuedByReplica = session.issuingRegion != nil
                     entry.accessTokenExpiresAt = session.accessTokenExpiresAt
                     entry.signedInWith = session.domain == nil ? .password : .browser
                     entry.domain = session.domain
@@ -123,6 +125,9 @@ struct ProfileStatus: Encodable {
     @Nullable var domain: String? = nil
     @Nullable var username: String? = nil
     @Nullable var userPoolId: String? = nil
+    /// The region whose endpoint issued the session's tokens, and whether it is the replica's.
+    @Nullable var issuedIn: String? = nil
+    var issuedByReplica = false
     @Nullable var accessTokenExpiresAt: Date? = nil
     var state: State = .signedOut
     /// Where the profile's items are kept: secret-service, kernel-keyring or file.
@@ -147,6 +152,7 @@ struct ProfileStatus: Encodable {
         case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
         case .valid, .expiredRefreshable:
             text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
+            if issuedByReplica { text += " (issued by the replica in \(issuedIn ?? "?"))" }
             if let expiry = accessTokenExpiresAt {
                 text += state == .valid
                     ? "; access token valid until \(Format.localTime(expiry))"

@@ -13,6 +13,9 @@ struct WhoAmI: AuthctlCommand {
     @Flag(help: "Also check the tokens' RS256 signatures against the pool's published keys (JWKS).")
     var verify = false
 
+    @Flag(help: "Also show the user's sign-in factors (GetUserAuthFactors): preferred MFA, configured MFA and first factors.")
+    var factors = false
+
     func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
@@ -26,6 +29,9 @@ struct WhoAmI: AuthctlCommand {
             }
             return (session, try service.getUser(accessToken: session.accessToken))
         }
+        let authFactors = try factors ? sessions.withFreshSession { session, service in
+            AuthFactors(try service.getUserAuthFactors(accessToken: session.accessToken))
+        } : nil
 
         let claims = try? JWTClaims(token: session.accessToken)
         var attributes: [String: String] = [:]
@@ -37,11 +43,13 @@ struct WhoAmI: AuthctlCommand {
             sub: attributes["sub"] ?? session.sub,
             email: attributes["email"],
             attributes: attributes,
+            unverified: AccountSettings.unverified(attributes),
             groups: claims?.groups ?? [],
             profile: session.profile,
             userPoolId: session.userPoolId,
             clientId: session.clientId,
-            accessTokenExpiresAt: session.accessTokenExpiresAt)
+            accessTokenExpiresAt: session.accessTokenExpiresAt,
+            factors: authFactors)
 
         context.emit(identity)
     }
@@ -54,18 +62,26 @@ struct Identity: CommandReport {
     // Always present, null when the user has no email, so the shape is stable.
     @Nullable var email: String?
     var attributes: [String: String]
+    /// Email or phone number not verified yet (pending: `authctl account verify`).
+    var unverified: [String]
     var groups: [String]
     var profile: String
     var userPoolId: String
     var clientId: String
     var accessTokenExpiresAt: Date
+    /// With --factors only (the key is left out otherwise).
+    var factors: AuthFactors?
+
+    private func pending(_ name: String) -> String {
+        unverified.contains(name) ? " (pending verification: authctl account verify \(name))" : ""
+    }
 
     var textOutput: [String] {
         var lines = [
             "username:      \(OutsideText(username))",
             "sub:           \(OutsideText(sub))",
         ]
-        if let email { lines.append("email:         \(OutsideText(email))") }
+        if let email { lines.append("email:         \(OutsideText(email))\(pending("email"))") }
         lines.append("groups:        \(groups.isEmpty ? "(none)" : groups.map { OutsideText($0).description }.joined(separator: ", "))")
         lines.append("profile:       \(profile)")
         lines.append("user pool:     \(userPoolId)")
@@ -73,8 +89,41 @@ struct Identity: CommandReport {
         let others = attributes.keys.filter { $0 != "sub" && $0 != "email" }.sorted()
         if !others.isEmpty {
             lines.append("attributes:")
-            for name in others { lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))") }
+            for name in others { lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))\(pending(name))") }
         }
+        if let factors { lines += factors.lines }
         return [lines.joined(separator: "\n")]
+    }
+}
+
+/// `whoami --factors`: GetUserAuthFactors in words.
+struct AuthFactors: Encodable {
+    @Nullable var preferredMfa: String?
+    var configuredMfa: [String]
+    /// PASSWORD, EMAIL_OTP, SMS_OTP, WEB_AUTHN.
+    var firstFactors: [String]
+
+    init(_ answer: GetUserAuthFactorsResponse) {
+        preferredMfa = answer.preferredMfaSetting
+        configuredMfa = answer.userMFASettingList ?? []
+        firstFactors = answer.configuredUserAuthFactors ?? []
+    }
+
+    static func words(_ factor: String) -> String {
+        switch factor {
+        case "SOFTWARE_TOKEN_MFA": return "authenticator app"
+        case "SMS_MFA", "SMS_OTP": return "text message code"
+        case "EMAIL_OTP": return "email code"
+        case "PASSWORD": return "password"
+        case "WEB_AUTHN": return "passkey"
+        default: return OutsideText(factor).description
+        }
+    }
+
+    var lines: [String] {
+        func list(_ factors: [String]) -> String { factors.isEmpty ? "(none)" : factors.map(Self.words).joined(separator: ", ") }
+        return ["preferred MFA: \(preferredMfa.map(Self.words) ?? "(none)")",
+                "MFA factors:   \(list(configuredMfa))",
+                "sign in with:  \(list(firstFactors))"]
     }
 }

@@ -53,7 +53,7 @@ struct IdentityPoolCredentials {
         }
         let identity = CognitoIdentityService(endpoint: pool.endpoint, transport: try context.transport(settings),
                                               retryPolicy: context.retryPolicy)
-        let logins = [CognitoIdentityService.providerName(userPoolId: session.userPoolId): session.idToken]
+        let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
         let cached = (try? kept.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
 

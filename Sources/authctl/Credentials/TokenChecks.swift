@@ -28,8 +28,8 @@ struct TokenChecks {
     /// (so one endpoint's keys never stand for another's) for their max-age, at most 24 hours.
     /// A key id the cached set lacks may mean the pool rotated its keys: one fetch, then refuse.
     func verifySignature(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws {
-        let cache = JWKSCache(directory: JWKSCache.directory(environment: context.environment),
-                              url: service.jwksURL(userPoolId: session.userPoolId))
+        let url = try jwksURL(session, type, service: service)
+        let cache = JWKSCache(directory: JWKSCache.directory(environment: context.environment), url: url)
         if let cached = cache.load(now: context.now()) {
             do {
                 return try JWTVerifier.checkSignature(token(session, type), keys: cached)
@@ -39,7 +39,7 @@ struct TokenChecks {
                 throw invalidSignature(type, error)
             }
         }
-        let keys = try fetch(cache, service: service, poolId: session.userPoolId)
+        let keys = try fetch(cache, service: service, url: url)
         do {
             try JWTVerifier.checkSignature(token(session, type), keys: keys)
         } catch let error as JWTError {
@@ -51,9 +51,21 @@ struct TokenChecks {
         AuthctlError(.notAuthorized, "the \(type.rawValue) token's signature is not valid: \(error.message)")
     }
 
-    private func fetch(_ cache: JWKSCache, service: CognitoService, poolId: String) throws -> JWKS {
+    /// The key set of the token's own issuer (one of the pool's two, `CognitoIssuer`); with an
+    /// endpoint override (an emulator), the override's, as the emulator publishes it.
+    private func jwksURL(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws -> String {
+        if settings.endpoint != nil { return service.jwksURL(userPoolId: session.userPoolId) }
+        let region = Settings.region(fromPoolId: session.userPoolId) ?? session.region
+        guard let issuer = (try? JWTClaims(token: token(session, type)))?.issuer,
+              CognitoIssuer.accepted(region: region, userPoolId: session.userPoolId).contains(issuer) else {
+            throw AuthctlError(.notAuthorized, "the stored \(type.rawValue) token names an issuer that is not its pool's; its keys are not fetched. Run: authctl signin")
+        }
+        return CognitoIssuer.jwksURL(issuer: issuer)
+    }
+
+    private func fetch(_ cache: JWKSCache, service: CognitoService, url: String) throws -> JWKS {
         do {
-            let (data, maxAge) = try service.fetchJWKS(userPoolId: poolId)
+            let (data, maxAge) = try service.fetchJWKS(url: url)
             cache.save(data, maxAge: maxAge ?? 3600, now: context.now())
             return try JWKS(json: data)
         } catch let error as JWTError {

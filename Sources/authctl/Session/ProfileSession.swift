@@ -156,9 +156,12 @@ struct ProfileSession {
             // rotation the old one is used up once the service answers, and losing the answer ends the session.
             ProcessSafety.deferTermination()
             defer { ProcessSafety.releaseTermination() }
-            let tokens = try current.domain != nil
-                ? refreshAtManagedLogin(current, client: client, in: held)
-                : refreshWithCognito(current, client: client, service: service, in: held)
+            let tokens: AuthenticationResult
+            if current.domain != nil {
+                tokens = try refreshAtManagedLogin(current, client: client, in: held)
+            } else {
+                (tokens, current.issuingRegion) = try refreshWithFailover(current, client: client, service: service, in: held)
+            }
             try current.apply(refreshed: tokens, now: context.now())
             do {
                 try held.save(current)
@@ -168,6 +171,20 @@ struct ProfileSession {
                 context.console.message(Messages.refreshedNotStored(error.message))
             }
             return current
+        }
+    }
+
+    /// `refreshWithCognito` at the primary, and once at the replica when the primary did not
+    /// answer (`Failover`); the region that issued the tokens (nil: the primary).
+    private func refreshWithFailover(_ current: StoredSession, client: ClientSettings, service: CognitoService,
+                                     in held: LockedProfile) throws -> (AuthenticationResult, String?) {
+        do {
+            return (try refreshWithCognito(current, client: client, service: service, in: held), nil)
+        } catch let error as CognitoError where Failover.isOutage(error) {
+            guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
+            context.console.message(Failover.notice("refreshing", primary: client, replica: replica, because: error.message))
+            let replicaService = try context.service(settings, client: atReplica)
+            return (try refreshWithCognito(current, client: atReplica, service: replicaService, in: held), replica.region)
         }
     }
 
@@ -343,6 +360,11 @@ struct ProfileSession {
         } catch {
             return error
         }
+    }
+
+    /// After DeleteUser: removes what the profile keeps of the deleted account, under the lock.
+    func removeDeletedAccount(_ session: StoredSession) throws -> [KeptItem.Kind] {
+        try locked { held in try held.removeDeletedAccount(userPoolId: session.userPoolId, username: session.username) }
     }
 
     /// `signout` on this device, under the lock from reading to removing (a parallel refresh

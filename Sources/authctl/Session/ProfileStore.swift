@@ -259,6 +259,20 @@ struct LockedProfile {
         return removed
     }
 
+    /// After the account was deleted: the session, what derives from it, and this machine's
+    /// remembered device of the account (useless now). The client secret and cached machine
+    /// tokens are the app client's, not the account's, and stay. Returns what was removed.
+    func removeDeletedAccount(userPoolId: String, username: String) throws -> [KeptItem.Kind] {
+        var removed: [KeptItem.Kind] = []
+        if try store.removeSession() { removed.append(.session) }
+        _ = store.removeSessionDerived()
+        if let device = try store.device(userPoolId: userPoolId, name: username) {
+            try store.forget(device)
+            removed.append(.device)
+        }
+        return removed
+    }
+
     /// Removes the stored session only while it is `session` (same access token).
     func remove(ifStill session: StoredSession) throws -> Bool {
         guard let current = (try? load()) ?? nil, current.accessToken == session.accessToken else { return false }

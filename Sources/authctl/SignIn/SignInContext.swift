@@ -30,6 +30,12 @@ final class SignInContext {
     var wrongCodes = 0
     /// False when finishing a pending sign-in, which cannot ask for a new password.
     var canSetNewPassword = true
+    /// The sign-in runs at the replica (after the primary did not answer: `SignInPipeline`).
+    var atReplica = false
+    /// The primary's requests, watched for an outage.
+    private var witness: OutageWitness?
+    /// What the primary's outage was, if it had one.
+    var primaryOutage: String? { witness?.outage }
 
     init(command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient, mfa: MFAOptions,
          setupOutput: MFASetupOutput? = nil, passwordFromStdin: Bool, devices: RememberedDevices?) {
@@ -48,8 +54,18 @@ final class SignInContext {
     var profile: String { settings.profile }
     func now() -> Date { command.now() }
 
-    /// The user pool's service (one transport per process).
-    func service() throws -> CognitoService { try command.service(settings, client: client) }
+    /// The user pool's service (one transport per process): the primary's, watched for an
+    /// outage, or the replica's once the sign-in failed over.
+    func service() throws -> CognitoService {
+        if atReplica, let replica = client.atReplica() { return try command.service(settings, client: replica) }
+        guard client.replica != nil else { return try command.service(settings, client: client) }
+        let witness = try witness ?? OutageWitness(command.transport(settings))
+        self.witness = witness
+        // One attempt at the primary: its outage is the replica's turn, within the same budget.
+        var once = command.retryPolicy
+        once.maxAttempts = 1
+        return CognitoService(endpoint: client.endpoint, transport: witness, retryPolicy: once)
+    }
 
     /// The session a sign-in's tokens make, for this profile and client.
     func session(from result: SignInResult) throws -> StoredSession {

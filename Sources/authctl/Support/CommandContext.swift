@@ -50,8 +50,12 @@ final class CommandContext {
         if let transportCache { return transportCache }
         let budget = TimeBudget(seconds: settings.timeout)
         self.budget = budget
-        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
-                                       requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)",
+        // With a replica, a primary that does not answer has half the budget, so the replica
+        // still gets its turn within --timeout.
+        let hasReplica = settings.failoverRegion != nil || settings.failoverEndpoint != nil
+        let perRequest = hasReplica ? settings.timeout / 2 : settings.timeout
+        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, perRequest),
+                                       requestTimeout: perRequest, userAgent: "authctl/\(Authctl.version)",
                                        budget: budget)
         let makeTransport = self.makeTransport
         let transport = DeferredTransport {
@@ -101,7 +105,12 @@ extension AuthctlCommand {
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            let failure = AuthctlError.from(error)
+            var failure = AuthctlError.from(error)
+            if self is DirectoryWrite, failure.code == .unavailable,
+               let settings = try? SettingsResolver.resolve(global, environment: context.environment),
+               let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" }) {
+                failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)
+            }
             context.console.message("authctl: \(failure.message)")
             throw ExitCode(failure.code.rawValue)
         }

@@ -24,6 +24,11 @@ struct Settings: Equatable {
     var profilesInFile: [String] = []
     /// AUTHCTL_IDENTITY_POOL_ID, else the profile's identity_pool_id (`--identity-pool-id` wins: IdentityPoolOptions).
     var identityPoolId: String?
+    /// AUTHCTL_IDENTITY_PROVIDER_NAME, else the profile's identity_provider_name (`--provider-name` wins).
+    var identityProviderName: String?
+    /// The replica (`--failover-region` / AUTHCTL_FAILOVER_REGION / failover_region, `--failover-endpoint`).
+    var failoverRegion: String?
+    var failoverEndpoint: String?
 
     /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
     var unknownProfileNote: String {
@@ -179,6 +184,9 @@ enum SettingsResolver {
             redirectPort: nonEmpty(profile.redirectPort),
             profilesInFile: file.profiles.keys.sorted())
         settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
+        settings.identityProviderName = nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
+        settings.failoverRegion = nonEmpty(options.failoverRegion) ?? nonEmpty(env["AUTHCTL_FAILOVER_REGION"]) ?? nonEmpty(profile.failoverRegion)
+        settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
@@ -194,6 +202,13 @@ struct ClientSettings: Equatable {
     var clientId: String
     var region: String
     var endpoint: String
+    /// The replica, when one is configured: sign-in and refresh fail over to it (`Failover`).
+    var replica: Replica?
+
+    struct Replica: Equatable {
+        var region: String
+        var endpoint: String
+    }
 
     /// Checks what a call to Cognito needs; exit 78 naming the setting and the ways to set it.
     init(_ settings: Settings) throws {
@@ -209,6 +224,25 @@ struct ClientSettings: Equatable {
         self.clientId = clientId
         self.region = region
         self.endpoint = endpoint
+        if settings.failoverRegion != nil || settings.failoverEndpoint != nil {
+            let replicaRegion = settings.failoverRegion ?? "replica"
+            let replicaEndpoint = settings.failoverEndpoint ?? Settings.defaultEndpoint(region: replicaRegion)
+            try Self.checkEndpoint(replicaEndpoint, origin: "(from --failover-endpoint, AUTHCTL_FAILOVER_ENDPOINT or --failover-region)")
+            guard !Self.sameEndpoint(replicaEndpoint, endpoint) else {
+                throw AuthctlError(.configuration, "the failover replica's endpoint \(replicaEndpoint) is the primary's: set --failover-region to the replica's region (or --failover-endpoint to its endpoint)")
+            }
+            replica = Replica(region: replicaRegion, endpoint: replicaEndpoint)
+        }
+    }
+
+    /// The same pool and client at the replica.
+    func atReplica() -> ClientSettings? {
+        guard let replica else { return nil }
+        var copy = self
+        copy.region = replica.region
+        copy.endpoint = replica.endpoint
+        copy.replica = nil
+        return copy
     }
 
     /// An https:// URL with a host; plain http:// only to this machine (a local emulator), since

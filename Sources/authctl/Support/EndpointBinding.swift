@@ -7,7 +7,9 @@ import LocalFormats
 extension ClientSettings {
     /// Refuses (exit 78, before any request) when this command's endpoint is not `session`'s.
     func checkBound(to session: StoredSession) throws {
-        guard !Self.sameEndpoint(endpoint, session.endpoint) else { return }
+        // Primary and replica are one pair: a session either issued works with both.
+        guard !Self.sameEndpoint(endpoint, session.endpoint),
+              !(replica.map { Self.sameEndpoint($0.endpoint, session.endpoint) } ?? false) else { return }
         throw AuthctlError(.configuration, """
             the session of profile \(session.profile) was signed in at \(session.endpoint), but this command is \
             configured for \(endpoint) (--endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, \

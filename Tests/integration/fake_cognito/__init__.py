@@ -68,7 +68,8 @@ botocore's model).
 
 Usage: python3 -m fake_cognito --upstream http://127.0.0.1:MOTO --port 0 --log PATH
        (or python3 Tests/integration/fake_cognito ...)
-Prints "PORT <n>" on its first stdout line once listening.
+Prints "PORT <n>" on its first stdout line once listening, and "REPLICA <n>" on the second: the
+same fake playing a read-only replica pool in a second region (replica.py).
 """
 
 from __future__ import annotations
@@ -81,4 +82,4 @@ from .mfa_state import *  # noqa: F401,F403
 from .proxy import *  # noqa: F401,F403
 from .chain import CHAIN, LINKS, OBSERVERS, Chain, FakeState  # noqa: F401
 from .server import main, serve  # noqa: F401
-from . import accounts, auth, devices, mfa, observers, passwordless, tokens  # noqa: F401
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, tokens  # noqa: F401

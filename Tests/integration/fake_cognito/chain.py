@@ -9,7 +9,8 @@ An operation with no list goes to moto as it came. After the answer, the OBSERVE
 operation see it, in their order here.
 
 Each module of the chain that keeps anything declares it in one state class (auth.AuthState,
-tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState), made once
+tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState,
+attributes.AttributeState), made once
 per fake in FakeState: `fake.state.auth`, `fake.state.tokens`, `fake.state.mfa`, ...
 
 To add an operation or a challenge: one module (its links, and its state class if it keeps
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, auth, devices, mfa, observers, passwordless, tokens
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, tokens
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -39,10 +40,12 @@ class FakeState:
     mfa: MfaState = field(default_factory=MfaState)  # users' MFA, live challenge sessions
     accounts: accounts.AccountState = field(default_factory=accounts.AccountState)  # sign-up / reset codes
     devices: devices.DeviceState = field(default_factory=devices.DeviceState)  # devices, device challenges
+    attributes: attributes.AttributeState = field(default_factory=attributes.AttributeState)  # new values awaiting verification
+    issuer: issuer.IssuerState = field(default_factory=issuer.IssuerState)  # tokens reminted with another issuer
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
-_ACCESS_TOKEN_OPERATIONS = ("GlobalSignOut", "ChangePassword", "UpdateUserAttributes", "DeleteUser")
+_ACCESS_TOKEN_OPERATIONS = ("GlobalSignOut", "ChangePassword")
 
 # Operation -> its links, first to last (moto after the last).
 LINKS: dict[str, list[Handler]] = {
@@ -69,6 +72,13 @@ LINKS: dict[str, list[Handler]] = {
     "VerifySoftwareToken": [mfa.verify_software_token],
     "SetUserMFAPreference": [mfa.set_user_mfa_preference],
     "AdminSetUserMFAPreference": [mfa.admin_set_user_mfa_preference],
+    # The signed-in user's attributes (user_of_access_token refuses a revoked access token first).
+    "UpdateUserAttributes": [attributes.update_user_attributes],
+    "GetUserAttributeVerificationCode": [attributes.get_user_attribute_verification_code],
+    "VerifyUserAttribute": [attributes.verify_user_attribute],
+    "DeleteUserAttributes": [attributes.delete_user_attributes],
+    "DeleteUser": [attributes.delete_user],
+    "GetUserAuthFactors": [attributes.get_user_auth_factors],
     "SignUp": [accounts.sign_up],
     "ConfirmSignUp": [accounts.confirm_sign_up],
     "ResendConfirmationCode": [accounts.resend_confirmation_code],

@@ -28,6 +28,7 @@ class FaultRule:
     when       "before" (default): the request never reaches moto;
                "after": moto performs it, then the client gets the fault instead
     authFlow / challengeName   optional narrower match
+    endpoint   "primary" or "replica": only requests that came to that listener (default: both)
     """
 
     operation: str = "*"
@@ -41,6 +42,7 @@ class FaultRule:
     size: int = 2 * 1024 * 1024
     authFlow: str | None = None
     challengeName: str | None = None
+    endpoint: str | None = None
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "FaultRule":
@@ -55,8 +57,10 @@ class FaultRule:
             raise ValueError("when must be 'before' or 'after'")
         return rule
 
-    def matches(self, op: str, auth_flow: str | None, challenge: str | None) -> bool:
+    def matches(self, op: str, auth_flow: str | None, challenge: str | None, endpoint: str = "primary") -> bool:
         if self.operation not in ("*", op):
+            return False
+        if self.endpoint and self.endpoint != endpoint:
             return False
         if self.authFlow and self.authFlow != auth_flow:
             return False

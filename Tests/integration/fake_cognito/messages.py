@@ -84,6 +84,7 @@ class Request:
     raw: bytes
     headers: list[tuple[str, str]]
     path: str
+    endpoint: str = "primary"  # which listener it came to: "primary", or "replica" (replica.py)
 
     @property
     def auth_flow(self) -> str | None:

@@ -248,7 +248,7 @@ def answer_mfa_challenge(fake: FakeCognito, req: Request, client: ClientInfo) ->
     return finish_mfa(fake, ch)
 
 
-def _user_of_access_token(fake: FakeCognito, req: Request,
+def user_of_access_token(fake: FakeCognito, req: Request,
                           missing: str = "Missing required parameter AccessToken") -> tuple[str, str] | Reply:
     """(pool id, username) of a live access token, asking moto (GetUser); or moto's refusal.
     A request without the token is refused with `missing`, as the service does."""
@@ -281,7 +281,7 @@ def associate_software_token(fake: FakeCognito, req: Request, rest: Rest) -> Rep
             raise not_authorized(INVALID_SESSION, note=f"AssociateSoftwareToken with a {ch.name} session")
         ch = new_mfa_session(fake, ch, secret=new_totp_secret(), verified=False, attempts=0)
         return json_reply({"SecretCode": ch.secret, "Session": ch.session})
-    who = _user_of_access_token(fake, req, missing=NO_TOKEN_NOR_SESSION)
+    who = user_of_access_token(fake, req, missing=NO_TOKEN_NOR_SESSION)
     if isinstance(who, Reply):
         return who
     with fake.lock:
@@ -301,7 +301,7 @@ def verify_software_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply 
             raise wrong_code(fake, ch, ServiceError("EnableSoftwareTokenMFAException", SOFTWARE_TOKEN_CODE_MISMATCH))
         ch = new_mfa_session(fake, ch, verified=True, friendly_device_name=name)
         return json_reply({"Status": "SUCCESS", "Session": ch.session})
-    who = _user_of_access_token(fake, req, missing=NO_TOKEN_NOR_SESSION)
+    who = user_of_access_token(fake, req, missing=NO_TOKEN_NOR_SESSION)
     if isinstance(who, Reply):
         return who
     with fake.lock:
@@ -343,7 +343,7 @@ def _apply_mfa_preference(fake: FakeCognito, pool_id: str, username: str, body: 
 
 def set_user_mfa_preference(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     """moto would store it and then challenge in its own admin flow, with its fixed secret."""
-    who = _user_of_access_token(fake, req)
+    who = user_of_access_token(fake, req)
     if isinstance(who, Reply):
         return who
     return _apply_mfa_preference(fake, *who, req.body)

@@ -173,7 +173,7 @@ class FakeCognito:
     def take_fault(self, req: Request, when: str) -> FaultRule | None:
         with self.lock:
             for rule in self.faults:
-                if rule.when == when and rule.matches(req.op, req.auth_flow, req.challenge_name):
+                if rule.when == when and rule.matches(req.op, req.auth_flow, req.challenge_name, req.endpoint):
                     if rule.count > 0:
                         rule.count -= 1
                     return rule

@@ -8,11 +8,13 @@ import itertools
 import json
 import socket
 import sys
+import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from . import issuer, replica
 from .chain import CHAIN, Chain
 from .faults import FaultRule, fault_reply
 from .messages import Reply, Request, ServiceError, json_reply
@@ -28,6 +30,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     server_version = "fake-cognito/1"
     sys_version = ""
     fake: FakeCognito  # set on the subclass
+    endpoint = "primary"  # "replica" on the replica's listener (replica.py)
 
     def setup(self) -> None:
         super().setup()
@@ -128,8 +131,9 @@ class RequestHandler(BaseHTTPRequestHandler):
                 body = {}
         except ValueError:
             body = {}
-        req = Request(op, body, raw, list(self.headers.items()), self.path)
+        req = Request(op, body, raw, list(self.headers.items()), self.path, self.endpoint)
         entry: dict[str, Any] = {
+            "endpoint": self.endpoint,
             "ts": time.time(),
             "operation": op,
             "conn": self.conn_id,
@@ -158,7 +162,11 @@ class RequestHandler(BaseHTTPRequestHandler):
             if fault.kind != "stall":
                 return
         try:
-            reply = fake.chain.answer(fake, req)
+            # A replica is read-only (replica.py); tokens of a pool on another issuer are moto's
+            # inside the chain (issuer.py).
+            replica.refuse_writes(req)
+            req = issuer.to_moto(fake, req)
+            reply = issuer.from_moto(fake, req, fake.chain.answer(fake, req))
         except ServiceError as e:
             reply = e.reply()
         except Exception as e:  # a bug in the fake: say so loudly, as a 500 the test will see
@@ -223,10 +231,15 @@ class RequestHandler(BaseHTTPRequestHandler):
 def serve(upstream: str, port: int, log_path: str | None, host: str = "127.0.0.1",
           chain: Chain = CHAIN) -> tuple[ThreadingHTTPServer, FakeCognito]:
     fake = FakeCognito(upstream, log_path, chain)
-    handler = type("BoundHandler", (RequestHandler,), {"fake": fake})
+    return listen(fake, host, port), fake
+
+
+def listen(fake: FakeCognito, host: str, port: int, endpoint: str = "primary") -> ThreadingHTTPServer:
+    """A listener of `fake`: the primary's, or a replica's sharing its state (replica.py)."""
+    handler = type("BoundHandler", (RequestHandler,), {"fake": fake, "endpoint": endpoint})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
-    return server, fake
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,8 +249,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--log", default=None, help="append one JSON line per request to this file")
     args = ap.parse_args(argv)
-    server, _ = serve(args.upstream, args.port, args.log, args.host)
+    server, fake = serve(args.upstream, args.port, args.log, args.host)
+    second = listen(fake, args.host, 0, "replica")
+    threading.Thread(target=second.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     print(f"PORT {server.server_address[1]}", flush=True)
+    print(f"REPLICA {second.server_address[1]}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

@@ -9,6 +9,9 @@ struct IdentityPoolOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Role to ask for (CustomRoleArn), where the identity pool lets the user choose among the roles of its rules.", valueName: "arn"))
     var roleArn: String?
 
+    @Option(help: ArgumentHelp("The identity pool's provider name for the user pool, the Logins key (env AUTHCTL_IDENTITY_PROVIDER_NAME, profile identity_provider_name; default: cognito-idp.<region>.amazonaws.com/<pool id>; issuer-cognito-idp.<primary region>.amazonaws.com/<pool id> for an identity pool that names the updated issuer).", valueName: "name"))
+    var providerName: String?
+
     func validate() throws {
         if let roleArn, !(roleArn.hasPrefix("arn:") && (20...2048).contains(roleArn.count)) {
             throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/reader")
@@ -23,6 +26,8 @@ struct IdentityPoolSettings: Equatable {
     /// AWS_ENDPOINT_URL_COGNITO_IDENTITY, else AWS_ENDPOINT_URL, else the region's public endpoint.
     var endpoint: String
     var roleArn: String?
+    /// The Logins key, when set (`loginsKey(userPoolId:)` checks it and gives the default).
+    var providerName: String?
 
     static let endpointOrigin = "(from AWS_ENDPOINT_URL_COGNITO_IDENTITY or AWS_ENDPOINT_URL)"
 
@@ -37,6 +42,19 @@ struct IdentityPoolSettings: Equatable {
         endpoint = configured ?? CognitoIdentityService.defaultEndpoint(region: region)
         try ClientSettings.checkEndpoint(endpoint, origin: Self.endpointOrigin)
         roleArn = options.roleArn
+        providerName = options.providerName.flatMap { $0.isEmpty ? nil : $0 } ?? settings.identityProviderName
+    }
+
+    /// The Logins key for a session of `userPoolId`: the configured provider name, which must be
+    /// one of the pool's two issuers without `https://`, else the original one.
+    func loginsKey(userPoolId: String) throws -> String {
+        guard let providerName else { return CognitoIdentityService.providerName(userPoolId: userPoolId) }
+        let region = Settings.region(fromPoolId: userPoolId) ?? ""
+        let names = CognitoIssuer.accepted(region: region, userPoolId: userPoolId).map { String($0.dropFirst("https://".count)) }
+        guard names.contains(providerName) else {
+            throw AuthctlError(.configuration, "the provider name \(OutsideText(providerName)) (--provider-name, AUTHCTL_IDENTITY_PROVIDER_NAME or identity_provider_name) is not one of the user pool's: \(names.joined(separator: " or "))")
+        }
+        return providerName
     }
 
     /// A well-formed `<region>:<uuid>`, or exit 78 naming where it came from.

@@ -61,15 +61,7 @@ struct AccountCommandSupport {
 
     func typedCode(delivery: CodeDeliveryDetails?) throws -> String {
         let prompt = delivery?.deliveryMedium == "SMS" ? "Code from the text message: " : "Code from the email: "
-        for _ in 0..<5 {
-            guard let typed = console.prompt(prompt, secret: false) else { throw AuthctlError(.usage, "no code given") }
-            do {
-                return try AccountCode.normalized(typed)
-            } catch let error as AuthctlError {
-                console.message("That is not a code: \(error.message); try again.")
-            }
-        }
-        throw AuthctlError(.inputRejected, "no well-formed code after 5 tries: \(AccountCode.rule)")
+        return try AccountCode.ask(console, prompt: prompt, secret: false)
     }
 }
 
@@ -77,6 +69,19 @@ struct AccountCommandSupport {
 /// characters). Cognito sends 6 digits, which a person may write `123 456` or `123-456`.
 enum AccountCode {
     static let rule = "a confirmation code has no spaces inside, e.g. 123456"
+
+    /// Asked on the terminal until well formed (5 tries).
+    static func ask(_ console: Console, prompt: String, secret: Bool) throws -> String {
+        for _ in 0..<5 {
+            guard let typed = console.prompt(prompt, secret: secret) else { throw AuthctlError(.usage, "no code given") }
+            do {
+                return try normalized(typed)
+            } catch let error as AuthctlError {
+                console.message("That is not a code: \(error.message); try again.")
+            }
+        }
+        throw AuthctlError(.inputRejected, "no well-formed code after 5 tries: \(rule)")
+    }
 
     static func normalized(_ code: String) throws -> String {
         let trimmed = code.trimmingCharacters(in: .whitespaces)

@@ -27,9 +27,26 @@ struct SignInPipeline {
     func signIn(with flow: SignInFlow, keep: Bool) throws -> StoredSession {
         // A new sign-in replaces one that was left waiting for a code.
         if keep && !(flow is PendingCodeFlow) { context.kept.discardPendingChallenge() }
-        let session = try flow.signIn(context)
+        let session = try Self.run(flow, in: context)
         if keep { try sessions.store(signedIn: session) }
         return session
+    }
+
+    /// `flow` at the primary; when the primary did not answer (`Failover`) and a replica is
+    /// configured, said on stderr and run once more from its start at the replica (a challenge
+    /// session never crosses regions). A pending sign-in finishes where it started.
+    static func run(_ flow: SignInFlow, in context: SignInContext) throws -> StoredSession {
+        do {
+            return try flow.signIn(context)
+        } catch {
+            guard let outage = context.primaryOutage, let replica = context.client.replica, !context.atReplica,
+                  !(flow is PendingCodeFlow) else { throw error }
+            context.console.message(Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
+            context.atReplica = true
+            var session = try flow.signIn(context)
+            session.issuingRegion = replica.region
+            return session
+        }
     }
 
     /// `token --password-stdin`/`--method`: the stored session when it is fresh and of the user
@@ -39,7 +56,7 @@ struct SignInPipeline {
                        prepare: (_ storeAvailable: Bool) throws -> (SignInContext, SignInFlow)) throws -> ObtainedSession {
         try sessions.signInOrReuse(as: username, minValidity: minValidity) { storeAvailable in
             let (context, flow) = try prepare(storeAvailable)
-            return PreparedSignIn(username: flow.username ?? "") { try flow.signIn(context) }
+            return PreparedSignIn(username: flow.username ?? "") { try run(flow, in: context) }
         }
     }
 }

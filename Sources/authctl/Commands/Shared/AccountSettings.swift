@@ -1,0 +1,85 @@
+import CognitoClient
+import Foundation
+import LocalFormats
+
+/// What the signed-in account commands (`account ...`, `whoami`) share: the attributes that
+/// verify an address, the verification code read from the terminal or standard input, and the
+/// messages of the service's refusals.
+enum VerifiableAttribute: String, CaseIterable, Codable {
+    case email
+    case phoneNumber = "phone_number"
+
+    var words: String { self == .email ? "email address" : "phone number" }
+    /// `email_verified`, `phone_number_verified`.
+    var verifiedFlag: String { rawValue + "_verified" }
+}
+
+enum AccountSettings {
+    /// The attribute names a user has, unverified: an email or phone number whose `_verified` is "false".
+    static func unverified(_ attributes: [String: String]) -> [String] {
+        VerifiableAttribute.allCases.compactMap { attribute in
+            guard let value = attributes[attribute.rawValue], !value.isEmpty,
+                  attributes[attribute.verifiedFlag] != "true" else { return nil }
+            return attribute.rawValue
+        }
+    }
+
+    /// A verification code: the first line of standard input (`--code-stdin`), else asked
+    /// without echo on the terminal. Never taken from the command line.
+    static func readCode(console: Console, fromStdin: Bool, attribute: VerifiableAttribute) throws -> String {
+        if fromStdin {
+            guard let line = console.readLine(), !line.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw AuthctlError(.usage, "--code-stdin: standard input held no code")
+            }
+            return try AccountCode.normalized(line)
+        }
+        guard console.canPrompt else {
+            throw AuthctlError(.usage, "no terminal to ask for the code: give it as the first line of standard input with --code-stdin")
+        }
+        let prompt = attribute == .phoneNumber ? "Code from the text message: " : "Code from the email: "
+        return try AccountCode.ask(console, prompt: prompt, secret: true)
+    }
+
+    /// The message and exit code of a refused attribute change or verification; nil leaves the
+    /// error to `AuthctlError.from` (and to `withFreshSession` for the session's refusals).
+    static func failure(_ error: CognitoError, attribute: String? = nil) -> AuthctlError? {
+        let said = OutsideText(error.message)
+        let verifyAgain = attribute.map { "authctl account verify \($0)" } ?? "authctl account verify <attribute>"
+        switch error.refusal {
+        case .aliasExists?:
+            return AuthctlError(.inputRejected, "Another account already uses this email address or phone number: \(said)")
+        case .codeMismatch?:
+            return AuthctlError(.notAuthorized, "The code did not match; try again with the code from the latest message")
+        case .codeExpired?:
+            return AuthctlError(.notAuthorized, "The code has expired (or a newer one was sent since); get a new code with `\(verifyAgain)`")
+        case .throttled?, .attemptsExceeded?:
+            return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again (\(said))")
+        case .codeDeliveryFailed?:
+            return AuthctlError(.unavailable, "The pool could not send the code: \(said)")
+        case .invalidParameter?:
+            return AuthctlError(.inputRejected, "The pool refused the change: \(said)")
+        default:
+            if error.outcomeUnknown {
+                var failure = AuthctlError.from(error)
+                failure.message += "\nThe answer was lost, so the change may or may not have been made; `authctl whoami` shows the account as it is."
+                return failure
+            }
+            return nil
+        }
+    }
+
+    /// Runs `body` (a write) and turns the service's refusals into this command's messages; the
+    /// session's own refusals are `withFreshSession`'s (refresh and retry, or end the session).
+    static func write<T>(_ sessions: ProfileSession, attribute: String? = nil,
+                         _ body: (StoredSession, CognitoService) throws -> T) throws -> T {
+        try sessions.withFreshSession { session, service in
+            do {
+                return try body(session, service)
+            } catch let error as CognitoError where error.refusal == .accessTokenExpired || error.endsSession {
+                throw error
+            } catch let error as CognitoError {
+                throw failure(error, attribute: attribute) ?? error
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+@testable import authctl
+import CognitoClient
+import Foundation
+import LocalFormats
+import XCTest
+
+final class FailoverTests: XCTestCase {
+    private func client(_ args: [String], env: [String: String] = [:]) throws -> ClientSettings {
+        let environment = ["AUTHCTL_USER_POOL_ID": "eu-west-1_AbC123", "AUTHCTL_CLIENT_ID": "abc123", "HOME": "/nonexistent"]
+            .merging(env) { $1 }
+        return try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse(args), environment: environment))
+    }
+
+    func testTheReplicaIsTheFailoverRegionsEndpoint() throws {
+        XCTAssertNil(try client([]).replica)
+        let settings = try client(["--failover-region", "eu-central-1"])
+        XCTAssertEqual(settings.replica, .init(region: "eu-central-1", endpoint: "https://cognito-idp.eu-central-1.amazonaws.com/"))
+        XCTAssertEqual(settings.atReplica()?.endpoint, "https://cognito-idp.eu-central-1.amazonaws.com/")
+        XCTAssertEqual(settings.atReplica()?.userPoolId, "eu-west-1_AbC123", "the replica shares the pool id")
+        let emulator = try client([], env: ["AUTHCTL_ENDPOINT": "http://127.0.0.1:9229/", "AUTHCTL_FAILOVER_ENDPOINT": "http://127.0.0.1:9230/"])
+        XCTAssertEqual(emulator.replica?.endpoint, "http://127.0.0.1:9230/")
+    }
+
+    func testAReplicaThatIsThePrimaryOrPlainHTTPElsewhereIsRefused() {
+        XCTAssertThrowsError(try client(["--failover-region", "eu-west-1"]))
+        XCTAssertThrowsError(try client(["--failover-endpoint", "http://10.0.0.1/"]))
+    }
+
+    func testPrimaryAndReplicaAreOnePairForBinding() throws {
+        let settings = try client(["--failover-region", "eu-central-1"])
+        let session = try StoredSession(tokens: AuthenticationResult(accessToken: Self.token, expiresIn: 3600, tokenType: "Bearer",
+                                                                      refreshToken: "r", idToken: Self.token),
+                                        fallbackUsername: "alice", profile: "default", userPoolId: "eu-west-1_AbC123",
+                                        clientId: "abc123", region: "eu-central-1",
+                                        endpoint: "https://cognito-idp.eu-central-1.amazonaws.com/", now: Date())
+        XCTAssertNoThrow(try settings.checkBound(to: session))
+        XCTAssertThrowsError(try client([]).checkBound(to: session), "without the replica configured, its endpoint is another")
+    }
+
+    func testTheWitnessNotesOnlyTheLastAnswersOutage() throws {
+        final class Answers: HTTPTransport {
+            var statuses: [Int]
+            init(_ statuses: [Int]) { self.statuses = statuses }
+            func send(_ request: HTTPRequest) throws -> HTTPResponse {
+                let status = statuses.removeFirst()
+                if status == 0 { throw TransportError(kind: .timeout, message: "timed out") }
+                return HTTPResponse(status: status)
+            }
+        }
+        let request = HTTPRequest(url: "https://example.com/", method: "POST", headers: [])
+        let witness = OutageWitness(Answers([503, 400, 0]))
+        _ = try witness.send(request)
+        XCTAssertEqual(witness.outage, "HTTP 503")
+        _ = try witness.send(request)
+        XCTAssertNil(witness.outage, "a refusal after a 5xx is a refusal")
+        XCTAssertThrowsError(try witness.send(request))
+        XCTAssertEqual(witness.outage, "timed out")
+    }
+
+    /// A JWT whose claims authctl reads (not verified here).
+    static let token: String = {
+        func b64(_ s: String) -> String {
+            Data(s.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        }
+        return b64(#"{"alg":"RS256","kid":"k"}"#) + "." + b64(#"{"username":"alice","sub":"s","exp":4102444800}"#) + ".sig"
+    }()
+}

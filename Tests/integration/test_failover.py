@@ -1,0 +1,115 @@
+"""Multi-Region failover (issue 20): with a replica configured (--failover-region /
+AUTHCTL_FAILOVER_REGION / failover_region, --failover-endpoint for emulators), sign-in and refresh
+go once to the replica when the primary does not answer (no connection, timeout, 5xx), never after
+a refusal (4xx); a challenge sequence stays in one region; the session says which region issued
+it (status); writes never go to the replica and say it is read-only.
+
+The fake's second listener plays the replica (fake_cognito/replica.py): the same state, writes
+refused; faults with "endpoint": "primary" take only the primary down.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import ALICE_PASSWORD, cognito_client
+
+REPLICA_REGION = "us-west-2"
+
+
+@pytest.fixture
+def replica(cli, fake):
+    return {"AUTHCTL_FAILOVER_REGION": REPLICA_REGION, "AUTHCTL_FAILOVER_ENDPOINT": fake.replica_endpoint}
+
+
+def primary_down(fake, **rule):
+    fake.add_fault(**{"operation": "*", "kind": "status", "status": 503, "count": -1, "endpoint": "primary", **rule})
+
+
+def calls(fake, mark, endpoint: str, operation: str | None = None):
+    match = {"endpoint": endpoint}
+    if operation:
+        match["operation"] = operation
+    return [c["operation"] for c in fake.calls(mark, **match)]
+
+
+@pytest.mark.parametrize("fault", [
+    {"kind": "status", "status": 503},
+    {"kind": "drop"},
+    {"kind": "stall", "seconds": 8},
+], ids=["503", "connection", "timeout"])
+def test_signin_fails_over_when_the_primary_does_not_answer(cli, fake, replica, fault):
+    primary_down(fake, **fault)
+    mark = fake.mark()
+    r = cli.signin("alice", None, "--timeout", "6", **replica)
+    assert r.code == 0, r
+    assert f"did not answer" in r.err and f"signing in at the replica in {REPLICA_REGION}" in r.err, r
+    assert "InitiateAuth" in calls(fake, mark, "replica"), fake.calls(mark)
+    s = cli.run("status", "--output", "json", **replica)
+    profile = s.json()["profiles"][0]
+    assert profile["issuedIn"] == REPLICA_REGION and profile["issuedByReplica"] is True, s
+    assert f"(issued by the replica in {REPLICA_REGION})" in cli.run("status", **replica).out
+
+    # The primary is back: the replica's session works there (one pair for endpoint binding).
+    fake.clear_faults()
+    w = cli.run("whoami", **replica)
+    assert w.code == 0, w
+    assert cli.run("signout", **replica).code == 0
+
+
+def test_a_refusal_never_fails_over(cli, fake, replica):
+    primary_down(fake, kind="error", status=400, errorType="InvalidParameterException", message="Injected refusal")
+    mark = fake.mark()
+    r = cli.signin(**replica)
+    assert r.code != 0, r
+    assert "replica" not in r.err, r
+    assert calls(fake, mark, "replica") == []
+
+
+def test_without_a_replica_nothing_fails_over(cli, fake):
+    primary_down(fake)
+    mark = fake.mark()
+    r = cli.signin()
+    assert r.code == 69, r
+    assert calls(fake, mark, "replica") == []
+
+
+def test_a_challenge_sequence_stays_in_one_region(cli, fake, replica):
+    primary_down(fake, operation="RespondToAuthChallenge")
+    mark = fake.mark()
+    r = cli.signin(**replica)
+    assert r.code == 0, r
+    assert calls(fake, mark, "primary") == ["InitiateAuth", "RespondToAuthChallenge"] * (len(calls(fake, mark, "primary")) // 2)
+    # The replica starts from the first step, with a challenge session of its own.
+    assert calls(fake, mark, "replica") == ["InitiateAuth", "RespondToAuthChallenge"], fake.calls(mark)
+
+
+def test_refresh_fails_over(cli, fake, replica):
+    assert cli.signin(**replica).code == 0
+    before = cli.keyring.session()
+    primary_down(fake)
+    mark = fake.mark()
+    r = cli.run("token", "--min-valid", "3700", **replica)
+    assert r.code == 0, r
+    assert f"refreshing at the replica in {REPLICA_REGION}" in r.err, r
+    assert calls(fake, mark, "replica"), fake.calls(mark)
+    after = cli.keyring.session()
+    assert after["accessToken"] != before["accessToken"]
+    assert after.get("issuingRegion") == REPLICA_REGION, after
+
+
+def test_writes_never_go_to_the_replica(cli, fake, replica):
+    assert cli.signin(**replica).code == 0
+    primary_down(fake)
+    mark = fake.mark()
+    r = cli.run("account", "update", "--attribute", "nickname=al", **replica)
+    assert r.code == 69, r
+    assert "is read-only" in r.err and REPLICA_REGION in r.err, r
+    assert calls(fake, mark, "replica") == []
+
+
+def test_the_fake_replica_is_read_only(fake, pool):
+    replica = cognito_client(fake.replica_endpoint)
+    with pytest.raises(replica.exceptions.ForbiddenException):
+        replica.admin_set_user_password(UserPoolId=pool.pool_id, Username="alice", Password="Other-Passw0rd!", Permanent=True)
+    assert replica.admin_get_user(UserPoolId=pool.pool_id, Username="alice")["Username"] == "alice"

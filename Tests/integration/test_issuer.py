@@ -1,0 +1,105 @@
+"""Pools on the updated issuer (issue 20): tokens naming
+https://issuer-cognito-idp.<primary region>.amazonaws.com/<pool id> are accepted, checked and
+verified like the original ones; any third issuer is refused; the identity pool's Logins key can
+name the updated issuer (--provider-name, identity_provider_name).
+
+The fake hands out a pool's tokens with the issuer set by POST /_fake/config {"issuers": {...}}
+(fake_cognito/issuer.py), signed with moto's key, whose set the endpoint override publishes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import harness
+from harness import jwt_claims
+from test_aws_credentials import ROLE_ARN, identity  # noqa: F401  (fixture)
+
+
+@pytest.fixture
+def on_issuer(fake, pool):
+    def use(issuer: str) -> None:
+        fake.set_config(issuers={pool.pool_id: issuer})
+    yield use
+    fake.set_config(issuers={})
+
+
+def updated(pool) -> str:
+    return f"https://issuer-cognito-idp.{pool.pool_id.split('_')[0]}.amazonaws.com/{pool.pool_id}"
+
+
+def test_updated_issuer_is_accepted_and_verified(cli, on_issuer):
+    on_issuer("updated")
+    assert cli.signin().code == 0
+    session = cli.keyring.session()
+    assert jwt_claims(session["accessToken"])["iss"] == updated(cli.pool)
+    assert jwt_claims(session["idToken"])["iss"] == updated(cli.pool)
+    for kind in ("id", "access"):
+        r = cli.run("token", "--type", kind, "--verify")
+        assert r.code == 0, r
+    w = cli.run("whoami", "--verify")
+    assert w.code == 0, w
+    # A refresh hands out tokens on the same issuer, accepted too.
+    r = cli.run("token", "--min-valid", "3700", "--verify")
+    assert r.code == 0, r
+    assert r.out.strip() != session["idToken"], "refreshed"
+    assert jwt_claims(r.out.strip())["iss"] == updated(cli.pool)
+
+
+@pytest.mark.parametrize("third", [
+    "https://issuer-cognito-idp.eu-west-1.amazonaws.com/{pool}",  # not the primary region
+    "https://cognito-idp.eu-west-1.amazonaws.com/{pool}",  # not the pool's region
+    "http://issuer-cognito-idp.{region}.amazonaws.com/{pool}",
+    "https://issuer-cognito-idp.{region}.amazonaws.com.evil.example/{pool}",
+])
+def test_a_third_issuer_is_refused(cli, on_issuer, third):
+    issuer = third.format(pool=cli.pool.pool_id, region=cli.pool.pool_id.split("_")[0])
+    on_issuer(issuer)
+    assert cli.signin().code == 0
+    assert jwt_claims(cli.keyring.session()["accessToken"])["iss"] == issuer
+    for args in (["token"], ["token", "--verify"], ["whoami"]):
+        r = cli.run(*args)
+        assert r.code == 77, r
+        assert "issuer" in r.err and issuer in r.err, r
+
+
+def make_identity_pool(identity, provider: str, client_id: str) -> str:
+    ci = identity.client("cognito-identity")
+    pool_id = ci.create_identity_pool(
+        IdentityPoolName=f"authctl{time.time_ns()}", AllowUnauthenticatedIdentities=False,
+        CognitoIdentityProviders=[{"ProviderName": provider, "ClientId": client_id}])["IdentityPoolId"]
+    ci.set_identity_pool_roles(IdentityPoolId=pool_id, Roles={"authenticated": ROLE_ARN})
+    return pool_id
+
+
+def test_identity_pool_naming_the_updated_issuer(cli, on_issuer, identity):
+    on_issuer("updated")
+    assert cli.signin().code == 0
+    provider = updated(cli.pool).removeprefix("https://")
+    env = {"AUTHCTL_IDENTITY_POOL_ID": make_identity_pool(identity, provider, cli.client_id),
+           "AWS_ENDPOINT_URL_COGNITO_IDENTITY": identity.url}
+    r = cli.run("aws-credentials", **env)
+    assert r.code == 77, "the original provider name is not this identity pool's"
+    r = cli.run("aws-credentials", "--provider-name", "cognito-idp.eu-west-1.amazonaws.com/" + cli.pool.pool_id, **env)
+    assert r.code == 78 and "is not one of the user pool's" in r.err, r
+    r = cli.run("aws-credentials", "--provider-name", provider, **env)
+    assert r.code == 0, r
+    r = cli.run("aws-credentials", **env, AUTHCTL_IDENTITY_PROVIDER_NAME=provider)
+    assert r.code == 0, r
+
+
+def test_profile_identity_provider_name(cli, identity):
+    assert cli.signin().code == 0
+    provider = f"cognito-idp.{harness.REGION}.amazonaws.com/{cli.pool.pool_id}"
+    config = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    env = {"AUTHCTL_IDENTITY_POOL_ID": make_identity_pool(identity, provider, cli.client_id),
+           "AWS_ENDPOINT_URL_COGNITO_IDENTITY": identity.url}
+    config.write_text(f'[profiles.default]\nidentity_provider_name = "cognito-idp.eu-west-1.amazonaws.com/{cli.pool.pool_id}"\n')
+    r = cli.run("aws-credentials", **env)
+    assert r.code == 78 and "identity_provider_name" in r.err, r
+    config.write_text(f'[profiles.default]\nidentity_provider_name = "{provider}"\n')
+    r = cli.run("aws-credentials", **env)
+    assert r.code == 0, r
