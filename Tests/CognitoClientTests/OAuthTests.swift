@@ -115,6 +115,31 @@ final class OAuthTests: XCTestCase {
         }
     }
 
+    /// Issue 22, finding 6: an endpoint (a proxy's error page, a debugging server) that echoes the
+    /// request showed the client secret base64-encoded in the `Authorization: Basic` header, or
+    /// percent- or JSON-escaped: every encoding authctl sends is redacted, not only the raw secret.
+    func testTheSecretIsRedactedInEveryEncodingItWasSent() throws {
+        let secret = "s3cret/with spaces+and\"quotes\""
+        let basic = Data("client1:\(percentEncoded(secret))".utf8).base64EncodedString()
+        let echoes = ["Authorization: Basic \(basic)", "client_secret=\(percentEncoded(secret))",
+                      "client_secret=" + percentEncoded(secret).replacingOccurrences(of: "%20", with: "+"),
+                      #"{"secret": "s3cret\/with spaces+and\"quotes\""}"#,
+                      "raw \(Data(secret.utf8).base64EncodedString())"]
+        for echo in echoes {
+            let (endpoint, _) = endpoint([Self.answer(["error": "invalid_request", "error_description": echo], status: 400)],
+                                         secret: secret)
+            XCTAssertThrowsError(try endpoint.refresh(refreshToken: "refresh-token-0001")) {
+                let message = ($0 as? OAuthError)?.message ?? ""
+                XCTAssertTrue(message.contains("[redacted]"), message)
+                XCTAssertFalse(message.contains(basic) || message.contains("s3cret") || message.contains("czNjcmV0"), message)
+            }
+        }
+    }
+
+    private func percentEncoded(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))!
+    }
+
     func testHTMLPageIsAnUnexpectedAnswer() {
         let page = ScriptedTransport.Step.respond(HTTPResponse(status: 404, headers: ["content-type": "text/html"], body: Data("<html>".utf8)))
         let (endpoint, _) = endpoint([page])

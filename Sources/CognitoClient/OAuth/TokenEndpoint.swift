@@ -121,8 +121,9 @@ public final class TokenEndpoint {
         if let secret = client.clientSecret {
             // RFC 6749 2.3.1: id and secret form-encoded, joined by a colon, base64.
             let pair = FormEncoding.escape(client.clientId) + ":" + FormEncoding.escape(secret)
-            headers.append(("Authorization", "Basic " + Data(pair.utf8).base64EncodedString()))
-            secretValues.append(secret)
+            let credentials = Data(pair.utf8).base64EncodedString()
+            headers.append(("Authorization", "Basic " + credentials))
+            secretValues += [secret, credentials]
         }
         body.append(("client_id", client.clientId))
         let request = HTTPRequest(url: url, headers: headers, body: Data(FormEncoding.encode(body).utf8))
