@@ -90,6 +90,8 @@ struct AuthctlError: Error, CustomStringConvertible {
             return AuthctlError(.inputRejected, said.description)
         case .resourceNotFound?:
             return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(said)")
+        case .scopeMissing?:
+            return AuthctlError(.notAuthorized, Messages.scopeMissing(said.description))
         case .invalidParameter?, .poolConfiguration?:
             return AuthctlError(.configuration, "Cognito refused the request: \(said)")
         case _ where error.isNotAuthorized:

@@ -134,7 +134,7 @@ struct ProfileSession {
                 guard !refreshedOnce else { throw SessionError.clockSkew(serviceMessage: error.message) }
                 refreshedOnce = true
                 session = try refresh(replacing: session, minValidity: nil, service: service)
-            } catch let error as CognitoError where error.isNotAuthorized || error.refusal == .userNotFound {
+            } catch let error as CognitoError where error.refusesTheSession {
                 throw end(session, reason: "Cognito refused the access token: \(error.message)")
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import CognitoClient
 
 /// What the session layer (`ProfileSession`) can end with, as values a command can act on.
 /// Only `AuthctlError.from`, in the one `run()`, turns them into a message and an exit code.
@@ -82,6 +83,13 @@ enum SessionError: Error, Equatable {
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 enum Messages {
+    /// A live session whose access token lacks the self-service scope (a browser sign-in with its own --scope list).
+    static func scopeMissing(_ said: String) -> String {
+        "Cognito refused the call: the session's access token does not have the scope \(ServiceRefusal.userAdminScope) (\(said)). "
+            + "The session is kept and still works where that scope is not needed; to use this command, sign in with "
+            + "authctl signin --browser without --scope (the default scopes include it) or with --scope \(ServiceRefusal.userAdminScope)"
+    }
+
     static func notSignedIn(profile: String) -> String {
         "Not signed in (profile \(profile)). Run: authctl signin"
     }

@@ -136,7 +136,7 @@ struct SignOut: AuthctlCommand {
                 } catch let error as CognitoError {
                     // Remembered across the retry after a refresh: the first request may have done it.
                     if error.outcomeUnknown { mayHaveActed = true }
-                    if error.refusal != .accessTokenExpired && (error.isNotAuthorized || error.refusal == .userNotFound) {
+                    if error.refusesTheSession {
                         throw Refused(error: error)
                     }
                     throw error
