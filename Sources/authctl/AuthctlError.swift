@@ -52,6 +52,8 @@ struct AuthctlError: Error, CustomStringConvertible {
             // libcrypto, loaded on the first sign-in (docs/performance.md), is missing: the
             // machine's set-up, as a missing libcurl or libsecret.
             return AuthctlError(.configuration, error.message)
+        case let error as JWTError where error.code == .claimMismatch:
+            return AuthctlError(.unavailable, Messages.tokensRefused(OutsideText(error.message).description))
         case let error as JWTError:
             return AuthctlError(.unexpected, "the service returned an unreadable token: \(error.message)")
         default:

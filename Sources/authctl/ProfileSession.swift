@@ -161,6 +161,8 @@ struct ProfileSession {
             let tokens = try current.domain != nil
                 ? refreshAtManagedLogin(current, client: client, in: held)
                 : refreshWithCognito(current, client: client, service: service, in: held)
+            try IssuedTokens.check(accessToken: tokens.accessToken, idToken: tokens.idToken, issuer: client.issuer,
+                                   clientId: client.clientId, previous: current.holder)
             try current.apply(refreshed: tokens, now: context.now())
             do {
                 try held.save(current)

@@ -83,6 +83,11 @@ enum SessionError: Error, Equatable {
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 enum Messages {
+    /// The tokens an answer handed over are not this pool's, client's or user's (`IssuedTokens`).
+    static func tokensRefused(_ why: String) -> String {
+        "refused the tokens the service returned: \(why); nothing was stored"
+    }
+
     /// A live session whose access token lacks the self-service scope (a browser sign-in with its own --scope list).
     static func scopeMissing(_ said: String) -> String {
         "Cognito refused the call: the session's access token does not have the scope \(ServiceRefusal.userAdminScope) (\(said)). "
