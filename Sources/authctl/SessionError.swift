@@ -83,6 +83,10 @@ enum SessionError: Error, Equatable {
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 enum Messages {
+    static let codeOptionRemoved = "--code is no longer accepted here: a code on the command line can be read by every local user "
+        + "(ps, /proc) and used before you. Type it at the prompt (not echoed), or give it on the first line of standard input "
+        + "with --code-stdin (with --password-stdin, the new password on the second line)."
+
     /// The tokens an answer handed over are not this pool's, client's or user's (`IssuedTokens`).
     static func tokensRefused(_ why: String) -> String {
         "refused the tokens the service returned: \(why); nothing was stored"
