@@ -81,9 +81,7 @@ struct Exec: AuthctlCommand {
 
         // The command gets what it asked for and no other secret: not the token it did not ask
         // for (an inherited one included), not the app client's secret.
-        for name in ["AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN", "AUTHCTL_CLIENT_SECRET"] {
-            unsetenv(name)
-        }
+        for name in ChildProcess.authctlSecrets { unsetenv(name) }
         for type in requested {
             setenv(type == .access ? "AUTHCTL_ACCESS_TOKEN" : "AUTHCTL_ID_TOKEN", checks.token(session, type), 1)
         }

@@ -32,7 +32,7 @@ def main() -> int:
     if plan.get("cookies") and os.path.exists(plan["cookies"]):
         jar.load(ignore_discard=True)
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect())
-    seen: dict = {"argv": sys.argv[1:], "pages": []}
+    seen: dict = {"argv": sys.argv[1:], "pages": [], "environ": sorted(os.environ)}
     data = None
     for _ in range(20):
         if urllib.parse.urlsplit(url).hostname == "localhost":
