@@ -25,8 +25,21 @@ final class LoopbackListener {
         } catch let error as BindFailure {
             throw error.authctlError(port: port)
         }
-        // ::1 too, for browsers that try it first for "localhost"; a machine without IPv6 has only 127.0.0.1.
-        if let v6 = try? Self.bind(family: AF_INET6, port: port) { sockets.append(v6) }
+        // ::1 too, for browsers that try it first for "localhost". A machine without IPv6 has only
+        // 127.0.0.1; but where ::1 exists and the port is taken there, the browser may go to
+        // whoever holds it (finding 4): that fails as a taken IPv4 port does.
+        do {
+            sockets.append(try Self.bind(family: AF_INET6, port: port))
+        } catch let error as BindFailure where !Self.noIPv6Loopback(error.errno) {
+            for fd in sockets { close(fd) }
+            sockets = []
+            throw error.authctlError(port: port)
+        } catch {}
+    }
+
+    /// The errors of a machine (or container) without an IPv6 loopback.
+    private static func noIPv6Loopback(_ code: Int32) -> Bool {
+        code == EAFNOSUPPORT || code == EADDRNOTAVAIL || code == EPROTONOSUPPORT
     }
 
     deinit {
