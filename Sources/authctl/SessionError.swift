@@ -83,6 +83,8 @@ enum SessionError: Error, Equatable {
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 enum Messages {
+    static let notThisSignIn = "authctl: that redirect URL is not this sign-in's (its state differs); paste the URL of this sign-in's last page, or wait for the browser"
+
     static let codeOptionRemoved = "--code is no longer accepted here: a code on the command line can be read by every local user "
         + "(ps, /proc) and used before you. Type it at the prompt (not echoed), or give it on the first line of standard input "
         + "with --code-stdin (with --password-stdin, the new password on the second line)."

@@ -1,6 +1,7 @@
 """Issue 22: the browser sign-in against other local users and local processes. Each test failed
 on the binary before its fix.
 
+- finding 3: a wrong-state redirect ended the sign-in; a slow client blocked the listener.
 - finding 4: a squatted [::1]:PORT was accepted silently.
 - finding 5: the browser inherited AUTHCTL_CLIENT_SECRET and the AWS keys.
 """
@@ -21,6 +22,65 @@ import pytest
 import harness
 from managed_login import managed_login, oauth_env, oauth_pool, wait_until  # noqa: F401 (fixtures)
 from test_browser_signin import BROWSERS, browser_result, plan_env, signin
+
+def slow_browser(tmp_path: Path, inner: str, delay: float) -> str:
+    """A $BROWSER that waits `delay` seconds before the real one starts (the attacker's window)."""
+    script = tmp_path / "slow-browser"
+    script.write_text(f"#!/bin/sh\nsleep {delay}\nexec {sys.executable} {BROWSERS / inner} \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def trickle(port: int, stop: threading.Event) -> None:
+    """A client that sends one byte a second and never finishes its request."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        for byte in b"GET /callback?state=x HTTP/1.1\r\n" * 100:
+            if stop.wait(1):
+                return
+            s.send(bytes([byte]))
+
+
+def wait_listening(port: int, timeout: float = 10) -> None:
+    def up():
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    assert wait_until(up, timeout)
+
+
+def run_beside_a_trickler(port: int, args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, str, float]:
+    """authctl `args` with a trickling client connected as soon as it listens; (process, stderr, seconds)."""
+    stop = threading.Event()
+    started = time.monotonic()
+    victim = subprocess.Popen([str(harness.authctl_bin()), *args, "--redirect-port", str(port)], env=env, cwd=env["HOME"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_listening(port)
+        threading.Thread(target=trickle, args=(port, stop), daemon=True).start()
+        _, err = victim.communicate(timeout=60)
+    finally:
+        stop.set()
+    return victim, err, time.monotonic() - started
+
+
+def test_a_slow_client_neither_blocks_the_browser_nor_outlasts_the_timeout(cli, oauth_pool, managed_login, tmp_path):
+    """Finding 3: a connection trickling a byte a second held the listener (the real browser went
+    unanswered) and kept authctl past --browser-timeout."""
+    plan = plan_env(tmp_path)
+    plan["BROWSER"] = slow_browser(tmp_path, "script_browser.py", 2)
+    victim, err, seconds = run_beside_a_trickler(oauth_pool.redirect_port, ["signin", "--browser", "--browser-timeout", "20"],
+                                                 oauth_env(cli, oauth_pool, managed_login, **plan))
+    assert victim.returncode == 0 and "Signed in as alice" in err, err
+    assert seconds < 15
+
+    # Only the trickler: the timeout is a hard deadline.
+    victim, err, seconds = run_beside_a_trickler(oauth_pool.redirect_port, ["signin", "--browser", "--no-browser", "--browser-timeout", "3"],
+                                                 oauth_env(cli, oauth_pool, managed_login))
+    assert victim.returncode == 77 and "within 3 s" in err, err
+    assert seconds < 6
+
 
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs chromium")
 def test_a_squatted_ipv6_loopback_port_fails_like_a_taken_ipv4_one(cli, oauth_pool, managed_login, tmp_path):

@@ -109,8 +109,12 @@ def test_access_denied_at_the_idp_stores_nothing(cli, oauth_pool, managed_login,
 
 
 def test_wrong_state_stores_nothing(cli, oauth_pool, managed_login, tmp_path):
-    r = signin(cli, oauth_pool, managed_login, tmp_path, browser_plan=plan_env(tmp_path, forge_state=True))
-    assert r.code == 77 and "state" in r.err, r
+    """A redirect with another state is answered 400 and ignored: the sign-in waits on (issue 22,
+    finding 3: it used to end the sign-in, so anyone could abort it)."""
+    r = signin(cli, oauth_pool, managed_login, tmp_path, "--browser-timeout", "5",
+               browser_plan=plan_env(tmp_path, forge_state=True))
+    assert r.code == 77 and "within 5 s" in r.err, r
+    assert browser_result(tmp_path)["final_status"] == 400
     assert cli.keyring.session() is None
     assert not managed_login.requests(path="/oauth2/token"), "a forged redirect's code is never exchanged"
 

@@ -131,6 +131,14 @@ struct BrowserSignIn {
                 callback = AuthorizationCallback(query: query)
                 connection = conn
             }
+            // A redirect that is not this sign-in's (no state, another state) is answered and
+            // ignored: anyone could send one, and it must not end the sign-in (finding 3).
+            if !callback.isForState(request.state) {
+                connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
+                    "Not this sign-in", "This redirect does not belong to the sign-in authctl is waiting for."))
+                if connection == nil { console.message(Messages.notThisSignIn) }
+                continue
+            }
             do {
                 let code = try callback.code(expectedState: request.state)
                 let tokens = try endpoint.exchange(code: code, redirectURI: redirectURI, verifier: request.pkce.verifier)
