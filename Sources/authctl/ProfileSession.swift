@@ -247,6 +247,7 @@ struct ProfileSession {
     /// is a warning).
     func store(signedIn session: StoredSession) throws {
         let replaced = try replace(with: session)
+        if let replaced, let notice = Messages.anotherUser(replacing: replaced, with: session) { context.console.message(notice) }
         guard let replaced, replaced.refreshToken != session.refreshToken,
               replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId,
               ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint) else { return }

@@ -1,5 +1,6 @@
 import Foundation
 import CognitoClient
+import LocalFormats
 
 /// What the session layer (`ProfileSession`) can end with, as values a command can act on.
 /// Only `AuthctlError.from`, in the one `run()`, turns them into a message and an exit code.
@@ -88,6 +89,14 @@ enum Messages {
     static let codeOptionRemoved = "--code is no longer accepted here: a code on the command line can be read by every local user "
         + "(ps, /proc) and used before you. Type it at the prompt (not echoed), or give it on the first line of standard input "
         + "with --code-stdin (with --password-stdin, the new password on the second line)."
+
+    /// Said when a sign-in replaces another user's session (issue 22, finding 1: another local user
+    /// could have slipped their own sign-in in; a person must see it happened).
+    static func anotherUser(replacing old: StoredSession, with new: StoredSession) -> String? {
+        guard old.username != new.username || old.holder?.subject != new.holder?.subject else { return nil }
+        return "authctl: note: profile \(OutsideText(new.profile)) was signed in as \(OutsideText(old.username)); "
+            + "it is now signed in as \(OutsideText(new.username))"
+    }
 
     /// The tokens an answer handed over are not this pool's, client's or user's (`IssuedTokens`).
     static func tokensRefused(_ why: String) -> String {

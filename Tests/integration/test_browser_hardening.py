@@ -1,9 +1,14 @@
-"""Issue 22: the browser sign-in against other local users and local processes. Each test failed
-on the binary before its fix.
+"""Issue 22: the browser sign-in against another local user (uid nobody, through setpriv) and
+against slow or squatting local processes. Each test failed on the binary before its fix.
 
+- finding 1: the authorize URL (state, nonce, PKCE challenge) was on the browser's argv, where any
+  user reads it in /proc, and the listener acted on a callback from any local user. Now the
+  browser is given http://localhost:PORT/start and only this user's connections are served; the
+  others are answered 403 (the peer's uid from /proc/net/tcp*).
 - finding 3: a wrong-state redirect ended the sign-in; a slow client blocked the listener.
 - finding 4: a squatted [::1]:PORT was accepted silently.
 - finding 5: the browser inherited AUTHCTL_CLIENT_SECRET and the AWS keys.
+- finding 12: `signout --browser`'s "signed out" could be forged through /signed-out.
 """
 
 from __future__ import annotations
@@ -23,12 +28,93 @@ import harness
 from managed_login import managed_login, oauth_env, oauth_pool, wait_until  # noqa: F401 (fixtures)
 from test_browser_signin import BROWSERS, browser_result, plan_env, signin
 
+# Run as nobody: scans every process's argv for an authorize URL's state, then asks authctl's
+# listener for /start and delivers a callback with that state (or a made-up one). Prints JSON.
+ATTACKER = r"""
+import json, os, re, sys, time, urllib.request, urllib.error
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+found, deadline = None, time.time() + seconds
+while found is None and time.time() < deadline:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        m = re.search(r"[?&]state=([A-Za-z0-9_-]{20,})", argv)
+        if m:
+            found = m.group(1)
+    time.sleep(0.05)
+class Keep(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a): return None
+opener = urllib.request.build_opener(Keep())
+def status(path):
+    try:
+        return opener.open(f"http://127.0.0.1:{port}{path}", timeout=5).status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except Exception as e:
+        return str(e)
+print(json.dumps({"state": found, "start": status("/start"),
+                  "callback": status(f"/callback?code=attackers-code&state={found or 'guess'}"),
+                  "signed_out": status("/signed-out")}))
+"""
+
+
+def as_nobody(script: str, *args: str, timeout: float = 60) -> subprocess.Popen:
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    return subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", script, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
+
+
 def slow_browser(tmp_path: Path, inner: str, delay: float) -> str:
     """A $BROWSER that waits `delay` seconds before the real one starts (the attacker's window)."""
     script = tmp_path / "slow-browser"
     script.write_text(f"#!/bin/sh\nsleep {delay}\nexec {sys.executable} {BROWSERS / inner} \"$@\"\n")
     script.chmod(0o755)
     return str(script)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs chromium")
+def test_another_user_can_neither_read_the_authorize_url_nor_deliver_a_callback(cli, oauth_pool, managed_login, tmp_path):
+    """Finding 1, with headless Chromium as the victim's browser and nobody as the attacker."""
+    plan = plan_env(tmp_path, browser="selenium_browser.py")
+    plan["BROWSER"] = slow_browser(tmp_path, "selenium_browser.py", 6)
+    env = oauth_env(cli, oauth_pool, managed_login, **plan)
+    victim = subprocess.Popen([str(harness.authctl_bin()), "signin", "--browser", "--redirect-port", str(oauth_pool.redirect_port)],
+                              env=env, cwd=env["HOME"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    attacker = as_nobody(ATTACKER, str(oauth_pool.redirect_port), "4")
+    seen_by_attacker = json.loads(attacker.communicate(timeout=60)[0])
+    out, err = victim.communicate(timeout=120)
+    assert seen_by_attacker["state"] is None, seen_by_attacker  # nothing on any argv
+    assert seen_by_attacker["start"] == 403 and seen_by_attacker["callback"] == 403, seen_by_attacker
+    assert not [e for e in managed_login.requests(path="/oauth2/token") if e.get("code") == "attackers-code"]
+    assert victim.returncode == 0, err
+    assert "Signed in as alice" in err
+    seen = browser_result(tmp_path, timeout=60)
+    assert seen["argv"] == [f"http://localhost:{oauth_pool.redirect_port}/start"]
+    assert "Signed in" in seen["final_body"]
+
+
+def test_the_signed_out_page_cannot_be_forged_by_another_user(cli, oauth_pool, managed_login, tmp_path):
+    """Finding 12: nobody requests /signed-out while the real browser is still on its way."""
+    plan = plan_env(tmp_path, cookies=str(tmp_path / "cookies.txt"))
+    assert signin(cli, oauth_pool, managed_login, tmp_path, browser_plan=plan).code == 0
+    (tmp_path / "browser-result.json").unlink()
+    plan["BROWSER"] = slow_browser(tmp_path, "script_browser.py", 4)
+    victim = subprocess.Popen([str(harness.authctl_bin()), "signout", "--browser"], env=oauth_env(cli, oauth_pool, managed_login, **plan),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    attacker = as_nobody(ATTACKER, str(oauth_pool.redirect_port), "0.5")
+    seen_by_attacker = json.loads(attacker.communicate(timeout=60)[0])
+    out, err = victim.communicate(timeout=60)
+    assert seen_by_attacker["signed_out"] == 403, seen_by_attacker
+    assert victim.returncode == 0, err
+    seen = browser_result(tmp_path)
+    assert seen["final_status"] == 200 and "Signed out" in seen["final_body"], seen  # the real return still works
 
 
 def trickle(port: int, stop: threading.Event) -> None:

@@ -91,8 +91,11 @@ struct BrowserSignIn {
                                            identityProvider: options.identityProvider, prompt: options.prompt)
         let url = domain.authorizeURL(request)
 
+        // The browser is given /start, which only this user's processes are sent on from: the
+        // authorize URL (state, nonce, PKCE challenge) is on no argv another user can read in /proc.
+        listener.startURL = url
         let launcher = BrowserLauncher(environment: context.environment)
-        let opened = options.noBrowser ? nil : launcher.open(url)
+        let opened = options.noBrowser ? nil : launcher.open("http://localhost:\(port)/start")
         if let opened {
             console.message("Opened the sign-in page with \(opened). If it did not open, visit:\n  \(url)")
         } else {

@@ -6,11 +6,17 @@ import Glibc
 /// The browser sign-in's redirect listener: `http://localhost:PORT/callback` on 127.0.0.1 (and ::1
 /// where the machine has it), nothing else. Small and strict: one GET request per connection,
 /// read with a bound on size and time, `path` (`/callback`; `/signed-out` after a logout) handed
-/// to the caller, everything else 404. Connections are served side by side, each with its own deadline, so a slow one cannot hold
+/// to the caller, `/start` redirected to `startURL` (the authorize URL, kept off the browser's
+/// argv), everything else 404. Only this user's processes are served (issue 22, findings 1 and
+/// 12): any local user can connect to a loopback port, so each peer's uid is looked up
+/// (`PeerCredentials`) and another user's request is answered 403 and otherwise ignored.
+/// Connections are served side by side, each with its own deadline, so a slow one cannot hold
 /// the others up or keep authctl past its own deadline (finding 3).
 final class LoopbackListener {
     let port: UInt16
     let path: String
+    /// Where `GET /start` sends this user's browser; nil: no `/start`.
+    var startURL: String?
     private var sockets: [Int32] = []
     private var pending: [Pending] = []
 
@@ -98,7 +104,7 @@ final class LoopbackListener {
 
     /// What woke `next`.
     enum Event {
-        /// A GET of the listener's path: answer it with `respond`.
+        /// A GET of the listener's path from this user: answer it with `respond`.
         case callback(query: String, connection: Connection)
         /// A line typed or piped on `input`.
         case line(String)
@@ -137,7 +143,7 @@ final class LoopbackListener {
 
     /// Waits for a callback request from this user, a line on `input` (its fd, or nil), or
     /// `deadline`, which is kept whatever the connections do. Everything else is answered here
-    /// (404 other paths, 400 malformed) and waiting goes on.
+    /// (403 another user, 302 `/start`, 404 other paths, 400 malformed) and waiting goes on.
     func next(deadline: Date, input: LineReader?) -> Event {
         while true {
             if let line = input?.takeLine() { return .line(line) }
@@ -173,6 +179,12 @@ final class LoopbackListener {
             var timeout = timeval(tv_sec: 2, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let connection = Connection(fd: fd)
+            // Another local user's connection is refused before a byte of it is read.
+            guard PeerCredentials.uid(ofPeerOf: fd) == getuid() else {
+                connection.respond(status: "403 Forbidden", html: BrowserPages.page(
+                    "Forbidden", "This is another user's sign-in listener."))
+                continue
+            }
             if pending.count >= Self.maxPending { pending.removeFirst() }
             pending.append(Pending(connection: connection, deadline: Date().addingTimeInterval(Self.requestTimeout)))
         }
@@ -209,6 +221,11 @@ final class LoopbackListener {
         }
         let target = parts[1]
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        if path[0] == "/start", let startURL {
+            connection.respond(status: "302 Found", html: BrowserPages.page("Signing in", "On to the sign-in page."),
+                               extraHeaders: "Location: \(startURL)\r\n")
+            return nil
+        }
         guard path[0] == self.path else {
             connection.respond(status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
             return nil

@@ -35,7 +35,8 @@ def main() -> int:
     seen: dict = {"argv": sys.argv[1:], "pages": [], "environ": sorted(os.environ)}
     data = None
     for _ in range(20):
-        if urllib.parse.urlsplit(url).hostname == "localhost":
+        # authctl's own /start (which redirects to the managed login) is no callback.
+        if urllib.parse.urlsplit(url).hostname == "localhost" and urllib.parse.urlsplit(url).path != "/start":
             if plan.get("forge_state"):
                 url = re.sub(r"state=[^&]*", "state=forged", url)
             if plan.get("stop_at_callback"):
