@@ -93,7 +93,8 @@ enum Messages {
     /// Said when a sign-in replaces another user's session (issue 22, finding 1: another local user
     /// could have slipped their own sign-in in; a person must see it happened).
     static func anotherUser(replacing old: StoredSession, with new: StoredSession) -> String? {
-        guard old.username != new.username || old.holder?.subject != new.holder?.subject else { return nil }
+        let otherSubject = old.holder.flatMap { before in new.holder.map { $0.subject != before.subject } } ?? false
+        guard old.username != new.username || otherSubject else { return nil }
         return "authctl: note: profile \(OutsideText(new.profile)) was signed in as \(OutsideText(old.username)); "
             + "it is now signed in as \(OutsideText(new.username))"
     }

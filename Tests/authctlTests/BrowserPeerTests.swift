@@ -57,4 +57,18 @@ final class BrowserPeerTests: XCTestCase {
             $0.contains("was signed in as alice") && $0.contains("now signed in as bob")
         }, "\(harness.console.stderr)")
     }
+
+    func testSigningInAgainAsTheSameUserSaysNothingOfIt() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
+        try harness.seedSession(expiresIn: 3600, now: now)
+        // A stored access token whose claims cannot be read: no subject to compare.
+        var stored = try SessionRepository(store: harness.store).load(profile: "default")!
+        stored.accessToken = "not-a-jwt"
+        try SessionRepository(store: harness.store).save(stored)
+        harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: "refresh-2", now: now)) }
+        harness.cognito.handlers["RevokeToken"] = { _ in (200, [:]) }
+        try SignIn.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        XCTAssertFalse(harness.console.stderr.contains { $0.contains("was signed in as") }, "\(harness.console.stderr)")
+    }
 }
