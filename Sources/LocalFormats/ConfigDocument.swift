@@ -68,6 +68,10 @@ public enum ConfigDocumentError: Error, Equatable {
 public enum ConfigDocument {
     /// The profiles of a config.toml text; unknown keys and tables are ignored.
     public static func parse(_ text: String) throws -> [String: ProfileConfig] {
+        // The caller's file cap is 1 MiB; a text handed over some other way is held to the same.
+        guard text.utf8.count <= TableHeaders.maxBytes else {
+            throw ConfigDocumentError.notTOML(description: "longer than 1 MiB", line: 1)
+        }
         try TableHeaders.check(text)
         let table: TOMLTable
         do {
@@ -146,8 +150,15 @@ public enum ConfigDocument {
 /// `Fuzz/corpus/config-toml/regression-*`). Both are refused here first, as the parser should
 /// have: a header is `[` or `[[` at the start of a line outside any string or value, then optional
 /// blanks, then a bare key character or a quote; in a value, every `]` and `}` closes the last
-/// `[` or `{` still open.
+/// `[` or `{` still open. toml++ also recurses once per level of a dotted key (`[a.b.c…]`,
+/// `a.b.c… = 1`) and of nested arrays and inline tables, so a 300 KB header of dots overflowed the
+/// stack: keys deeper than `maxKeyDepth` and values nested deeper than `maxNesting` are refused here.
 enum TableHeaders {
+    static let maxBytes = 1024 * 1024
+    /// Far beyond any profile's `profiles.NAME.key`, far below what the parser's stack holds.
+    static let maxKeyDepth = 32
+    static let maxNesting = 32
+
     static func check(_ text: String) throws {
         var scanner = Scanner(Array(text.utf8))
         try scanner.run()
@@ -186,18 +197,43 @@ enum TableHeaders {
         /// array or inline table a value opens (which may span lines).
         mutating func scanRestOfLine() throws {
             var open: [UInt8] = []
+            // In a key (a header's name, before `=`, after `{` or an inline table's `,`), each dot is a level.
+            var inKey = true
+            var keyDepth = 0
             while let byte = at(0) {
                 switch byte {
                 case 0x0A:
                     index += 1
                     line += 1
                     if open.isEmpty { return }
+                case UInt8(ascii: "."):
+                    if inKey {
+                        keyDepth += 1
+                        guard keyDepth < TableHeaders.maxKeyDepth else {
+                            throw ConfigDocumentError.notTOML(
+                                description: "a key of more than \(TableHeaders.maxKeyDepth) dotted parts", line: line)
+                        }
+                    }
+                    index += 1
+                case UInt8(ascii: "="):
+                    inKey = false
+                    index += 1
+                case UInt8(ascii: ","):
+                    inKey = open.last == UInt8(ascii: "{")
+                    keyDepth = 0
+                    index += 1
                 case UInt8(ascii: "#"):
                     while let next = at(0), next != 0x0A { index += 1 }
                 case UInt8(ascii: "\""), UInt8(ascii: "'"):
                     skipString(quote: byte)
                 case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    guard open.count < TableHeaders.maxNesting else {
+                        throw ConfigDocumentError.notTOML(
+                            description: "values nested more than \(TableHeaders.maxNesting) deep", line: line)
+                    }
                     open.append(byte)
+                    inKey = byte == UInt8(ascii: "{")
+                    keyDepth = 0
                     index += 1
                 case UInt8(ascii: "]"), UInt8(ascii: "}"):
                     // A header's own `]` (the line began with `[`) closes nothing that is open.
@@ -208,6 +244,8 @@ enum TableHeaders {
                                 line: line)
                         }
                         open.removeLast()
+                    } else {
+                        inKey = false   // the end of a header's name
                     }
                     index += 1
                 default:

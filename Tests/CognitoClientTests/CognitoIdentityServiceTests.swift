@@ -30,10 +30,11 @@ final class CognitoIdentityServiceTests: XCTestCase {
     }
 
     func testGetCredentialsForIdentityDecodesEpochExpirationAndCustomRole() throws {
+        let expiry = (Date().timeIntervalSince1970 + 3600).rounded(.down) + 0.5
         let (identity, transport) = service([ScriptedTransport.json([
             "IdentityId": "eu-west-1:abcd-0001",
             "Credentials": ["AccessKeyId": "ASIAEXAMPLE", "SecretKey": "secret/key", "SessionToken": "session-token",
-                            "Expiration": 1_800_000_000.5],
+                            "Expiration": expiry],
         ])])
         let answer = try identity.getCredentialsForIdentity(identityId: "eu-west-1:abcd-0001", logins: [provider: idToken],
                                                             customRoleArn: "arn:aws:iam::123456789012:role/reader")
@@ -41,7 +42,7 @@ final class CognitoIdentityServiceTests: XCTestCase {
         XCTAssertEqual(answer.credentials.accessKeyId, "ASIAEXAMPLE")
         XCTAssertEqual(answer.credentials.secretAccessKey, "secret/key")
         XCTAssertEqual(answer.credentials.sessionToken, "session-token")
-        XCTAssertEqual(answer.credentials.expiration.timeIntervalSince1970, 1_800_000_000.5, accuracy: 0.001)
+        XCTAssertEqual(answer.credentials.expiration.timeIntervalSince1970, expiry, accuracy: 0.001)
         XCTAssertEqual(transport.operations, ["GetCredentialsForIdentity"])
         let body = transport.body(0)
         XCTAssertEqual(body["IdentityId"] as? String, "eu-west-1:abcd-0001")
@@ -54,6 +55,25 @@ final class CognitoIdentityServiceTests: XCTestCase {
         XCTAssertThrowsError(try identity.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:])) { error in
             XCTAssertEqual((error as? CognitoIdentityError)?.reason, .malformedAnswer)
         }
+    }
+
+    /// Issue 22, finding 8: an Expiration of -1e300 (or 1e300, or years away) was taken as it came;
+    /// and credentials holding a newline went into `exec`'s environment. Bounded where read.
+    func testExpirationIsBoundedAndCredentialsChecked() throws {
+        for bad in [-1e300, 1e300, -1.0] {
+            let (identity, _) = service([ScriptedTransport.json(["Credentials": [
+                "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t", "Expiration": bad]])])
+            XCTAssertThrowsError(try identity.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:]), "\(bad)") {
+                XCTAssertEqual(($0 as? CognitoIdentityError)?.reason, .malformedAnswer)
+            }
+        }
+        let (far, _) = service([ScriptedTransport.json(["Credentials": [
+            "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t", "Expiration": 250_000_000_000.0]])])
+        let answer = try far.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:])
+        XCTAssertLessThanOrEqual(answer.credentials.expiration.timeIntervalSinceNow, 12 * 3600 + 5)
+        let (control, _) = service([ScriptedTransport.json(["Credentials": [
+            "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t\nX=1", "Expiration": Date().timeIntervalSince1970 + 60]])])
+        XCTAssertThrowsError(try control.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:]))
     }
 
     func testErrorsAreClassifiedByTheirCode() {

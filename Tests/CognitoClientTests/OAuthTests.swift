@@ -74,16 +74,48 @@ final class OAuthTests: XCTestCase {
                               retryPolicy: policy), transport)
     }
 
+    private static let access = TestJWT.make(["token_use": "access"])
+    private static let id = TestJWT.make(["token_use": "id"])
+
+    /// Issue 22, finding 8: a token with a newline made `token` print two lines, control bytes
+    /// reached `exec`'s environment, and `expires_in` was taken at any size. Refused or bounded
+    /// where the answer is read.
+    func testMisshapenTokensAreRefusedAndLifetimesBounded() throws {
+        for bad: [String: Any] in [["access_token": Self.access + "\nX"], ["access_token": "opaque"],
+                                   ["access_token": Self.access, "id_token": "a.b"],
+                                   ["access_token": Self.access, "refresh_token": "r\u{1b}[2J"],
+                                   ["access_token": "a..c"]] {
+            let (endpoint, _) = endpoint([Self.answer(bad)])
+            XCTAssertThrowsError(try endpoint.refresh(refreshToken: "r"), "\(bad)") {
+                XCTAssertEqual(($0 as? OAuthError)?.code, .unexpectedAnswer)
+            }
+        }
+        for huge: Any in [9_000_000_000_000_000_000 as Int64, 1e300, -5, 90_000] {
+            let (endpoint, _) = endpoint([Self.answer(["access_token": Self.access, "expires_in": huge])])
+            let tokens = try endpoint.clientCredentials(scopes: [])
+            XCTAssertNil(tokens.expiresIn, "\(huge)")
+        }
+    }
+
+    /// A machine token's expiry: the earlier of `expires_in` and `exp`, never more than a day.
+    func testATokensExpiryIsBoundedByADay() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        XCTAssertEqual(OAuthTokens(accessToken: Self.access).expiry(now: now), now.addingTimeInterval(3600))
+        XCTAssertEqual(OAuthTokens(accessToken: Self.access, expiresIn: 600).expiry(now: now), now.addingTimeInterval(600))
+        let forever = OAuthTokens(accessToken: TestJWT.make(["exp": 250_000_000_000.0]))
+        XCTAssertEqual(forever.expiry(now: now), now.addingTimeInterval(86_400), "never more than a day")
+    }
+
     private static func answer(_ fields: [String: Any], status: Int = 200, contentType: String = "application/json") -> ScriptedTransport.Step {
         .respond(HTTPResponse(status: status, headers: ["content-type": contentType],
                               body: (try? JSONSerialization.data(withJSONObject: fields)) ?? Data()))
     }
 
     func testCodeExchangeIsAFormPostWithBasicAuth() throws {
-        let (endpoint, transport) = endpoint([Self.answer(["access_token": "a", "id_token": "i", "refresh_token": "r",
+        let (endpoint, transport) = endpoint([Self.answer(["access_token": Self.access, "id_token": Self.id, "refresh_token": "r",
                                                          "expires_in": 3600, "token_type": "Bearer"])])
         let tokens = try endpoint.exchange(code: "the code", redirectURI: "http://localhost:8400/callback", verifier: "v")
-        XCTAssertEqual(tokens, OAuthTokens(accessToken: "a", idToken: "i", refreshToken: "r", expiresIn: 3600, tokenType: "Bearer"))
+        XCTAssertEqual(tokens, OAuthTokens(accessToken: Self.access, idToken: Self.id, refreshToken: "r", expiresIn: 3600, tokenType: "Bearer"))
         let request = transport.requests[0]
         XCTAssertEqual(request.url, "https://example.auth.eu-west-1.amazoncognito.com/oauth2/token")
         XCTAssertEqual(request.headers.first { $0.name == "Content-Type" }?.value, "application/x-www-form-urlencoded")
@@ -94,7 +126,7 @@ final class OAuthTests: XCTestCase {
     }
 
     func testPublicClientSendsNoAuthorization() throws {
-        let (endpoint, transport) = endpoint([Self.answer(["access_token": "a"])], secret: nil)
+        let (endpoint, transport) = endpoint([Self.answer(["access_token": Self.access])], secret: nil)
         _ = try endpoint.refresh(refreshToken: "r")
         XCTAssertNil(transport.requests[0].headers.first { $0.name == "Authorization" })
         XCTAssertTrue(String(decoding: transport.requests[0].body, as: UTF8.self).hasSuffix("&client_id=client1"))
@@ -115,6 +147,31 @@ final class OAuthTests: XCTestCase {
         }
     }
 
+    /// Issue 22, finding 6: an endpoint (a proxy's error page, a debugging server) that echoes the
+    /// request showed the client secret base64-encoded in the `Authorization: Basic` header, or
+    /// percent- or JSON-escaped: every encoding authctl sends is redacted, not only the raw secret.
+    func testTheSecretIsRedactedInEveryEncodingItWasSent() throws {
+        let secret = "s3cret/with spaces+and\"quotes\""
+        let basic = Data("client1:\(percentEncoded(secret))".utf8).base64EncodedString()
+        let echoes = ["Authorization: Basic \(basic)", "client_secret=\(percentEncoded(secret))",
+                      "client_secret=" + percentEncoded(secret).replacingOccurrences(of: "%20", with: "+"),
+                      #"{"secret": "s3cret\/with spaces+and\"quotes\""}"#,
+                      "raw \(Data(secret.utf8).base64EncodedString())"]
+        for echo in echoes {
+            let (endpoint, _) = endpoint([Self.answer(["error": "invalid_request", "error_description": echo], status: 400)],
+                                         secret: secret)
+            XCTAssertThrowsError(try endpoint.refresh(refreshToken: "refresh-token-0001")) {
+                let message = ($0 as? OAuthError)?.message ?? ""
+                XCTAssertTrue(message.contains("[redacted]"), message)
+                XCTAssertFalse(message.contains(basic) || message.contains("s3cret") || message.contains("czNjcmV0"), message)
+            }
+        }
+    }
+
+    private func percentEncoded(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))!
+    }
+
     func testHTMLPageIsAnUnexpectedAnswer() {
         let page = ScriptedTransport.Step.respond(HTTPResponse(status: 404, headers: ["content-type": "text/html"], body: Data("<html>".utf8)))
         let (endpoint, _) = endpoint([page])
@@ -126,13 +183,13 @@ final class OAuthTests: XCTestCase {
 
     func testOnlyIdempotentGrantsAreRepeatedAfterA5xx() throws {
         let failure = Self.answer(["error": "server_error"], status: 500)
-        let (exchange, sent) = endpoint([failure, Self.answer(["access_token": "a"])])
+        let (exchange, sent) = endpoint([failure, Self.answer(["access_token": Self.access])])
         XCTAssertThrowsError(try exchange.exchange(code: "c", redirectURI: "r", verifier: "v")) {
             XCTAssertTrue(($0 as? OAuthError)?.outcomeUnknown ?? false)
         }
         XCTAssertEqual(sent.requests.count, 1, "a code works once: never sent twice")
-        let (machine, sentAgain) = endpoint([failure, Self.answer(["access_token": "a", "expires_in": 3600])])
-        XCTAssertEqual(try machine.clientCredentials(scopes: ["orders/read"]).accessToken, "a")
+        let (machine, sentAgain) = endpoint([failure, Self.answer(["access_token": Self.access, "expires_in": 3600])])
+        XCTAssertEqual(try machine.clientCredentials(scopes: ["orders/read"]).accessToken, Self.access)
         XCTAssertEqual(sentAgain.requests.count, 2)
         XCTAssertTrue(String(decoding: sentAgain.requests[1].body, as: UTF8.self).contains("scope=orders%2Fread"))
     }

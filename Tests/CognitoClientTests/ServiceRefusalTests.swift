@@ -162,6 +162,18 @@ final class ServiceRefusalTests: XCTestCase {
         XCTAssertNil(CognitoError.malformed("unexpected answer", status: 502).refusal)
     }
 
+    /// Issue 22, finding 7: a browser session signed in without aws.cognito.signin.user.admin is
+    /// refused GetUser with this text; it was classified as a revoked access token, so the session
+    /// was deleted (and not revoked). It is its own refusal, and it does not end the session.
+    func testAMissingScopeIsNoDeadSession() {
+        let error = CognitoError.service("NotAuthorizedException", "Access Token does not have required scopes")
+        XCTAssertEqual(error.refusal, .scopeMissing)
+        XCTAssertFalse(error.endsSession)
+        XCTAssertTrue(CognitoError.service("NotAuthorizedException", "Access Token has been revoked").endsSession)
+        XCTAssertFalse(CognitoError.service("NotAuthorizedException", "Access Token has expired").endsSession)
+        XCTAssertTrue(CognitoError.service("UserNotFoundException", "User does not exist.").endsSession)
+    }
+
     func testEndedChallenges() {
         XCTAssertTrue(ServiceRefusal.codeExpired.endsChallenge)
         XCTAssertTrue(ServiceRefusal.challengeSessionExpired.endsChallenge)

@@ -50,6 +50,29 @@ final class ConfigDocumentTests: XCTestCase {
         }
     }
 
+    /// Issue 22, finding 11: a 300 KB table name of dots (or a dotted key, or values nested that
+    /// deep) overflowed the stack in TOMLKit's parser, which recurses once per level: refused first,
+    /// with the line; ordinary dotted keys, floats and nesting still read.
+    func testDeepKeysAndNestingAreRefusedNotACrash() throws {
+        let deep = String(repeating: "a.", count: 150_000) + "a"
+        for (text, line) in [("[profiles.x]\nregion = \"r\"\n[\(deep)]\n", 3), ("\(deep) = 1\n", 1),
+                             ("x = { \(deep) = 1 }\n", 1), ("x = " + String(repeating: "[", count: 100_000) + "\n", 1),
+                             ("x = " + String(repeating: "{a=", count: 100_000) + "\n", 1)] {
+            XCTAssertThrowsError(try ConfigDocument.parse(text)) { error in
+                guard case ConfigDocumentError.notTOML(_, let got) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(got, line)
+            }
+        }
+        XCTAssertThrowsError(try ConfigDocument.parse("# " + String(repeating: "x", count: 1024 * 1024) + "\n"))
+        let fine = try ConfigDocument.parse("""
+            [profiles.default]
+            region = "eu-west-1"
+            a.b.c = 1.5
+            d = [1.0, 2.5, { e.f = 3.25 }, [[4.0]]]
+            """)
+        XCTAssertEqual(fine["default"]?.region, "eu-west-1")
+    }
+
     /// Brackets that are no table header (in arrays, strings, comments) are left to the parser.
     func testBracketsInValuesStringsAndCommentsAreNoHeaders() throws {
         let text = #"""

@@ -209,6 +209,21 @@ final class WhoAmICommandTests: XCTestCase {
         XCTAssertNil(try kept(harness.store).session())
     }
 
+    /// Issue 22, finding 7: a token without the self-service scope is still a live session: kept,
+    /// and the message names the scope.
+    func testAMissingScopeKeepsTheSessionAndNamesTheScope() throws {
+        let harness = Harness(now: now)
+        try seed(harness, expiresIn: 3600)
+        harness.cognito.handlers["GetUser"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token does not have required scopes") }
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
+            let failure = AuthctlError.from(error)
+            XCTAssertEqual(failure.code, .notAuthorized)
+            XCTAssertTrue(failure.message.contains("aws.cognito.signin.user.admin"), failure.message)
+            XCTAssertTrue(failure.message.contains("The session is kept"), failure.message)
+        }
+        XCTAssertNotNil(try kept(harness.store).session())
+    }
+
     func testUnreachableServiceKeepsSession() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 0)

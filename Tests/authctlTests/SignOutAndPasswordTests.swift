@@ -193,9 +193,9 @@ final class SignOutCommandTests: XCTestCase {
         let issued = now.addingTimeInterval(-1800)
         var tokens = FakeCognito.tokens(expiresIn: 1800, now: now)["AuthenticationResult"] as! [String: Any]
         tokens["AccessToken"] = FakeCognito.jwt(["username": "alice", "sub": "sub-1", "token_use": "access", "client_id": "client1",
-                                                 "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 1800])
+                                                 "iss": FakeCognito.issuer, "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 1800])
         tokens["IdToken"] = FakeCognito.jwt(["cognito:username": "alice", "sub": "sub-1", "token_use": "id", "aud": "client1",
-                                             "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 5400])
+                                             "iss": FakeCognito.issuer, "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 5400])
         let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
         try save(in: harness.store, try StoredSession(
             tokens: AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: 1800, tokenType: "Bearer",

@@ -75,6 +75,39 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertNil(try kept(harness.store).session())
     }
 
+    /// Issue 22, finding 10: a refresh answering with another user's tokens was stored (`token`
+    /// printed bob's while `status` said alice). Refused before anything is stored; the session is kept.
+    func testARefreshWithAnotherUsersTokensIsRefusedAndTheSessionKept() throws {
+        let harness = Harness(now: now)
+        try seed(harness, expiresIn: -10)
+        let before = try kept(harness.store).session()
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: self.now)) }
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+            XCTAssertTrue(AuthctlError.from(error).message.contains("another user"), "\(error)")
+        }
+        XCTAssertEqual(harness.console.stdout, [])
+        XCTAssertEqual(try kept(harness.store).session(), before)
+    }
+
+    /// A sign-in answered with another pool's tokens stores nothing.
+    func testASignInWithAnotherPoolsTokensStoresNothing() throws {
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            var answer = FakeCognito.tokens(now: self.now)
+            var result = answer["AuthenticationResult"] as! [String: Any]
+            result["AccessToken"] = FakeCognito.jwt(["username": "alice", "sub": "sub-1", "token_use": "access", "client_id": "client1",
+                                                     "iss": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Other",
+                                                     "exp": self.now.timeIntervalSince1970 + 3600])
+            answer["AuthenticationResult"] = result
+            return (200, answer)
+        }
+        XCTAssertThrowsError(try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.context)) {
+            XCTAssertTrue(AuthctlError.from($0).message.contains("not the pool"), "\($0)")
+        }
+        XCTAssertEqual(harness.console.stdout, [])
+        XCTAssertNil(try kept(harness.store).session())
+    }
+
     func testNotSignedIn() {
         let harness = Harness(now: now)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in

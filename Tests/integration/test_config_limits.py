@@ -46,3 +46,15 @@ def test_a_table_name_that_is_no_key_is_refused_not_a_crash(cli):
         r = cli.run("status")
         assert r.code == 78, (header, r)
         assert "config.toml is not valid TOML" in r.err and "at line 4" in r.err, (header, r)
+
+
+def test_a_deeply_dotted_table_name_is_refused_not_a_crash(cli):
+    """Issue 22, finding 11: a 300 KB table name of dots overflowed the stack in the TOML parser
+    (the old binary: killed by SIGSEGV, every command, `configure` included). Now exit 78 naming
+    the file and the line (`Fuzz/corpus/config-toml/regression-deep-dotted-table-name`)."""
+    path = config_path(cli)
+    path.write_text('[profiles.default]\nregion = "eu-west-1"\n\n[' + "a." * 150_000 + "a]\n")
+    for args in (["status"], ["configure", "--region", "eu-west-1"]):
+        r = cli.run(*args)
+        assert r.code == 78, (args, r.code, r.err[-300:])
+        assert "config.toml is not valid TOML" in r.err and "at line 4" in r.err and "dotted" in r.err, r

@@ -55,19 +55,28 @@ public final class CognitoIdentityService {
 
     /// GetCredentialsForIdentity: temporary credentials of the identity's role (`customRoleArn`
     /// picks one where the pool's rules allow a choice). Read-only, so retried.
+    /// `now` (the caller's clock) bounds the expiry: no later than a role session can last from it.
     public func getCredentialsForIdentity(identityId: String, logins: [String: String],
-                                          customRoleArn: String? = nil) throws -> IdentityCredentials {
+                                          customRoleArn: String? = nil, now: Date = Date()) throws -> IdentityCredentials {
         let response: GetCredentialsForIdentityResponse = try perform(
             "GetCredentialsForIdentity",
             GetCredentialsForIdentityRequest(identityId: identityId, logins: logins, customRoleArn: customRoleArn))
         guard let wire = response.credentials, let accessKeyId = wire.accessKeyId, !accessKeyId.isEmpty,
               let secretKey = wire.secretKey, !secretKey.isEmpty, let sessionToken = wire.sessionToken,
-              !sessionToken.isEmpty, let expiration = wire.expiration else {
+              !sessionToken.isEmpty, let expiration = wire.expiration.flatMap(OutsideNumbers.date(epochSeconds:)) else {
             throw CognitoIdentityError(reason: .malformedAnswer,
                                        message: "GetCredentialsForIdentity answered without complete Credentials")
         }
+        // They go into `exec`'s environment and `export` lines: printable ASCII only.
+        guard [accessKeyId, secretKey, sessionToken].allSatisfy({ $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }) else {
+            throw CognitoIdentityError(reason: .malformedAnswer,
+                                       message: "GetCredentialsForIdentity answered with credentials holding characters no key has")
+        }
+        // Bounded where it is read (issue 22, finding 8: an Expiration of -1e300 was shown as valid
+        // until the year 5,838,270): a date 1970-9999, and no later than a role session can last.
+        let latest = now.addingTimeInterval(OutsideNumbers.maxCredentialsLifetime)
         let credentials = TemporaryAWSCredentials(accessKeyId: accessKeyId, secretAccessKey: secretKey, sessionToken: sessionToken,
-                                         expiration: Date(timeIntervalSince1970: expiration))
+                                                  expiration: min(expiration, latest))
         return IdentityCredentials(identityId: response.identityId ?? identityId, credentials: credentials)
     }
 

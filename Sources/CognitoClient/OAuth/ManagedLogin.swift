@@ -99,6 +99,12 @@ public struct AuthorizationCallback: Sendable, Equatable {
         self.init(query: query)
     }
 
+    /// Whether the redirect names this sign-in's `state` (compared in constant time).
+    public func isForState(_ expectedState: String) -> Bool {
+        guard let state, !state.isEmpty else { return false }
+        return constantTimeEqual(state, expectedState)
+    }
+
     /// The authorization code, once `state` is this sign-in's and no error came back.
     public func code(expectedState: String) throws -> String {
         // The state is checked first: an error redirect with another state is not this sign-in's.

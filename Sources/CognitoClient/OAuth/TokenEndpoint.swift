@@ -19,6 +19,21 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
         case expiresIn = "expires_in", tokenType = "token_type", scope
     }
 
+    /// The answer's tokens checked as they are read (issue 22, finding 8): shapes (`TokenShape`)
+    /// and `expires_in` between 0 and a day (else absent: the token's `exp` counts).
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        accessToken = try container.decode(String.self, forKey: .accessToken)
+        idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
+        refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
+        expiresIn = OutsideNumbers.tokenLifetime(try? container.decodeIfPresent(Double.self, forKey: .expiresIn))
+        tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
+        scope = try container.decodeIfPresent(String.self, forKey: .scope)
+        if let problem = TokenShape.problem(accessToken: accessToken, idToken: idToken, refreshToken: refreshToken) {
+            throw TokenShapeError(description: problem)
+        }
+    }
+
     public init(accessToken: String, idToken: String? = nil, refreshToken: String? = nil, expiresIn: Int? = nil,
                 tokenType: String? = nil, scope: String? = nil) {
         self.accessToken = accessToken
@@ -27,6 +42,14 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
         self.expiresIn = expiresIn
         self.tokenType = tokenType
         self.scope = scope
+    }
+
+    /// When the access token stops working: the earlier of `expires_in` and its `exp`, and never
+    /// more than a day from `now` (Cognito's longest lifetime), so no answer makes a cache keep it longer.
+    public func expiry(now: Date) -> Date {
+        let claims = try? JWTClaims(token: accessToken)
+        let stated = [expiresIn.map { now.addingTimeInterval(Double($0)) }, claims?.expiresAt].compactMap { $0 }.min()
+        return min(stated ?? now.addingTimeInterval(3600), now.addingTimeInterval(OutsideNumbers.maxTokenLifetime))
     }
 
     /// The same tokens in the shape a password sign-in gives, so both are stored alike.
@@ -102,9 +125,10 @@ public final class TokenEndpoint {
     private func tokens(_ fields: [(String, String)], secrets: [String], idempotent: Bool) throws -> OAuthTokens {
         let response = try post(domain.tokenURL, fields, secrets: secrets, idempotent: idempotent)
         do {
-            let tokens = try JSONDecoder().decode(OAuthTokens.self, from: response.body)
-            guard !tokens.accessToken.isEmpty else { throw OAuthError(.unexpectedAnswer, "empty access_token") }
-            return tokens
+            return try JSONDecoder().decode(OAuthTokens.self, from: response.body)
+        } catch let error as TokenShapeError {
+            throw OAuthError(.unexpectedAnswer, "the token endpoint answered with a token authctl refuses: \(error.description)",
+                             httpStatus: response.status)
         } catch {
             throw OAuthError(.unexpectedAnswer, "the token endpoint answered HTTP \(response.status) without tokens (\(Self.describe(response)))",
                              httpStatus: response.status)
@@ -121,8 +145,9 @@ public final class TokenEndpoint {
         if let secret = client.clientSecret {
             // RFC 6749 2.3.1: id and secret form-encoded, joined by a colon, base64.
             let pair = FormEncoding.escape(client.clientId) + ":" + FormEncoding.escape(secret)
-            headers.append(("Authorization", "Basic " + Data(pair.utf8).base64EncodedString()))
-            secretValues.append(secret)
+            let credentials = Data(pair.utf8).base64EncodedString()
+            headers.append(("Authorization", "Basic " + credentials))
+            secretValues += [secret, credentials]
         }
         body.append(("client_id", client.clientId))
         let request = HTTPRequest(url: url, headers: headers, body: Data(FormEncoding.encode(body).utf8))

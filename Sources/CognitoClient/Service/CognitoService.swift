@@ -96,6 +96,9 @@ public final class CognitoService {
         let body = response.body.isEmpty ? Data("{}".utf8) : response.body
         do {
             return try Self.decoder.decode(Response.self, from: body)
+        } catch let error as TokenShapeError {
+            throw CognitoError.malformed("the service's answer to \(operation) holds a token authctl refuses: \(error.description)",
+                                         status: response.status)
         } catch {
             let detail = JSONValue.document(body) == nil
                 ? "a body that is not JSON" + (response.headers["content-type"].map { " (\($0))" } ?? "")

@@ -27,6 +27,27 @@ public struct AuthenticationResult: Codable, Sendable, Equatable {
     }
 }
 
+extension AuthenticationResult {
+    enum CodingKeys: String, CodingKey {
+        case accessToken, expiresIn, tokenType, refreshToken, idToken, newDeviceMetadata
+    }
+
+    /// Every answer's tokens are checked as they are read (issue 22, finding 8): shapes
+    /// (`TokenShape`) and `ExpiresIn` between 0 and a day (else absent: the token's `exp` counts).
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        accessToken = try container.decode(String.self, forKey: .accessToken)
+        expiresIn = OutsideNumbers.tokenLifetime(try? container.decodeIfPresent(Double.self, forKey: .expiresIn))
+        tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
+        refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
+        idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
+        newDeviceMetadata = try container.decodeIfPresent(NewDeviceMetadata.self, forKey: .newDeviceMetadata)
+        if let problem = TokenShape.problem(accessToken: accessToken, idToken: idToken, refreshToken: refreshToken) {
+            throw TokenShapeError(description: problem)
+        }
+    }
+}
+
 /// The answer of InitiateAuth and RespondToAuthChallenge: tokens, or the next challenge.
 public struct AuthResponse: Decodable, Sendable {
     public var challengeName: String?

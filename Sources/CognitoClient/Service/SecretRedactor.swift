@@ -28,12 +28,37 @@ struct SecretRedactor {
         if let document = JSONValue.document(requestBody) {
             Self.collect(document, into: &found)
         }
-        secrets = Set(found).sorted { $0.count > $1.count }
+        secrets = Self.withEncodings(found)
     }
 
-    /// Given secret values (a form-encoded request's code, verifier, token and client secret).
+    /// Given secret values (a form-encoded request's code, verifier, token and client secret,
+    /// and the `Authorization: Basic` credentials exactly as sent).
     init(secretValues: [String]) {
-        secrets = Set(secretValues.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
+        secrets = Self.withEncodings(secretValues)
+    }
+
+    /// Each secret as authctl sends it and as an endpoint may echo it (issue 22, finding 6: a
+    /// proxy echoing the request's `Authorization: Basic` header showed the client secret in
+    /// base64): raw, percent- and form-encoded, JSON-escaped and base64 (padded or not), longest
+    /// first so a secret that contains another is replaced whole.
+    private static func withEncodings(_ values: [String]) -> [String] {
+        var all = Set<String>()
+        for value in values where !value.isEmpty {
+            let base64 = Data(value.utf8).base64EncodedString()
+            let unpadded = String(base64.reversed().drop { $0 == "=" }.reversed())
+            for encoded in [value, FormEncoding.escape(value), FormEncoding.escape(value).replacing("%20", with: "+"),
+                            base64, unpadded] + jsonEscaped(value) where encoded.count >= 4 || encoded == value {
+                all.insert(encoded)
+            }
+        }
+        return all.sorted { $0.count > $1.count }
+    }
+
+    /// The string as JSON encoders write it inside quotes: with `\/` (Foundation's) and with `/`.
+    private static func jsonEscaped(_ value: String) -> [String] {
+        guard let data = try? JSONEncoder().encode(value) else { return [] }
+        let escaped = String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+        return [escaped, escaped.replacing("\\/", with: "/")]
     }
 
     private static func collect(_ value: JSONValue, into found: inout [String]) {

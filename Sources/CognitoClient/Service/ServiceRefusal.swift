@@ -29,6 +29,10 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case accessTokenExpired
     /// "Access Token has been revoked", "Invalid Access Token": the access token is dead.
     case accessTokenRevoked
+    /// "Access Token does not have required scopes": a live token that lacks the scope the call
+    /// needs (`ServiceRefusal.userAdminScope`, left out of a browser sign-in's `--scope`). Not a
+    /// dead session: nothing is revoked, so nothing may be deleted (issue 22, finding 7).
+    case scopeMissing
     /// "Refresh Token has been revoked", "Invalid Refresh Token", "Refresh Token has expired".
     case refreshTokenRevoked
     /// The REFRESH_TOKEN_AUTH flow itself is refused (rotation enabled, flow not enabled).
@@ -110,11 +114,16 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         if text.contains("rotation") || text.contains("not enabled") || text.contains("not allowed") { return .flowNotAllowed }
         if text.contains("refresh token") { return .refreshTokenRevoked }
         if text.contains("expired") { return .accessTokenExpired }
+        if text.contains("scope") { return .scopeMissing }
         if text.contains("access token") { return .accessTokenRevoked }
         if text.contains("user is disabled") { return .userDisabled }
         if text.contains("incorrect username or password") { return .incorrectCredentials }
         return .notAuthorized
     }
+
+    /// The scope the user-pool API's self-service calls (GetUser, GlobalSignOut, ChangePassword,
+    /// the MFA and device calls) need in an access token from the managed login.
+    public static let userAdminScope = "aws.cognito.signin.user.admin"
 
     /// The service has ended the challenge session: a code that came too late, a session that
     /// expired or was ended after wrong codes.
@@ -127,10 +136,12 @@ extension CognitoError {
     /// The service refused a session's token for good: revoked, an expired or invalid refresh
     /// token, the user disabled or deleted. The one test every command uses to end a session. Not
     /// an expired access token (this machine's clock may be behind), a refused client secret (the
-    /// configuration), a lockout or throttling: those keep the session.
+    /// configuration), a lockout, throttling or a missing scope (the token is still valid): those
+    /// keep the session.
     public var endsSession: Bool {
         switch refusal {
-        case nil, .accessTokenExpired?, .secretHashRejected?, .attemptsExceeded?, .throttled?, .incorrectCredentials?:
+        case nil, .accessTokenExpired?, .secretHashRejected?, .attemptsExceeded?, .throttled?, .incorrectCredentials?,
+             .scopeMissing?:
             return false
         case .userNotFound?, .userDisabled?, .accessTokenRevoked?, .refreshTokenRevoked?:
             return true

@@ -7,34 +7,32 @@ struct ConfirmSignUp: AuthctlCommand {
         commandName: "confirm-signup",
         abstract: "Confirm a new account with the code the pool sent (ConfirmSignUp).",
         discussion: """
-            Without --code, the code is asked on the terminal, and asked again while it does not match. \
+            The code is asked on the terminal (not echoed), and asked again while it does not match; for \
+            scripts, --code-stdin reads it from the first line of standard input. Never on the command line, \
+            where other local users can read it. \
             A new code: `authctl resend-code --username NAME`.
             """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
 
-    @Option(help: ArgumentHelp("The confirmation code (short-lived and single-use, so the command line is acceptable).", valueName: "code"))
-    var code: String?
-
-    func validate() throws {
-        if let code { _ = try AccountCode.normalized(code) }
-    }
+    @OptionGroup var codeSource: AccountCodeOptions
 
     func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
         let username = try support.username(account)
-        var answer = try support.code(given: code, missing: "no terminal to ask for the code: pass --code CODE")
+        var answer = try support.code(fromStdin: codeSource.codeStdin,
+                                      missing: "no terminal to ask for the code: give it on standard input with --code-stdin")
         let appClient = try support.appClient()
         let service = try support.service()
-        // A typed code that does not match may be typed again; a --code one is the script's to fix.
+        // A typed code that does not match may be typed again; a --code-stdin one is the script's to fix.
         var attempts = 0
         while true {
             attempts += 1
             do {
                 try service.confirmSignUp(username: username, code: answer, client: appClient)
                 break
-            } catch let error as CognitoError where error.refusal == .codeMismatch && code == nil && attempts < 3 {
+            } catch let error as CognitoError where error.refusal == .codeMismatch && !codeSource.codeStdin && attempts < 3 {
                 context.console.message(Messages.codeDidNotMatchTryAgain)
                 answer = try support.typedCode(delivery: nil)
             } catch {

@@ -63,7 +63,7 @@ struct Exec: AuthctlCommand {
         if machine.clientCredentials {
             // The app client's own token: no user, so no id token; and not the client's secret.
             let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
-            for name in ["AUTHCTL_ID_TOKEN"] + ChildProcess.secretVariables { unsetenv(name) }
+            for name in ChildProcess.authctlSecrets { unsetenv(name) }
             setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(token.expiresAt), 1)
@@ -76,9 +76,7 @@ struct Exec: AuthctlCommand {
 
         // The command gets what it asked for and no other secret: not the token it did not ask
         // for (an inherited one included), not the app client's secret.
-        for name in ["AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN"] + ChildProcess.secretVariables {
-            unsetenv(name)
-        }
+        for name in ChildProcess.authctlSecrets { unsetenv(name) }
         for type in requested {
             setenv(type == .access ? "AUTHCTL_ACCESS_TOKEN" : "AUTHCTL_ID_TOKEN", checks.token(session, type), 1)
         }

@@ -9,23 +9,20 @@ struct ForgotPassword: AuthctlCommand {
         discussion: """
             On a terminal: sends the code, says where it went, then asks for it and for the new password \
             twice (no echo). For scripts, in two runs: `authctl forgot-password --username NAME` sends the \
-            code; `authctl forgot-password --username NAME --code CODE --password-stdin` sets the new password \
-            read from the first line of standard input. The new password is checked here (not empty, no \
+            code; `authctl forgot-password --username NAME --code-stdin --password-stdin` sets the new password, \
+            with the code on the first line of standard input and the new password on the second. The code is \
+            never taken from the command line, where other local users can read it. The new password is checked here (not empty, no \
             white space at either end) before it is sent; the pool's own policy is the pool's to enforce.
             """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
 
-    @Option(help: ArgumentHelp("The code already received: set the new password without sending another code.", valueName: "code"))
-    var code: String?
+    /// --code-stdin: the code already received (set the new password without sending another code).
+    @OptionGroup var codeSource: AccountCodeOptions
 
-    @Flag(help: "Read the new password from the first line of standard input.")
+    @Flag(help: "Read the new password from standard input: its first line, or its second with --code-stdin.")
     var passwordStdin = false
-
-    func validate() throws {
-        if let code { _ = try AccountCode.normalized(code) }
-    }
 
     func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context, global: global)
@@ -38,15 +35,17 @@ struct ForgotPassword: AuthctlCommand {
                                 hasSecret: appClient.clientSecret != nil)
         }
 
-        // With --password-stdin the password is read (and checked) before any request.
+        // Standard input: the code first (--code-stdin), then the new password (--password-stdin),
+        // both read (and checked) before any request.
+        let given = codeSource.codeStdin ? try support.code(fromStdin: true, missing: "") : nil
         var newPassword = passwordStdin ? try readNewPassword(console) : nil
         var answer: String
         var delivery: CodeDeliveryDetails?
-        if let code {
-            answer = try AccountCode.normalized(code)
+        if let given {
+            answer = given
         } else {
             if !console.canPrompt && newPassword != nil {
-                throw AuthctlError(.usage, "--password-stdin sets the new password with a code already received: pass --code CODE (get one first with `authctl forgot-password --username \(user)`)")
+                throw AuthctlError(.usage, "--password-stdin sets the new password with a code already received: add --code-stdin, the code on the first line of standard input and the new password on the second (get a code first with `authctl forgot-password --username \(user)`)")
             }
             do {
                 delivery = try support.service().forgotPassword(username: username, client: appClient)
@@ -55,7 +54,7 @@ struct ForgotPassword: AuthctlCommand {
             }
             guard console.canPrompt else {
                 let text = ["A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).",
-                            "Then run: authctl forgot-password --username \(user) --code CODE --password-stdin (the new password on standard input)"]
+                            "Then run: authctl forgot-password --username \(user) --code-stdin --password-stdin (the code, then the new password, on standard input)"]
                 return context.emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying(text, inJSON: text))
             }
             console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
@@ -71,7 +70,7 @@ struct ForgotPassword: AuthctlCommand {
             do {
                 try support.service().confirmForgotPassword(username: username, code: answer, newPassword: password, client: appClient)
                 break
-            } catch let error as CognitoError where error.refusal == .codeMismatch && code == nil && console.canPrompt && attempts < 3 {
+            } catch let error as CognitoError where error.refusal == .codeMismatch && given == nil && console.canPrompt && attempts < 3 {
                 console.message(Messages.codeDidNotMatchTryAgain)
                 answer = try support.typedCode(delivery: delivery)
             } catch {

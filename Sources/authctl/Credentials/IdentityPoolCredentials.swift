@@ -62,11 +62,13 @@ struct IdentityPoolCredentials {
             do {
                 let id = try identityId ?? identity.getId(identityPoolId: pool.identityPoolId, logins: logins)
                 identityId = id
-                answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn)
+                answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn,
+                                                                now: context.now())
             } catch let error as CognitoIdentityError where error.reason == .notFound && cached?.identityId == identityId && identityId != nil {
                 // The identity kept from an earlier fetch was deleted from the pool: ask for this login's own.
                 let id = try identity.getId(identityPoolId: pool.identityPoolId, logins: logins)
-                answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn)
+                answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn,
+                                                                now: context.now())
             }
         } catch let error as CognitoIdentityError {
             throw Self.failure(error, pool: pool, userPoolId: session.userPoolId)

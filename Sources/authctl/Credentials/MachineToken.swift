@@ -79,8 +79,7 @@ struct MachineTokens {
         }
         let claims = try? JWTClaims(token: tokens.accessToken)
         let now = context.now()
-        let fromExpiresIn = tokens.expiresIn.map { now.addingTimeInterval(Double($0)) }
-        let expiresAt = [fromExpiresIn, claims?.expiresAt].compactMap { $0 }.min() ?? now.addingTimeInterval(3600)
+        let expiresAt = tokens.expiry(now: now)
         return MachineToken(accessToken: tokens.accessToken, expiresAt: expiresAt,
                             scope: tokens.scope ?? claims?.string("scope") ?? scopes.joined(separator: " "),
                             tokenType: tokens.tokenType ?? "Bearer")

@@ -162,6 +162,8 @@ struct ProfileSession {
             } else {
                 (tokens, current.issuingRegion) = try refreshWithFailover(current, client: client, service: service, in: held)
             }
+            try IssuedTokens.check(accessToken: tokens.accessToken, idToken: tokens.idToken, issuers: client.acceptedIssuers,
+                                   clientId: client.clientId, previous: current.holder)
             try current.apply(refreshed: tokens, now: context.now())
             do {
                 try held.save(current)
@@ -260,6 +262,7 @@ struct ProfileSession {
     /// is a warning).
     func store(signedIn session: StoredSession) throws {
         let replaced = try replace(with: session)
+        if let replaced, let notice = Messages.anotherUser(replacing: replaced, with: session) { context.console.message(notice) }
         guard let replaced, replaced.refreshToken != session.refreshToken,
               replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId,
               ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint) else { return }

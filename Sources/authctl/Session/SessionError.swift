@@ -1,4 +1,6 @@
 import Foundation
+import CognitoClient
+import LocalFormats
 
 /// What the session layer (`ProfileSession`) can end with, as values a command can act on.
 /// Only `AuthctlError.from`, in the one `run()`, turns them into a message and an exit code.
@@ -82,6 +84,33 @@ enum SessionError: Error, Equatable {
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 enum Messages {
+    static let notThisSignIn = "authctl: that redirect URL is not this sign-in's (its state differs); paste the URL of this sign-in's last page, or wait for the browser"
+
+    static let codeOptionRemoved = "--code is no longer accepted here: a code on the command line can be read by every local user "
+        + "(ps, /proc) and used before you. Type it at the prompt (not echoed), or give it on the first line of standard input "
+        + "with --code-stdin (with --password-stdin, the new password on the second line)."
+
+    /// Said when a sign-in replaces another user's session (issue 22, finding 1: another local user
+    /// could have slipped their own sign-in in; a person must see it happened).
+    static func anotherUser(replacing old: StoredSession, with new: StoredSession) -> String? {
+        let otherSubject = old.holder.flatMap { before in new.holder.map { $0.subject != before.subject } } ?? false
+        guard old.username != new.username || otherSubject else { return nil }
+        return "authctl: note: profile \(OutsideText(new.profile)) was signed in as \(OutsideText(old.username)); "
+            + "it is now signed in as \(OutsideText(new.username))"
+    }
+
+    /// The tokens an answer handed over are not this pool's, client's or user's (`IssuedTokens`).
+    static func tokensRefused(_ why: String) -> String {
+        "refused the tokens the service returned: \(why); nothing was stored"
+    }
+
+    /// A live session whose access token lacks the self-service scope (a browser sign-in with its own --scope list).
+    static func scopeMissing(_ said: String) -> String {
+        "Cognito refused the call: the session's access token does not have the scope \(ServiceRefusal.userAdminScope) (\(said)). "
+            + "The session is kept and still works where that scope is not needed; to use this command, sign in with "
+            + "authctl signin --browser without --scope (the default scopes include it) or with --scope \(ServiceRefusal.userAdminScope)"
+    }
+
     static func notSignedIn(profile: String) -> String {
         "Not signed in (profile \(profile)). Run: authctl signin"
     }

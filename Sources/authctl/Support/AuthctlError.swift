@@ -63,6 +63,8 @@ struct AuthctlError: Error, CustomStringConvertible {
             // libcrypto, loaded on the first sign-in (docs/performance.md), is missing: the
             // machine's set-up, as a missing libcurl or libsecret.
             return AuthctlError(.configuration, error.message)
+        case let error as JWTError where error.code == .claimMismatch:
+            return AuthctlError(.unavailable, Messages.tokensRefused(OutsideText(error.message).description))
         case let error as JWTError:
             return AuthctlError(.unexpected, "the service returned an unreadable token: \(error.message)")
         default:
@@ -101,6 +103,8 @@ struct AuthctlError: Error, CustomStringConvertible {
             return AuthctlError(.inputRejected, said.description)
         case .resourceNotFound?:
             return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(said)")
+        case .scopeMissing?:
+            return AuthctlError(.notAuthorized, Messages.scopeMissing(said.description))
         case .invalidParameter?, .poolConfiguration?:
             return AuthctlError(.configuration, "Cognito refused the request: \(said)")
         case _ where error.isNotAuthorized:

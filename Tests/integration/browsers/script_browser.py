@@ -32,10 +32,11 @@ def main() -> int:
     if plan.get("cookies") and os.path.exists(plan["cookies"]):
         jar.load(ignore_discard=True)
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect())
-    seen: dict = {"argv": sys.argv[1:], "pages": []}
+    seen: dict = {"argv": sys.argv[1:], "pages": [], "environ": sorted(os.environ)}
     data = None
     for _ in range(20):
-        if urllib.parse.urlsplit(url).hostname == "localhost":
+        # authctl's own /start (which redirects to the managed login) is no callback.
+        if urllib.parse.urlsplit(url).hostname == "localhost" and urllib.parse.urlsplit(url).path != "/start":
             if plan.get("forge_state"):
                 url = re.sub(r"state=[^&]*", "state=forged", url)
             if plan.get("stop_at_callback"):

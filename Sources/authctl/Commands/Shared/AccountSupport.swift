@@ -50,18 +50,40 @@ struct AccountCommandSupport {
         try context.service(settings, client: client)
     }
 
-    /// The code from `--code`, else asked on the terminal (a malformed one is asked again).
-    func code(given: String?, delivery: CodeDeliveryDetails? = nil, missing: String) throws -> String {
-        if let given {
-            return try AccountCode.normalized(given)
+    /// The code from the first line of standard input (`--code-stdin`), else asked on the terminal
+    /// (a malformed one is asked again). Never from argv: another local user reads argv in /proc,
+    /// and a reset code there let them set the password first (issue 22, finding 2).
+    func code(fromStdin: Bool, delivery: CodeDeliveryDetails? = nil, missing: String) throws -> String {
+        if fromStdin {
+            guard let line = console.readLine(), !line.isEmpty else {
+                throw AuthctlError(.usage, "--code-stdin: standard input held no code")
+            }
+            return try AccountCode.normalized(line)
         }
         guard console.canPrompt else { throw AuthctlError(.usage, missing) }
         return try typedCode(delivery: delivery)
     }
 
+    /// Asked without echo, like a password: the code is as good as one for an hour.
     func typedCode(delivery: CodeDeliveryDetails?) throws -> String {
         let prompt = delivery?.deliveryMedium == "SMS" ? "Code from the text message: " : "Code from the email: "
-        return try AccountCode.ask(console, prompt: prompt, secret: false)
+        return try AccountCode.ask(console, prompt: prompt, secret: true)
+    }
+}
+
+/// `--code-stdin` and what replaced `--code` (issue 22, finding 2) for the account commands.
+struct AccountCodeOptions: ParsableArguments {
+    @Flag(help: "Read the code from the first line of standard input (without it, the code is asked on the terminal, not echoed).")
+    var codeStdin = false
+
+    /// Kept only to say what replaced it: its value stood on argv for every local user to read.
+    @Option(name: .customLong("code"), help: .hidden)
+    var removedCode: String?
+
+    func validate() throws {
+        if removedCode != nil {
+            throw ValidationError(Messages.codeOptionRemoved)
+        }
     }
 }
 

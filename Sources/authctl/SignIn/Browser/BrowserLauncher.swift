@@ -52,9 +52,8 @@ struct BrowserLauncher {
         }
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }
-        // Not the secrets authctl was given (the client secret, the store's passphrase).
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.filter { !ChildProcess.secretVariables.contains($0.key) }
-            .map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let inherited = ChildProcess.browserEnvironment(environment)
+        var envp: [UnsafeMutablePointer<CChar>?] = inherited.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for entry in envp { free(entry) } }
         var pid: pid_t = 0
         return posix_spawnp(&pid, command[0], &actions, nil, &argv, &envp) == 0

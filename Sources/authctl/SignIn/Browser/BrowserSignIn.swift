@@ -81,8 +81,11 @@ struct BrowserSignIn: SignInFlow {
                                            identityProvider: options.identityProvider, prompt: options.prompt)
         let url = domain.authorizeURL(request)
 
+        // The browser is given /start, which only this user's processes are sent on from: the
+        // authorize URL (state, nonce, PKCE challenge) is on no argv another user can read in /proc.
+        listener.startURL = url
         let launcher = BrowserLauncher(environment: context.environment)
-        let opened = options.noBrowser ? nil : launcher.open(url)
+        let opened = options.noBrowser ? nil : launcher.open("http://localhost:\(port)/start")
         if let opened {
             console.message("Opened the sign-in page with \(opened). If it did not open, visit:\n  \(url)")
         } else {
@@ -120,6 +123,14 @@ struct BrowserSignIn: SignInFlow {
             case .callback(let query, let conn):
                 callback = AuthorizationCallback(query: query)
                 connection = conn
+            }
+            // A redirect that is not this sign-in's (no state, another state) is answered and
+            // ignored: anyone could send one, and it must not end the sign-in (finding 3).
+            if !callback.isForState(request.state) {
+                connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
+                    "Not this sign-in", "This redirect does not belong to the sign-in authctl is waiting for."))
+                if connection == nil { console.message(Messages.notThisSignIn) }
+                continue
             }
             do {
                 let code = try callback.code(expectedState: request.state)

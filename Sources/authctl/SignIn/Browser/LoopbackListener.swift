@@ -6,16 +6,26 @@ import Glibc
 /// The browser sign-in's redirect listener: `http://localhost:PORT/callback` on 127.0.0.1 (and ::1
 /// where the machine has it), nothing else. Small and strict: one GET request per connection,
 /// read with a bound on size and time, `path` (`/callback`; `/signed-out` after a logout) handed
-/// to the caller, everything else 404.
+/// to the caller, `/start` redirected to `startURL` (the authorize URL, kept off the browser's
+/// argv), everything else 404. Only this user's processes are served (issue 22, findings 1 and
+/// 12): any local user can connect to a loopback port, so each peer's uid is looked up
+/// (`PeerCredentials`) and another user's request is answered 403 and otherwise ignored.
+/// Connections are served side by side, each with its own deadline, so a slow one cannot hold
+/// the others up or keep authctl past its own deadline (finding 3).
 final class LoopbackListener {
     let port: UInt16
     let path: String
+    /// Where `GET /start` sends this user's browser; nil: no `/start`.
+    var startURL: String?
     private var sockets: [Int32] = []
+    private var pending: [Pending] = []
 
     /// How much of a request is read (the request line and headers of a redirect fit easily).
     static let maxRequestBytes = 16 * 1024
     /// How long a connection may take to send its request.
-    static let requestTimeout: Int = 5
+    static let requestTimeout: Double = 5
+    /// Connections read at once; beyond it the oldest is dropped.
+    static let maxPending = 32
 
     init(port: UInt16, path: String = "/callback") throws {
         self.port = port
@@ -25,8 +35,21 @@ final class LoopbackListener {
         } catch let error as BindFailure {
             throw error.authctlError(port: port)
         }
-        // ::1 too, for browsers that try it first for "localhost"; a machine without IPv6 has only 127.0.0.1.
-        if let v6 = try? Self.bind(family: AF_INET6, port: port) { sockets.append(v6) }
+        // ::1 too, for browsers that try it first for "localhost". A machine without IPv6 has only
+        // 127.0.0.1; but where ::1 exists and the port is taken there, the browser may go to
+        // whoever holds it (finding 4): that fails as a taken IPv4 port does.
+        do {
+            sockets.append(try Self.bind(family: AF_INET6, port: port))
+        } catch let error as BindFailure where !Self.noIPv6Loopback(error.errno) {
+            for fd in sockets { close(fd) }
+            sockets = []
+            throw error.authctlError(port: port)
+        } catch {}
+    }
+
+    /// The errors of a machine (or container) without an IPv6 loopback.
+    private static func noIPv6Loopback(_ code: Int32) -> Bool {
+        code == EAFNOSUPPORT || code == EADDRNOTAVAIL || code == EPROTONOSUPPORT
     }
 
     deinit {
@@ -48,7 +71,7 @@ final class LoopbackListener {
     }
 
     private static func bind(family: Int32, port: UInt16) throws -> Int32 {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw BindFailure(errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -71,7 +94,7 @@ final class LoopbackListener {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
         }
-        guard result == 0, listen(fd, 8) == 0 else {
+        guard result == 0, listen(fd, 16) == 0 else {
             let failure = errno
             close(fd)
             throw BindFailure(errno: failure)
@@ -81,7 +104,7 @@ final class LoopbackListener {
 
     /// What woke `next`.
     enum Event {
-        /// A GET of the listener's path: answer it with `respond`.
+        /// A GET of the listener's path from this user: answer it with `respond`.
         case callback(query: String, connection: Connection)
         /// A line typed or piped on `input`.
         case line(String)
@@ -94,54 +117,99 @@ final class LoopbackListener {
         init(fd: Int32) { self.fd = fd }
         deinit { if fd >= 0 { close(fd) } }
 
-        func respond(status: String, html: String) {
+        func respond(status: String, html: String, extraHeaders: String = "") {
             guard fd >= 0 else { return }
+            // Answers are small: sent blocking, bounded by the send timeout set at accept.
+            let flags = fcntl(fd, F_GETFL)
+            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
             let body = Data(html.utf8)
             let head = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
-                + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n\r\n"
+                + extraHeaders + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n\r\n"
             let bytes = Data(head.utf8) + body
             _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             close(fd)
             fd = -1
         }
+
+        var descriptor: Int32 { fd }
     }
 
-    /// Waits for a callback request, a line on `input` (its fd, or nil), or `deadline`. Requests
-    /// for other paths are answered 404 here and waiting goes on.
+    /// A connection whose request is still arriving.
+    private struct Pending {
+        var connection: Connection
+        var request: [UInt8] = []
+        var deadline: Date
+    }
+
+    /// Waits for a callback request from this user, a line on `input` (its fd, or nil), or
+    /// `deadline`, which is kept whatever the connections do. Everything else is answered here
+    /// (403 another user, 302 `/start`, 404 other paths, 400 malformed) and waiting goes on.
     func next(deadline: Date, input: LineReader?) -> Event {
         while true {
             if let line = input?.takeLine() { return .line(line) }
-            let remaining = deadline.timeIntervalSinceNow
+            let now = Date()
+            let remaining = deadline.timeIntervalSince(now)
             guard remaining > 0 else { return .timedOut }
+            pending.removeAll { $0.deadline <= now }
             var polled = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            polled += pending.map { pollfd(fd: $0.connection.descriptor, events: Int16(POLLIN), revents: 0) }
             if let input, !input.closed { polled.append(pollfd(fd: input.fd, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&polled, nfds_t(polled.count), Int32(min(remaining, 3600) * 1000) + 1)
+            let wait = ([remaining] + pending.map { $0.deadline.timeIntervalSince(now) }).min() ?? remaining
+            let ready = poll(&polled, nfds_t(polled.count), Int32(min(max(wait, 0), 3600) * 1000) + 1)
             guard ready > 0 else { continue }
             for entry in polled where entry.revents != 0 {
                 if let input, entry.fd == input.fd {
                     input.fill()
-                    continue
+                } else if sockets.contains(entry.fd) {
+                    acceptAll(entry.fd)
+                } else if let event = read(from: entry.fd) {
+                    return event
                 }
-                let connection = accept(entry.fd, nil, nil)
-                guard connection >= 0 else { continue }
-                _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-                if let event = serve(connection) { return event }
             }
         }
     }
 
-    /// Reads one request; returns the callback, or answers anything else itself.
-    private func serve(_ fd: Int32) -> Event? {
-        var timeout = timeval(tv_sec: Self.requestTimeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connection = Connection(fd: fd)
-        var request = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while request.count < Self.maxRequestBytes, !Self.headersComplete(request) {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            request += buffer[0..<count]
+    private func acceptAll(_ listening: Int32) {
+        while true {
+            // The listening socket is non-blocking: accept ends with EAGAIN once all are taken.
+            let fd = accept(listening, nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var timeout = timeval(tv_sec: 2, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let connection = Connection(fd: fd)
+            // Another local user's connection is refused before a byte of it is read.
+            guard PeerCredentials.uid(ofPeerOf: fd) == getuid() else {
+                connection.respond(status: "403 Forbidden", html: BrowserPages.page(
+                    "Forbidden", "This is another user's sign-in listener."))
+                continue
+            }
+            if pending.count >= Self.maxPending { pending.removeFirst() }
+            pending.append(Pending(connection: connection, deadline: Date().addingTimeInterval(Self.requestTimeout)))
         }
+    }
+
+    /// Reads what arrived on a pending connection; once its request is whole, answers it or
+    /// hands the callback over.
+    private func read(from fd: Int32) -> Event? {
+        guard let index = pending.firstIndex(where: { $0.connection.descriptor == fd }) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return nil }
+        var item = pending[index]
+        if count > 0 { item.request += buffer[0..<count] }
+        let whole = Self.headersComplete(item.request) || item.request.count >= Self.maxRequestBytes || count <= 0
+        guard whole else {
+            pending[index] = item
+            return nil
+        }
+        pending.remove(at: index)
+        return serve(item.request, item.connection)
+    }
+
+    /// One whole request; returns the callback, or answers anything else itself.
+    private func serve(_ request: [UInt8], _ connection: Connection) -> Event? {
         guard let lineEnd = request.firstIndex(of: UInt8(ascii: "\r")) ?? request.firstIndex(of: UInt8(ascii: "\n")) else {
             connection.respond(status: "400 Bad Request", html: BrowserPages.page("Bad request", "This is authctl's sign-in listener."))
             return nil
@@ -153,6 +221,11 @@ final class LoopbackListener {
         }
         let target = parts[1]
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        if path[0] == "/start", let startURL {
+            connection.respond(status: "302 Found", html: BrowserPages.page("Signing in", "On to the sign-in page."),
+                               extraHeaders: "Location: \(startURL)\r\n")
+            return nil
+        }
         guard path[0] == self.path else {
             connection.respond(status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
             return nil
