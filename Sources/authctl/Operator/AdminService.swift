@@ -13,13 +13,16 @@ struct AdminService {
     /// Where the credentials came from, for the audit line.
     let source: String
 
-    init(settings: Settings, context: CommandContext) throws {
+    /// `bulk`: each request bounded by `--timeout` (not the whole run), and no retries in the
+    /// service: the ops engine paces and retries itself (BulkOperation.paced).
+    init(settings: Settings, context: CommandContext, bulk: Bool = false) throws {
         poolId = try settings.checkedPoolId()
         region = Defaults.region(configured: settings.region, poolId: poolId)
         endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try ClientSettings.checkEndpoint(endpoint)
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
-        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings), retryPolicy: context.retryPolicy)
+        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
+                                 retryPolicy: bulk ? .none : context.retryPolicy)
         let signer = SigV4Signer(credentials: credentials, region: region)
         let now = context.now
         service.requestSigner = { request in try signer.sign(&request, date: now()) }

@@ -45,9 +45,11 @@ final class CommandContext {
 
     /// One transport per process, so consecutive calls share a connection; made on the first
     /// request, so a command that makes none (token on a fresh session) sets up no TLS.
-    func transport(_ settings: Settings) throws -> HTTPTransport {
+    /// `perRequest`: `--timeout` bounds each request instead of the whole command (a bulk ops run
+    /// lasts as long as its users take at the quota's pace).
+    func transport(_ settings: Settings, perRequest: Bool = false) throws -> HTTPTransport {
         if let transportCache { return transportCache }
-        let budget = TimeBudget(seconds: settings.timeout)
+        let budget = perRequest ? nil : TimeBudget(seconds: settings.timeout)
         self.budget = budget
         let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
                                        requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)",

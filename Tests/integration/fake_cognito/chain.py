@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, auth, devices, mfa, observers, passwordless, tokens
+from . import accounts, auth, devices, mfa, observers, passwordless, quota, tokens
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -39,6 +39,7 @@ class FakeState:
     mfa: MfaState = field(default_factory=MfaState)  # users' MFA, live challenge sessions
     accounts: accounts.AccountState = field(default_factory=accounts.AccountState)  # sign-up / reset codes
     devices: devices.DeviceState = field(default_factory=devices.DeviceState)  # devices, device challenges
+    quota: quota.QuotaState = field(default_factory=quota.QuotaState)  # the request-rate buckets, refusals counted
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
@@ -80,7 +81,11 @@ LINKS: dict[str, list[Handler]] = {
     "AdminListDevices": [devices.admin_list_devices],
     "ForgetDevice": [devices.forget_device],
     "AdminForgetDevice": [devices.admin_forget_device],
+    # The service's request-rate quotas (off unless config "quota" sets them), first: a refused
+    # request reaches nothing else.
 }
+for _op in quota.CATEGORIES:
+    LINKS[_op] = [quota.enforce, *LINKS.get(_op, [])]
 
 # (operations, observer), in the order they run.
 OBSERVERS: list[tuple[tuple[str, ...], Observer]] = [
