@@ -38,8 +38,13 @@ final class OpsPacingTests: XCTestCase {
         let pacer = Pacer(name: "t", rate: 25, clock: clock)
         let start = clock.now()
         for _ in 0..<250 { pacer.waitForTurn(); pacer.succeeded() }
-        // 250 calls at 25/s: the first is free, the rest 1/25 s apart.
-        XCTAssertEqual(clock.now() - start, 249.0 / 25, accuracy: 1e-6)
+        // 250 calls at 25/s: the first two are free (the bucket holds two), the rest 1/25 s apart.
+        XCTAssertEqual(clock.now() - start, 248.0 / 25, accuracy: 1e-6)
+        // A slow call (0.1 s) is caught up with: the next goes at once, then the pace resumes.
+        clock.time += 0.1
+        let before = clock.now()
+        pacer.waitForTurn()
+        XCTAssertEqual(clock.now(), before, "one saved token")
     }
 
     func testThrottlingHalvesOncePerCooldownAndRecoversAdditively() {

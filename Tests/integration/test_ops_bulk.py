@@ -29,6 +29,8 @@ GROUP_SIZE = 2000
 SAMPLE = ["inc-0007", "inc-0500", "inc-1999"]  # signed in before, their refresh tokens refused after
 PASSWORD = "Sample-Passw0rd!"
 FAST = "400"  # --rate for the functional tests (the fake's quota set higher)
+HALF = 'username ^= "inc-0"'  # ListUsers' filter for the interrupted runs: inc-0000 to inc-0999
+HALF_SIZE = 1000
 
 
 def moto_client(moto):
@@ -167,7 +169,7 @@ def test_execute_signs_every_member_out_through_throttling(big, fake, cognito, t
 
 def _interrupt_and_resume(big, fake, tmp_path, sig: int) -> None:
     env = ops_env(big, fake.endpoint, tmp_path)
-    args = [str(authctl_bin()), "ops", "signout", "--group", "incident", "--execute", "--yes", "--rate", "150"]
+    args = [str(authctl_bin()), "ops", "signout", "--filter", HALF, "--execute", "--yes", "--rate", "150"]
     proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     deadline = time.time() + 60
@@ -176,20 +178,21 @@ def _interrupt_and_resume(big, fake, tmp_path, sig: int) -> None:
     os.kill(proc.pid, sig)
     out, err = proc.communicate(timeout=30)
     done_before = len(audit_lines(tmp_path))
-    assert 300 <= done_before < GROUP_SIZE, err
+    assert 300 <= done_before < HALF_SIZE, err
     if sig == signal.SIGINT:
         assert proc.returncode == 3, err
         assert "run the same command again" in err, err
         assert out == ""
     else:
         assert proc.returncode == -signal.SIGKILL
-    r = ops(big, fake, tmp_path, "--group", "incident", "--execute", "--yes", "--rate", FAST, "--output", "json")
+    r = ops(big, fake, tmp_path, "--filter", HALF, "--execute", "--yes", "--rate", FAST, "--output", "json")
     assert r.code == 0, r
-    assert "Resuming:" in r.err, r
+    assert f"Resuming: {done_before} of {HALF_SIZE} users were done" in r.err, r
     summary = r.json()
-    assert summary["resumed"] is True and summary["done"] == GROUP_SIZE and summary["failed"] == 0, summary
+    assert summary["resumed"] is True and summary["done"] == HALF_SIZE and summary["failed"] == 0, summary
     users = [line["user"] for line in audit_lines(tmp_path)]
-    assert len(users) == GROUP_SIZE and len(set(users)) == GROUP_SIZE, "every user exactly once in the audit log"
+    assert len(users) == HALF_SIZE and len(set(users)) == HALF_SIZE, "every user exactly once in the audit log"
+    assert sorted(users) == [f"inc-{i:04d}" for i in range(HALF_SIZE)]
 
 
 def test_sigint_writes_the_checkpoint_and_a_rerun_finishes_the_rest(big, fake, tmp_path):
@@ -237,10 +240,14 @@ def test_users_file_with_unknown_names(big, fake, tmp_path):
     results = {line["user"]: line["result"] for line in audit_lines(tmp_path)}
     assert results == {"inc-0010": "signedOut", "inc-0011": "signedOut", "inc-0012": "signedOut",
                        "nobody-1": "notFound", "nobody-\x1b[31mred": "notFound"}
-    # From standard input, dry run: the plan names the users, escaped.
-    d = ops(big, fake, tmp_path, "--users-file", "-", input=users.read_text())
+    # The same names on standard input are the same selection (keyed by content): nothing left.
+    same = ops(big, fake, tmp_path, "--users-file", "-", "--execute", "--yes", input=users.read_text())
+    assert same.code == 0 and "Nothing left to do" in same.err, same
+    # A dry run with --restart plans it again, escaping the names, and keeps the checkpoint.
+    d = ops(big, fake, tmp_path, "--users-file", "-", "--restart", input=users.read_text())
     assert d.code == 0 and "Sign out 5 users" in d.err, d
     assert "\x1b" not in d.err and "nobody-\\x1b[31mred" in d.err, d
+    assert "Nothing left to do" in ops(big, fake, tmp_path, "--users-file", str(users)).err
 
 
 def test_filter_selects_with_listusers(big, fake, tmp_path):

@@ -69,8 +69,9 @@ struct OpsSignOut: AuthctlCommand {
         let clock = MonotonicClock()
         let operation = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: chosen,
                                       rate: rate, listingRate: listingRate, clock: clock)
-        if restart { state.remove(stem) }
-        let earlier = try state.load(stem)
+        // --restart ignores the checkpoint; only a run that acts replaces it (a dry run changes nothing).
+        if restart && execute { state.remove(stem) }
+        let earlier = restart ? nil : try state.load(stem)
         var report = OpsSignOutReport(userPoolId: admin.poolId, action: action.auditName, selection: chosen.description,
                                       dryRun: !execute, ratePerSecond: rate, checkpoint: state.checkpointPath(stem),
                                       auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(stem))
@@ -117,7 +118,11 @@ struct OpsSignOut: AuthctlCommand {
         var checkpoint = earlier ?? OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: chosen.key,
                                                   total: total, auditLog: report.auditLog, auditOffset: audit.size,
                                                   startedAt: now, updatedAt: now)
-        checkpoint.auditLog = report.auditLog
+        if checkpoint.auditLog != report.auditLog {
+            // Another audit log this time: nothing in it is after the checkpoint yet.
+            checkpoint.auditLog = report.auditLog
+            checkpoint.auditOffset = audit.size
+        }
         try state.save(checkpoint, stem)
         let progress = OpsProgress(console: context.console, clock: clock, total: total, alreadyDone: alreadyDone)
         let started = clock.now()

@@ -50,6 +50,12 @@ struct TokenBucket {
         refill(now)
         rate = max(newRate, 0.001)
     }
+
+    /// Drops the saved tokens (after a refusal: no burst into a service that just said no).
+    mutating func drain(now: Double) {
+        refill(now)
+        tokens = min(tokens, 0)
+    }
 }
 
 /// The pace of one category of calls: a token bucket whose rate adapts, AIMD as TCP does. A
@@ -76,7 +82,9 @@ final class Pacer {
         self.increasePerSecond = increasePerSecond
         self.cooldown = cooldown
         self.clock = clock
-        self.bucket = TokenBucket(rate: rate, capacity: 1, now: clock.now())
+        // Two tokens: a call that took longer than its slot is caught up with the next one, so a
+        // slow answer does not cost the run its time (the service's own bucket holds a second's worth).
+        self.bucket = TokenBucket(rate: rate, capacity: rate >= 2 ? 2 : 1, now: clock.now())
     }
 
     /// The rate now, in calls per second.
@@ -96,6 +104,7 @@ final class Pacer {
         lastDecrease = now
         decreases += 1
         bucket.setRate(max(floor, rate / 2), now: now)
+        bucket.drain(now: now)
     }
 
     /// A call went through: speed up a little, back towards the ceiling.
