@@ -191,4 +191,42 @@ final class BulkOperationTests: XCTestCase {
         let resumed = try FileSource(path: path, start: PageCursor(line: 3))
         XCTAssertEqual(try resumed.nextPage(), ["bob", "dave"])
     }
+
+    /// Workers on connections of their own, answers of varied latency: commits still in order.
+    private func workers(_ count: Int, latency: @escaping (String) -> Double) -> [CognitoService] {
+        (0..<count).map { _ in
+            let cognito = FakeCognito()
+            cognito.handlers["AdminUserGlobalSignOut"] = { body in
+                Thread.sleep(forTimeInterval: latency(body["Username"] as? String ?? ""))
+                return (200, [:])
+            }
+            return CognitoService(endpoint: "http://127.0.0.1:9/", transport: cognito, retryPolicy: .none)
+        }
+    }
+
+    func testCallsSideBySideAreCommittedInOrder() throws {
+        let names = (0..<60).map { "u\($0)" }
+        let op = operation(FakeCognito(), .users(names), clock: ManualClock())
+        op.workers = workers(4) { name in name.hasSuffix("3") ? 0.02 : 0.001 }
+        var order: [Int] = []
+        try op.actInOrder(names) { index, outcome in
+            XCTAssertEqual(outcome.result, .signedOut)
+            order.append(index)
+        }
+        XCTAssertEqual(order, Array(0..<60))
+    }
+
+    func testAStopCommitsAPrefixAndThrows() {
+        let names = (0..<60).map { "u\($0)" }
+        let op = operation(FakeCognito(), .users(names), clock: ManualClock())
+        op.workers = workers(4) { _ in 0.002 }
+        var order: [Int] = []
+        let lock = NSLock()
+        op.stopRequested = { lock.withLock { order.count >= 20 ? Int32(SIGINT) : 0 } }
+        XCTAssertThrowsError(try op.actInOrder(names) { index, _ in lock.withLock { order.append(index) } }) { error in
+            XCTAssertTrue(error is OpsInterrupted, "\(error)")
+        }
+        XCTAssertEqual(order, Array(0..<order.count), "a prefix, in order")
+        XCTAssertLessThan(order.count, 60)
+    }
 }

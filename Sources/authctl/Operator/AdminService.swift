@@ -23,9 +23,20 @@ struct AdminService {
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
         service = CognitoService(endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
                                  retryPolicy: bulk ? .none : context.retryPolicy)
+        service.requestSigner = Self.signer(credentials, region, context.now)
+    }
+
+    private static func signer(_ credentials: AWSCredentials, _ region: String, _ now: @escaping () -> Date) -> (inout HTTPRequest) throws -> Void {
         let signer = SigV4Signer(credentials: credentials, region: region)
-        let now = context.now
-        service.requestSigner = { request in try signer.sign(&request, date: now()) }
+        return { request in try signer.sign(&request, date: now()) }
+    }
+
+    /// Another connection like `service` (bulk: no retries inside, `--timeout` a request), on a
+    /// transport of its own, for calls made side by side with it.
+    func anotherService(settings: Settings, context: CommandContext) -> CognitoService {
+        let other = CognitoService(endpoint: endpoint, transport: context.separateTransport(settings), retryPolicy: .none)
+        other.requestSigner = Self.signer(credentials, region, context.now)
+        return other
     }
 
     /// A refusal the operator can act on: no such user, or AWS credentials refused; nil otherwise.

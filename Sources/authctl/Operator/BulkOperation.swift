@@ -32,7 +32,12 @@ final class BulkOperation {
     /// Attempts for a call that fails with a 5xx or a timeout (throttling is retried without limit).
     var maxAttempts = 6
     /// Throttling answers absorbed, not reported as failures.
-    private(set) var throttled = 0
+    var throttled: Int { counterLock.withLock { throttledCount } }
+    private var throttledCount = 0
+    private let counterLock = NSLock()
+    /// Connections for calls side by side (one transport each): the run keeps up to this many
+    /// users in flight, so the pace is the bucket's, not one answer's latency. Empty: `service` alone.
+    var workers: [CognitoService] = []
 
     init(service: CognitoService, poolId: String, action: OpsAction, selection: UserSelection,
          rate: Double, listingRate: Double, clock: PaceClock) {
@@ -81,7 +86,7 @@ final class BulkOperation {
                 pacer.succeeded()
                 return
             } catch let error as CognitoError where error.isThrottling {
-                throttled += 1
+                counterLock.withLock { throttledCount += 1 }
                 pacer.throttled()
                 if let signal = Optional(stopRequested()), signal != 0 { throw OpsInterrupted(signal: signal) }
             } catch let error as CognitoError where Self.worthRetrying(error) {
@@ -111,6 +116,10 @@ final class BulkOperation {
 
     /// One user: the action's calls, then its outcome. Throws only what stops the run.
     func act(on username: String) throws -> (result: OpsResult, requestIds: [String]) {
+        try act(on: username, using: service)
+    }
+
+    func act(on username: String, using service: CognitoService) throws -> (result: OpsResult, requestIds: [String]) {
         var requestIds: [String] = []
         do {
             try action.perform(on: service, poolId: poolId, username: username) { call in
@@ -126,5 +135,91 @@ final class BulkOperation {
             let code = error.errorType ?? (error.isServerError ? "HTTP\(error.httpStatus ?? 500)" : error.kind.rawValue)
             return (.failed(code: code), requestIds)
         }
+    }
+}
+
+extension BulkOperation {
+    typealias Outcome = (result: OpsResult, requestIds: [String])
+
+    /// Acts on `users` with up to `workers.count` calls in flight (each worker on its own
+    /// connection, every call through the shared pacer), and hands each outcome to `commit` in the
+    /// users' order, one at a time. After a stop (a signal, an error that stops the run) no user
+    /// is started; those in flight finish, and the outcomes that follow on from the last committed
+    /// are committed before the stop is thrown.
+    func actInOrder(_ users: [String], commit: @escaping (Int, Outcome) throws -> Void) throws {
+        if workers.count < 2 {
+            for (index, username) in users.enumerated() {
+                let signal = stopRequested()
+                if signal != 0 { throw OpsInterrupted(signal: signal) }
+                try commit(index, try act(on: username, using: workers.first ?? service))
+            }
+            return
+        }
+        let shared = InFlight()
+        do {
+            let group = DispatchGroup()
+            for worker in workers.prefix(users.count) {
+                group.enter()
+                let thread = Thread {
+                    defer { group.leave() }
+                    while let index = shared.nextIndex(of: users.count, signal: self.stopRequested) {
+                        do {
+                            let outcome = try self.act(on: users[index], using: worker)
+                            try shared.finish(index, outcome, commit: commit)
+                        } catch {
+                            shared.record(error)
+                        }
+                    }
+                }
+                thread.stackSize = 1 << 20
+                thread.start()
+            }
+            group.wait()
+        }
+        let stop = shared.stop
+        if let stop { throw stop }
+    }
+}
+
+/// The state `actInOrder`'s workers share, under one lock: the next user to start, the outcomes
+/// waiting for their turn to be committed, and what stopped the run.
+private final class InFlight: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private var committed = 0
+    private var finished: [Int: BulkOperation.Outcome] = [:]
+    private var stopError: Error?
+
+    var stop: Error? { lock.withLock { stopError } }
+
+    /// The next user's index, nil once all are started or the run is stopping.
+    func nextIndex(of count: Int, signal: () -> Int32) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        let arrived = signal()
+        if arrived != 0 { remember(OpsInterrupted(signal: arrived)) }
+        guard stopError == nil, next < count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    /// Keeps `outcome`, then commits every outcome that follows on from the last committed.
+    func finish(_ index: Int, _ outcome: BulkOperation.Outcome, commit: (Int, BulkOperation.Outcome) throws -> Void) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        finished[index] = outcome
+        while let ready = finished.removeValue(forKey: committed) {
+            try commit(committed, ready)
+            committed += 1
+        }
+    }
+
+    func record(_ error: Error) {
+        lock.withLock { remember(error) }
+    }
+
+    /// An error that stops the run wins over an interruption: its message says more.
+    private func remember(_ error: Error) {
+        if stopError == nil || (stopError is OpsInterrupted && !(error is OpsInterrupted)) { stopError = error }
     }
 }

@@ -31,28 +31,32 @@ extension BulkOperation {
             while let page = try users.nextPage() {
                 checkpoint.cursor = users.pageStart
                 checkpoint.doneInPage = min(skip, page.count)
-                for username in page.dropFirst(skip) {
-                    let signal = stopRequested()
-                    if signal != 0 { throw OpsInterrupted(signal: signal) }
-                    if let earlier = pending.first {
-                        pending.removeFirst()
-                        if earlier.user == username {
-                            checkpoint.counts.add(earlier.result)
-                            checkpoint.doneInPage += 1
-                            checkpoint.auditOffset = earlier.end
-                            try save(&checkpoint)
-                            continue
-                        }
-                        pending.removeAll()
-                    }
-                    // What stops the run (credentials refused, the service unreachable) is thrown with
-                    // this user not counted: the next run starts with it.
-                    let outcome = try act(on: username)
-                    checkpoint.auditOffset = try record.audit.append(entry(username, outcome.result, requestIds: outcome.requestIds, record))
-                    checkpoint.counts.add(outcome.result)
+                let rest = Array(page.dropFirst(skip))
+                var startedAt = 0
+                // Users recorded in the audit log after the checkpoint (a kill between the two
+                // writes) come first in the rest: counted, not acted on again.
+                while startedAt < rest.count, let earlier = pending.first {
+                    pending.removeFirst()
+                    guard earlier.user == rest[startedAt] else { pending.removeAll(); break }
+                    checkpoint.counts.add(earlier.result)
                     checkpoint.doneInPage += 1
+                    checkpoint.auditOffset = earlier.end
                     try save(&checkpoint)
-                    progress.update(done: checkpoint.counts.done, failed: checkpoint.counts.failed)
+                    startedAt += 1
+                }
+                pending.removeAll()
+                // What stops the run (credentials refused, the service unreachable) is thrown with
+                // the users not yet committed not counted: the next run starts with them.
+                let page = CheckpointBox(checkpoint)
+                defer { checkpoint = page.value }
+                let skipped = startedAt
+                try actInOrder(Array(rest[startedAt...])) { index, outcome in
+                    let username = rest[skipped + index]
+                    page.value.auditOffset = try record.audit.append(self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
+                    page.value.counts.add(outcome.result)
+                    page.value.doneInPage += 1
+                    try save(&page.value)
+                    progress.update(done: page.value.counts.done, failed: page.value.counts.failed)
                 }
                 skip = 0
             }
@@ -70,4 +74,10 @@ extension BulkOperation {
         return OpsAuditLog.Entry(time: record.now(), pool: poolId, user: username, action: action.auditName, result: result.name,
                                  error: error, requestId: requestIds.last, requestIds: requestIds, operator: record.who)
     }
+}
+
+/// The checkpoint while a page's users are committed (from the workers' threads, one at a time).
+private final class CheckpointBox {
+    var value: OpsCheckpoint
+    init(_ value: OpsCheckpoint) { self.value = value }
 }

@@ -74,6 +74,8 @@ final class Pacer {
     /// How many throttling answers were seen, and how many times the rate was halved.
     private(set) var throttles = 0
     private(set) var decreases = 0
+    /// Calls may be made side by side (BulkOperation's workers): every change under this lock.
+    private let lock = NSLock()
 
     init(name: String, rate: Double, clock: PaceClock, floor: Double = 0.5, increasePerSecond: Double = 1, cooldown: Double = 1) {
         self.name = name
@@ -88,27 +90,32 @@ final class Pacer {
     }
 
     /// The rate now, in calls per second.
-    var rate: Double { bucket.rate }
+    var rate: Double { lock.withLock { bucket.rate } }
 
-    /// Waits until the next call may go.
+    /// Waits until the next call may go (the turn is taken at once, the wait is outside the lock).
     func waitForTurn() {
-        let wait = bucket.take(now: clock.now())
+        let wait = lock.withLock { bucket.take(now: clock.now()) }
         if wait > 0 { clock.sleep(wait) }
     }
 
     /// The service said TooManyRequestsException: slow down.
     func throttled() {
+        lock.lock()
+        defer { lock.unlock() }
         throttles += 1
         let now = clock.now()
         guard now - lastDecrease >= cooldown else { return }
         lastDecrease = now
         decreases += 1
-        bucket.setRate(max(floor, rate / 2), now: now)
+        bucket.setRate(max(floor, bucket.rate / 2), now: now)
         bucket.drain(now: now)
     }
 
     /// A call went through: speed up a little, back towards the ceiling.
     func succeeded() {
+        lock.lock()
+        defer { lock.unlock() }
+        let rate = bucket.rate
         guard rate < ceiling else { return }
         bucket.setRate(min(ceiling, rate + increasePerSecond / rate), now: clock.now())
     }

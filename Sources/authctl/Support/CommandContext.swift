@@ -66,6 +66,22 @@ final class CommandContext {
         return transport
     }
 
+    /// Another transport, not the process's shared one, each request bounded by `--timeout`: for
+    /// calls made side by side (a bulk ops run keeps a few in flight, one transport each).
+    func separateTransport(_ settings: Settings) -> HTTPTransport {
+        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
+                                       requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)",
+                                       budget: nil)
+        let makeTransport = self.makeTransport
+        return DeferredTransport {
+            do {
+                return try makeTransport(options)
+            } catch let error as TransportError {
+                throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
+            }
+        }
+    }
+
     func service(_ settings: Settings, client: ClientSettings) throws -> CognitoService {
         let transport = try transport(settings)
         return CognitoService(endpoint: client.endpoint, transport: transport, retryPolicy: retryPolicy)
