@@ -46,3 +46,7 @@ int authctl_release_termination_signals(void) {
     arrived = 0;
     return signo;
 }
+
+int authctl_pending_termination_signal(void) {
+    return arrived;
+}

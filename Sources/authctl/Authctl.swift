@@ -10,6 +10,7 @@ struct Authctl: ParsableCommand {
         discussion: """
             Sessions are kept in the Secret Service (GNOME Keyring, KeePassXC), never in files.
             Exit codes: 0 ok, 1 unexpected error, 64 usage, 65 input rejected, 69 service unreachable, \
+            3 an ops run stopped part-way (run it again to resume), 4 an ops run done with some users failed, \
             75 throttled, 77 not signed in or authentication failed, 78 configuration or secure store missing.
             """,
         version: version,
@@ -32,6 +33,7 @@ struct Authctl: ParsableCommand {
             Devices.self,
             Store.self,
             Configure.self,
+            Ops.self,
         ]
     )
 }

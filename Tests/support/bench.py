@@ -13,6 +13,11 @@ authctl command and its yardstick:
     authctl signin (SRP)                   pycognito's SRP sign-in (a Python process, boto3)
     authctl whoami                         aws cognito-idp get-user (the AWS CLI)
 
+and one row of its own (`--only ops` runs just that one): `authctl ops signout` of a group of
+OPS_USERS users at --rate 25 against the fake's quota of 25 user updates a second (issue 24): its
+total time against the floor of OPS_USERS / 25 seconds plus the listing (goal: within 10 %), and
+its peak resident memory; recorded between the `make bench ops` markers.
+
 Each sample is one process, started by Tests/support/bench-spawn.c and timed from its fork to its
 wait4, whose rusage gives the peak resident memory (ru_maxrss). Prints medians, ratios against the goals of issue 14 and peak memory as a
 Markdown table; --record FILE replaces the table between the `make bench` markers of FILE (with
@@ -44,6 +49,11 @@ import harness  # noqa: E402  (the integration tests' emulator and keyring)
 START_MARK = "<!-- make bench: start -->"
 END_MARK = "<!-- make bench: end -->"
 MIB = 1024 * 1024
+OPS_START_MARK = "<!-- make bench ops: start -->"
+OPS_END_MARK = "<!-- make bench ops: end -->"
+OPS_USERS = 2000
+OPS_RATE = 25  # the service's UserUpdate quota, enforced by the fake, and authctl's --rate
+OPS_LIST_QUOTA = 30
 
 # pycognito's SRP sign-in (its AWSSRP client, on boto3) as a user of it would write it; the
 # password arrives on stdin. (Cognito(...).authenticate would also check the tokens' issuer,
@@ -178,7 +188,10 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=9, help="timed A/B pairs per row (default 9)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed pairs first (default 2)")
     parser.add_argument("--record", help="replace the `make bench` section of this Markdown file with the results")
+    parser.add_argument("--only", choices=["ops"], help="run only this row (ops: the bulk sign-out at the quota)")
     args = parser.parse_args()
+    if args.only == "ops":
+        return ops_bench(args)
 
     for path in (args.authctl, args.hello):
         if not os.access(path, os.X_OK):
@@ -320,22 +333,95 @@ def main() -> int:
         if args.record:
             record(Path(args.record), report)
             print(f"\nbench: recorded in {args.record}", file=sys.stderr)
-        return 0
     finally:
         for stop in (keyring and keyring.cleanup, fake and fake.stop, moto and moto.stop):
             if stop:
                 stop()
         shutil.rmtree(work, ignore_errors=True)
+    # The ops row, on an emulator of its own (its quota must not slow the rows above).
+    return ops_bench(args)
 
 
-def record(path: Path, report: str) -> None:
+def record(path: Path, report: str, start: str = START_MARK, end: str = END_MARK,
+           heading: str = "## Latest `make bench`") -> None:
     text = path.read_text() if path.exists() else ""
-    block = f"{START_MARK}\n{report}\n{END_MARK}"
-    if START_MARK in text and END_MARK in text:
-        text = re.sub(re.escape(START_MARK) + r".*?" + re.escape(END_MARK), lambda _: block, text, flags=re.S)
+    block = f"{start}\n{report}\n{end}"
+    if start in text and end in text:
+        text = re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _: block, text, flags=re.S)
     else:
-        text = text.rstrip("\n") + "\n\n## Latest `make bench`\n\n" + block + "\n"
+        text = text.rstrip("\n") + f"\n\n{heading}\n\n" + block + "\n"
     path.write_text(text)
+
+
+def ops_bench(args) -> int:
+    """`authctl ops signout --group` of OPS_USERS users at --rate OPS_RATE, the fake enforcing the
+    service's quota (OPS_RATE updates, OPS_LIST_QUOTA listings a second): one timed run."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    import boto3
+
+    work = Path(tempfile.mkdtemp(prefix="authctl-bench-ops-"))
+    spawn = str(work / "bench-spawn")
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+    if not cc or subprocess.run([cc, "-O2", "-o", spawn, str(Path(__file__).with_name("bench-spawn.c"))]).returncode != 0:
+        print("bench: cannot build Tests/support/bench-spawn.c: a C compiler (cc) is needed", file=sys.stderr)
+        return 1
+    moto = fake = None
+    try:
+        print(f"bench ops: starting the emulator and making {OPS_USERS} users...", file=sys.stderr)
+        moto = harness.MotoServer(work).start()
+        fake = harness.FakeServer(moto.url, work).start()
+        pool = harness.make_pool(harness.cognito_client(fake.endpoint), name="authctl-bench-ops")
+        direct = boto3.client("cognito-idp", endpoint_url=moto.url, region_name="us-east-1",
+                              aws_access_key_id="testing", aws_secret_access_key="testing")
+        direct.create_group(UserPoolId=pool.pool_id, GroupName="incident")
+
+        def one(i: int) -> None:
+            name = f"inc-{i:05d}"
+            direct.admin_create_user(UserPoolId=pool.pool_id, Username=name, MessageAction="SUPPRESS")
+            direct.admin_add_user_to_group(UserPoolId=pool.pool_id, Username=name, GroupName="incident")
+
+        with ThreadPoolExecutor(8) as threads:
+            list(threads.map(one, range(OPS_USERS)))
+        fake.set_config(quota={"UserUpdate": OPS_RATE, "UserList": OPS_LIST_QUOTA})
+        env = harness.base_env(None, pool, fake.endpoint, AUTHCTL_CLIENT_ID=None, AWS_ACCESS_KEY_ID="AKIABENCH",
+                               AWS_SECRET_ACCESS_KEY="bench", XDG_STATE_HOME=str(work / "state"))
+        argv = [str(Path(args.authctl).resolve()), "ops", "signout", "--group", "incident", "--execute", "--yes",
+                "--rate", str(OPS_RATE), "--output", "json"]
+        print(f"bench ops: authctl ops signout of {OPS_USERS} users at {OPS_RATE}/s (about {OPS_USERS / OPS_RATE:.0f} s)...",
+              file=sys.stderr)
+        load_before = loadavg()
+        proc = subprocess.run([spawn, *argv], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        load_after = loadavg()
+        m = re.search(r"bench-spawn (\d+) (\d+) (\d+)\s*$", proc.stderr)
+        if not m or m.group(3) != "0":
+            print(f"bench ops: the run failed: {proc.stderr[-2000:]}", file=sys.stderr)
+            return 1
+        summary = json.loads(proc.stdout)
+        seconds, rss = int(m.group(1)) / 1e9, int(m.group(2)) * 1024
+        pages = OPS_USERS // 60 + 1
+        listing = 2 * pages / 25  # counted once (the plan), listed once (the run), at --listing-rate 25
+        floor = OPS_USERS / OPS_RATE + listing
+        ratio = seconds / floor
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        report = (f"{when}; {machine()}; load average (1, 5, 15 min) {load_before} before, {load_after} after; one run.\n\n"
+                  "| run | users | total | floor (users / 25 + listing) | ratio | goal | met | throttled | failed | peak RSS |\n"
+                  "|---|---:|---:|---:|---:|---|---|---:|---:|---:|\n"
+                  f"| `authctl ops signout --group` at `--rate {OPS_RATE}`, fake quota {OPS_RATE}/s | {summary['done']} | "
+                  f"{seconds:.1f} s | {floor:.1f} s | {ratio:.3f}× | ≤ 1.10× | {'yes' if ratio <= 1.10 else '**no**'} | "
+                  f"{summary['throttled']} | {summary['failed']} | {rss / MIB:.1f} MiB |")
+        print()
+        print(report)
+        if args.record:
+            record(Path(args.record), report, OPS_START_MARK, OPS_END_MARK, "## Latest `make bench` ops row")
+            print(f"\nbench: recorded in {args.record}", file=sys.stderr)
+        return 0
+    finally:
+        for stop in (fake and fake.stop, moto and moto.stop):
+            if stop:
+                stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ void authctl_defer_termination_signals(void);
 /// are restored. Returns the signal that arrived meanwhile, 0 when none did; the caller re-raises it.
 int authctl_release_termination_signals(void);
 
+/// The signal recorded since `authctl_defer_termination_signals`, 0 when none arrived; unlike
+/// the release, it leaves the deferral in place (a long run checks it between two steps).
+int authctl_pending_termination_signal(void);
+
 #ifdef __cplusplus
 }
 #endif

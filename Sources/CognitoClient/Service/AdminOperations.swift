@@ -80,3 +80,70 @@ extension CognitoService {
                  idempotent: true)
     }
 }
+
+// MARK: listing users and disabling them (the ops commands)
+
+struct ListUsersRequest: Encodable {
+    var userPoolId: String
+    var limit: Int?
+    var paginationToken: String?
+    var filter: String?
+}
+
+/// One page of ListUsers. `paginationToken` is nil on the last page.
+public struct ListUsersResponse: Decodable, Sendable {
+    public var users: [ListedUser]?
+    public var paginationToken: String?
+}
+
+struct ListUsersInGroupRequest: Encodable {
+    var userPoolId: String
+    var groupName: String
+    var limit: Int?
+    var nextToken: String?
+}
+
+/// One page of ListUsersInGroup. `nextToken` is nil on the last page.
+public struct ListUsersInGroupResponse: Decodable, Sendable {
+    public var users: [ListedUser]?
+    public var nextToken: String?
+}
+
+/// A user in a listing (UserType): only what the ops commands need. Attributes are not decoded.
+public struct ListedUser: Decodable, Sendable, Equatable {
+    public var username: String?
+    public var enabled: Bool?
+    public var userStatus: String?
+
+    public init(username: String?, enabled: Bool? = nil, userStatus: String? = nil) {
+        self.username = username
+        self.enabled = enabled
+        self.userStatus = userStatus
+    }
+}
+
+extension CognitoService {
+    /// The largest page ListUsers and ListUsersInGroup return (QueryLimitType).
+    public static let maximumPageSize = 60
+
+    /// ListUsers (IAM-signed): one page of the pool's users, optionally filtered (`email ^= "x"`).
+    /// Read-only, so retried.
+    public func listUsers(userPoolId: String, filter: String?, paginationToken: String?,
+                          limit: Int = CognitoService.maximumPageSize) throws -> ListUsersResponse {
+        try call("ListUsers", ListUsersRequest(userPoolId: userPoolId, limit: limit, paginationToken: paginationToken,
+                                               filter: filter), idempotent: true)
+    }
+
+    /// ListUsersInGroup (IAM-signed): one page of a group's members. Read-only, so retried.
+    public func listUsersInGroup(userPoolId: String, groupName: String, nextToken: String?,
+                                 limit: Int = CognitoService.maximumPageSize) throws -> ListUsersInGroupResponse {
+        try call("ListUsersInGroup", ListUsersInGroupRequest(userPoolId: userPoolId, groupName: groupName, limit: limit,
+                                                             nextToken: nextToken), idempotent: true)
+    }
+
+    /// AdminDisableUser (IAM-signed): the user can no longer sign in. Repeating it is harmless.
+    public func adminDisableUser(userPoolId: String, username: String) throws {
+        _ = try call("AdminDisableUser", AdminUserRequest(userPoolId: userPoolId, username: username),
+                     idempotent: true, as: EmptyResponse.self)
+    }
+}

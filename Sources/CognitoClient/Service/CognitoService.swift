@@ -16,6 +16,9 @@ public final class CognitoService {
     public let targetPrefix: String
     /// Extra headers for every call (e.g. SigV4 signing is added by a signer, not here).
     public var requestSigner: ((inout HTTPRequest) throws -> Void)?
+    /// The `x-amzn-RequestId` of the last answer, success or refusal (nil when none came or it had
+    /// none): what the service's own logs (CloudTrail) know the call by, for an audit record.
+    public private(set) var lastRequestId: String?
 
     public init(endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard,
                 targetPrefix: String = "AWSCognitoIdentityProviderService") {
@@ -83,11 +86,13 @@ public final class CognitoService {
 
     private func send<Response: Decodable>(_ request: HTTPRequest, operation: String, as: Response.Type) throws -> Response {
         let response: HTTPResponse
+        lastRequestId = nil
         do {
             response = try transport.send(request)
         } catch let error as TransportError {
             throw CognitoError.transport(error)
         }
+        lastRequestId = response.headers["x-amzn-requestid"].map { String($0.prefix(128)) }
         guard (200..<300).contains(response.status) else {
             var error = CognitoErrorParser.parse(response, request: request)
             error.retryAfter = RetryAfter.seconds(response.headers["retry-after"], now: Date())

@@ -13,16 +13,30 @@ struct AdminService {
     /// Where the credentials came from, for the audit line.
     let source: String
 
-    init(settings: Settings, context: CommandContext) throws {
+    /// `bulk`: each request bounded by `--timeout` (not the whole run), and no retries in the
+    /// service: the ops engine paces and retries itself (BulkOperation.paced).
+    init(settings: Settings, context: CommandContext, bulk: Bool = false) throws {
         poolId = try settings.checkedPoolId()
         region = Defaults.region(configured: settings.region, poolId: poolId)
         endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try ClientSettings.checkEndpoint(endpoint)
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
-        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings), retryPolicy: context.retryPolicy)
+        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
+                                 retryPolicy: bulk ? .none : context.retryPolicy)
+        service.requestSigner = Self.signer(credentials, region, context.now)
+    }
+
+    private static func signer(_ credentials: AWSCredentials, _ region: String, _ now: @escaping () -> Date) -> (inout HTTPRequest) throws -> Void {
         let signer = SigV4Signer(credentials: credentials, region: region)
-        let now = context.now
-        service.requestSigner = { request in try signer.sign(&request, date: now()) }
+        return { request in try signer.sign(&request, date: now()) }
+    }
+
+    /// Another connection like `service` (bulk: no retries inside, `--timeout` a request), on a
+    /// transport of its own, for calls made side by side with it.
+    func anotherService(settings: Settings, context: CommandContext) -> CognitoService {
+        let other = CognitoService(endpoint: endpoint, transport: context.separateTransport(settings), retryPolicy: .none)
+        other.requestSigner = Self.signer(credentials, region, context.now)
+        return other
     }
 
     /// A refusal the operator can act on: no such user, or AWS credentials refused; nil otherwise.

@@ -18,7 +18,7 @@ struct AdminSignOut {
         let signed = admin.service
 
         do {
-            try signed.adminUserGlobalSignOut(userPoolId: poolId, username: username)
+            try OpsAction.signOut.perform(on: signed, poolId: poolId, username: username)
         } catch {
             context.emit(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId))
             let cognito = error as? CognitoError

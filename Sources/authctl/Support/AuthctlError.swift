@@ -6,6 +6,11 @@ import SecureStore
 struct AuthctlError: Error, CustomStringConvertible {
     enum Code: Int32 {
         case unexpected = 1
+        /// `ops`: the run stopped part-way (Ctrl-C, SIGTERM, a stop) with its checkpoint written:
+        /// running the same command again finishes the rest.
+        case partiallyDone = 3
+        /// `ops`: every user was handled, and some failed (the audit log says which and why).
+        case someFailed = 4
         case usage = 64
         case inputRejected = 65
         case unavailable = 69

@@ -46,9 +46,11 @@ final class CommandContext {
 
     /// One transport per process, so consecutive calls share a connection; made on the first
     /// request, so a command that makes none (token on a fresh session) sets up no TLS.
-    func transport(_ settings: Settings) throws -> HTTPTransport {
+    /// `perRequest`: `--timeout` bounds each request instead of the whole command (a bulk ops run
+    /// lasts as long as its users take at the quota's pace).
+    func transport(_ settings: Settings, perRequest: Bool = false) throws -> HTTPTransport {
         if let transportCache { return transportCache }
-        let budget = TimeBudget(seconds: settings.timeout)
+        let budget = perRequest ? nil : TimeBudget(seconds: settings.timeout)
         self.budget = budget
         // With a replica, a primary that does not answer has half the budget, so the replica
         // still gets its turn within --timeout.
@@ -67,6 +69,22 @@ final class CommandContext {
         }
         transportCache = transport
         return transport
+    }
+
+    /// Another transport, not the process's shared one, each request bounded by `--timeout`: for
+    /// calls made side by side (a bulk ops run keeps a few in flight, one transport each).
+    func separateTransport(_ settings: Settings) -> HTTPTransport {
+        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
+                                       requestTimeout: settings.timeout, userAgent: "authctl/\(Authctl.version)",
+                                       budget: nil)
+        let makeTransport = self.makeTransport
+        return DeferredTransport {
+            do {
+                return try makeTransport(options)
+            } catch let error as TransportError {
+                throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
+            }
+        }
     }
 
     func service(_ settings: Settings, client: ClientSettings) throws -> CognitoService {

@@ -21,11 +21,20 @@ protocol Console: AnyObject {
     func readLine() -> String?
     /// Asks on the terminal; `secret` turns echo off. Nil when there is no terminal or at end of input.
     func prompt(_ question: String, secret: Bool) -> String?
+    /// Standard error is a terminal, where a status line can redraw itself (a progress bar).
+    var messagesGoToTerminal: Bool { get }
+    /// A status line on stderr that replaces the previous one on a terminal; `done` ends it with a
+    /// newline. Elsewhere a plain message.
+    func status(_ text: String, done: Bool)
 }
 
 extension Console {
     /// Consoles that cannot tell the two apart prompt where standard input is a terminal.
     var canPrompt: Bool { isInteractive }
+
+    var messagesGoToTerminal: Bool { false }
+
+    func status(_ text: String, done: Bool) { message(text) }
 
     func drawing(_ text: String) { message(text) }
 }
@@ -54,6 +63,14 @@ final class TerminalConsole: Console {
 
     func drawing(_ text: String) {
         StandardStreams.message(text + "\n")
+    }
+
+    var messagesGoToTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    func status(_ text: String, done: Bool) {
+        guard messagesGoToTerminal else { return message(text) }
+        // Carriage return, the line, erase to its end: the bar redraws in place.
+        StandardStreams.message("\r" + TerminalText.escaped(text, keepingNewlines: false) + "\u{1b}[K" + (done ? "\n" : ""))
     }
 
     func readLine() -> String? {

@@ -53,6 +53,7 @@ The package, one job per module:
   devices      remembered devices, device SRP, ListDevices / ForgetDevice                  DeviceState
   observers    learning passwords, clients and tokens from what passes through
   faults       FaultRule and the answers faults make
+  quota        the service's request-rate quotas (token bucket per category), config "quota"   QuotaState
   server       the HTTP server and main()
 
 How a request is answered: its operation's links in chain.LINKS, first to last; each answers
@@ -82,4 +83,4 @@ from .mfa_state import *  # noqa: F401,F403
 from .proxy import *  # noqa: F401,F403
 from .chain import CHAIN, LINKS, OBSERVERS, Chain, FakeState  # noqa: F401
 from .server import main, serve  # noqa: F401
-from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, tokens  # noqa: F401
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, quota, tokens  # noqa: F401

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, tokens
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, quota, tokens
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -42,6 +42,7 @@ class FakeState:
     devices: devices.DeviceState = field(default_factory=devices.DeviceState)  # devices, device challenges
     attributes: attributes.AttributeState = field(default_factory=attributes.AttributeState)  # new values awaiting verification
     issuer: issuer.IssuerState = field(default_factory=issuer.IssuerState)  # tokens reminted with another issuer
+    quota: quota.QuotaState = field(default_factory=quota.QuotaState)  # the request-rate buckets, refusals counted
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
@@ -90,7 +91,11 @@ LINKS: dict[str, list[Handler]] = {
     "AdminListDevices": [devices.admin_list_devices],
     "ForgetDevice": [devices.forget_device],
     "AdminForgetDevice": [devices.admin_forget_device],
+    # The service's request-rate quotas (off unless config "quota" sets them), first: a refused
+    # request reaches nothing else.
 }
+for _op in quota.CATEGORIES:
+    LINKS[_op] = [quota.enforce, *LINKS.get(_op, [])]
 
 # (operations, observer), in the order they run.
 OBSERVERS: list[tuple[tuple[str, ...], Observer]] = [

@@ -1,0 +1,292 @@
+import ArgumentParser
+import CognitoClient
+import CProcess
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authctl ops signout`: sign out (and with --disable, disable) many users, paced to the
+/// service's quota, resumable, with progress and an audit log. Dry run unless --execute.
+struct OpsSignOut: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signout",
+        abstract: "Sign out (and --disable) a group, a filter, a list or every user of the pool, paced and resumable.",
+        discussion: """
+            Without --execute it only prints the plan: how many users, the first ten, the action, \
+            the pace and the expected duration. With --execute it acts: AdminUserGlobalSignOut for \
+            each user (then AdminDisableUser with --disable), at --rate calls a second, slowing down \
+            when the service throttles. Progress goes to stderr, every user's outcome to the audit \
+            log (JSON Lines), and after every user a checkpoint under $XDG_STATE_HOME/authctl/ops/: \
+            running the same command again finishes only the rest (--restart starts over). \
+            Exit codes: 0 every user done (not found counts as done), 3 stopped part-way (Ctrl-C): \
+            run the same command again to resume, 4 done with some users failed (see the audit log), \
+            65 a users file that cannot be read, 69 Cognito unreachable (resumable), \
+            77 AWS credentials refused (resumable), 78 no AWS credentials or no safe state directory.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var selection: UserSelectionOptions
+
+    @Flag(help: "Also disable each user (AdminDisableUser) after signing it out.")
+    var disable = false
+
+    @Flag(help: "Act (without it: print the plan and change nothing).")
+    var execute = false
+
+    @Flag(name: .shortAndLong, help: "Do not ask to type the pool id (required with --execute without a terminal; not enough for --all-users, see --confirm-pool).")
+    var yes = false
+
+    @Option(help: ArgumentHelp("The pool id, typed in advance: confirms --execute without a prompt, --all-users included.", valueName: "id"))
+    var confirmPool: String?
+
+    @Option(help: ArgumentHelp("User-update calls a second at most (default 20; the account's quota is 25 a second, shared with its other traffic).", valueName: "n"))
+    var rate: Double = 20
+
+    @Option(help: ArgumentHelp("Listing calls (ListUsers, ListUsersInGroup) a second at most (default 25; the quota is 30).", valueName: "n"))
+    var listingRate: Double = 25
+
+    @Flag(help: "Ignore the checkpoint of an earlier run of the same selection and start over.")
+    var restart = false
+
+    @Option(help: ArgumentHelp("Append the audit record here (default: next to the checkpoint).", valueName: "path"))
+    var auditLog: String?
+
+    func validate() throws {
+        for (name, value) in [("--rate", rate), ("--listing-rate", listingRate)] where !(value > 0 && value <= 1000) {
+            throw ValidationError("\(name) must be a number of calls a second, more than 0 and at most 1000.")
+        }
+    }
+
+    var action: OpsAction { disable ? .signOutAndDisable : .signOut }
+
+    func execute(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let admin = try AdminService(settings: settings, context: context, bulk: true)
+        let state = try OpsStateDirectory.open(environment: context.environment)
+        let chosen = try userSelection(context, state)
+        let stem = OpsStateDirectory.stem(poolId: admin.poolId, action: action, selection: chosen)
+        let clock = MonotonicClock()
+        let operation = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: chosen,
+                                      rate: rate, listingRate: listingRate, clock: clock)
+        // --restart ignores the checkpoint; only a run that acts replaces it (a dry run changes nothing).
+        // Calls in flight side by side, so that an answer's latency does not set the pace: enough
+        // for 200 ms answers at the rate asked for, at most 8.
+        let inFlight = max(1, min(8, Int((rate / 5).rounded(.up))))
+        if inFlight > 1 {
+            operation.workers = (0..<inFlight).map { _ in admin.anotherService(settings: settings, context: context) }
+        }
+        if restart && execute { state.remove(stem) }
+        let earlier = restart ? nil : try state.load(stem)
+        var report = OpsSignOutReport(userPoolId: admin.poolId, action: action.auditName, selection: chosen.description,
+                                      dryRun: !execute, ratePerSecond: rate, checkpoint: state.checkpointPath(stem),
+                                      auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(stem))
+
+        if let earlier, earlier.complete {
+            report.take(earlier)
+            report.complete = true
+            report.textMessages = ["Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."]
+            return context.emit(report)
+        }
+
+        // The plan: the selection counted page by page (an earlier run's count when resuming).
+        let total: Int
+        var firstUsers: [String] = []
+        if let earlier, let counted = earlier.total {
+            total = counted
+        } else {
+            let plan = try operation.plan()
+            total = plan.total
+            firstUsers = plan.firstUsers
+        }
+        let alreadyDone = earlier?.counts.done ?? 0
+        let remaining = max(0, total - alreadyDone)
+        report.selected = total
+        report.firstUsers = firstUsers
+        report.expectedSeconds = Double(remaining * action.callsPerUser) / rate + Double(remaining / CognitoService.maximumPageSize + 1) / listingRate
+        var text = planText(report, remaining: remaining)
+        if let earlier {
+            report.take(earlier)
+            report.resumed = true
+            text.append("Resuming: \(alreadyDone) of \(total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(remaining).")
+        }
+
+        guard execute else {
+            report.textMessages = text + ["Dry run: nothing was changed. Add --execute to do it."]
+            return context.emit(report)
+        }
+        text.forEach(context.console.message)
+        try confirm(poolId: admin.poolId, chosen, context)
+
+        let audit = try OpsAuditLog(path: report.auditLog)
+        let record = BulkRecord(state: state, stem: stem, audit: audit, who: Self.who(admin, context), now: context.now)
+        let now = context.now()
+        var checkpoint = earlier ?? OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: chosen.key,
+                                                  total: total, auditLog: report.auditLog, auditOffset: audit.size,
+                                                  startedAt: now, updatedAt: now)
+        if checkpoint.auditLog != report.auditLog {
+            // Another audit log this time: nothing in it is after the checkpoint yet.
+            checkpoint.auditLog = report.auditLog
+            checkpoint.auditOffset = audit.size
+        }
+        try state.save(checkpoint, stem)
+        let progress = OpsProgress(console: context.console, clock: clock, total: total, alreadyDone: alreadyDone)
+        let started = clock.now()
+        authctl_defer_termination_signals()
+        var stop: Error?
+        do {
+            try operation.run(&checkpoint, record: record, progress: progress)
+        } catch {
+            stop = error
+        }
+        _ = authctl_release_termination_signals()
+        progress.finish(done: checkpoint.counts.done, failed: checkpoint.counts.failed)
+
+        report.take(checkpoint)
+        report.throttled = operation.throttled
+        let thisRun = clock.now() - started
+        report.meanRate = thisRun > 0 ? Double(checkpoint.counts.done - alreadyDone) / thisRun : 0
+        report.complete = checkpoint.complete
+        let summary = "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(operation.throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
+        switch stop {
+        case nil:
+            report.textMessages = [summary]
+            context.emit(report)
+            if checkpoint.counts.failed > 0 {
+                throw AuthctlError(.someFailed, "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code")
+            }
+        case let interrupted as OpsInterrupted:
+            report.textMessages = [summary]
+            context.emit(report)
+            throw AuthctlError(.partiallyDone, "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))")
+        case let error?:
+            report.textMessages = [summary]
+            context.emit(report)
+            let failure = AuthctlError.from(error, endpoint: admin.endpoint)
+            throw AuthctlError(failure.code, "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the rest.")
+        }
+    }
+
+    /// The plan for people: what, how many, the first names (escaped), the pace and the duration.
+    private func planText(_ report: OpsSignOutReport, remaining: Int) -> [String] {
+        let verb = disable ? "Sign out and disable" : "Sign out"
+        var text = ["\(verb) \(report.selected ?? 0) users (\(selectionDescription)) of \(report.userPoolId), at most \(Self.number(rate)) calls a second (\(action.callsPerUser) per user): about \(OpsProgress.clockTime(report.expectedSeconds ?? 0)) for \(remaining) users."]
+        if !report.firstUsers.isEmpty {
+            let more = (report.selected ?? 0) > report.firstUsers.count ? ", ..." : ""
+            text.append("First users: " + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
+        }
+        return text
+    }
+
+    private var selectionDescription: String {
+        if !selection.users.isEmpty { return selection.users.count == 1 ? "--user" : "\(selection.users.count) --user" }
+        if let file = selection.usersFile { return "--users-file \(file == "-" ? "(standard input)" : OutsideText(file).description)" }
+        if let group = selection.group { return "group \(OutsideText(group))" }
+        if let filter = selection.filter { return "filter \(OutsideText(filter))" }
+        return "EVERY user of the pool"
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+
+    /// The selection, a users file's content digested (standard input first copied to the state
+    /// directory, since it is read twice: counted, then acted on).
+    private func userSelection(_ context: CommandContext, _ state: OpsStateDirectory) throws -> UserSelection {
+        if !selection.users.isEmpty { return .users(selection.users) }
+        if let group = selection.group { return .group(group) }
+        if let filter = selection.filter { return .filter(filter) }
+        if selection.allUsers { return .allUsers }
+        guard let path = selection.usersFile else { return .allUsers }
+        if path == "-" {
+            var digest = Digest.Hasher64()
+            let name = "stdin-\(getpid()).users"
+            let fd = try state.directory.openFile(name, flags: O_WRONLY | O_CREAT | O_TRUNC)
+            defer { Glibc.close(fd) }
+            while let line = context.console.readLine() {
+                let bytes = Array((line + "\n").utf8)
+                digest.add(bytes)
+                _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            }
+            let kept = "stdin-\(digest.hex).users"
+            renameat(state.directory.descriptor, name, state.directory.descriptor, kept)
+            return .file(path: state.directory.path + "/" + kept, digest: digest.hex)
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw AuthctlError(.inputRejected, "cannot read the users file \(OutsideText(path))")
+        }
+        defer { try? handle.close() }
+        var digest = Digest.Hasher64()
+        while let chunk = try? handle.read(upToCount: 1 << 16), !chunk.isEmpty { digest.add(chunk) }
+        return .file(path: path, digest: digest.hex)
+    }
+
+    /// On a terminal the pool id is typed; without one, --yes (and for --all-users, --confirm-pool).
+    private func confirm(poolId: String, _ chosen: UserSelection, _ context: CommandContext) throws {
+        if let confirmPool {
+            guard confirmPool == poolId else {
+                throw AuthctlError(.usage, "--confirm-pool \(OutsideText(confirmPool)) is not this pool (\(poolId)): nothing was changed")
+            }
+            return
+        }
+        if yes && chosen != .allUsers { return }
+        guard context.console.canPrompt else {
+            throw AuthctlError(.usage, chosen == .allUsers
+                ? "--all-users --execute acts on every user of the pool: without a terminal, confirm with --confirm-pool \(poolId)"
+                : "--execute changes users' sessions and cannot be undone: pass --yes to confirm without a terminal")
+        }
+        let typed = context.console.prompt("Type the pool id (\(poolId)) to go ahead: ", secret: false)?
+            .trimmingCharacters(in: .whitespaces)
+        guard typed == poolId else {
+            throw AuthctlError(.unexpected, "cancelled (the pool id was not typed); nothing was changed")
+        }
+    }
+
+    /// The operator, for the audit log: the AWS access key id and the local user@host.
+    static func who(_ admin: AdminService, _ context: CommandContext) -> OpsAuditLog.Entry.Operator {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "unknown-host"
+        let user = context.environment["USER"] ?? context.environment["LOGNAME"] ?? "unknown"
+        return .init(accessKeyId: admin.credentials.accessKeyId, local: "\(user)@\(host)")
+    }
+}
+
+/// `ops signout --output json`: the plan (dry run) or the summary.
+struct OpsSignOutReport: CommandReport {
+    var userPoolId: String
+    var action: String
+    var selection: String
+    var dryRun: Bool
+    var ratePerSecond: Double
+    var checkpoint: String
+    var auditLog: String
+    @Nullable var selected: Int? = nil
+    /// Dry run: the first ten usernames (as the service sent them).
+    var firstUsers: [String] = []
+    @Nullable var expectedSeconds: Double? = nil
+    var done = 0
+    var signedOut = 0
+    var disabled = 0
+    var notFound = 0
+    var failed = 0
+    var throttled = 0
+    /// Seconds spent acting, over every run of this checkpoint.
+    var elapsedSeconds: Double = 0
+    /// Users a second in this run.
+    var meanRate: Double = 0
+    var resumed = false
+    var complete = false
+    var textMessages: [String] = []
+
+    enum CodingKeys: String, CodingKey {
+        case userPoolId, action, selection, dryRun, ratePerSecond, checkpoint, auditLog, selected, firstUsers, expectedSeconds,
+             done, signedOut, disabled, notFound, failed, throttled, elapsedSeconds, meanRate, resumed, complete
+    }
+
+    mutating func take(_ checkpoint: OpsCheckpoint) {
+        let counts = checkpoint.counts
+        (done, signedOut, disabled, notFound, failed) = (counts.done, counts.signedOut, counts.disabled, counts.notFound, counts.failed)
+        elapsedSeconds = (checkpoint.elapsed * 1000).rounded() / 1000
+        if selected == nil { selected = checkpoint.total }
+    }
+}

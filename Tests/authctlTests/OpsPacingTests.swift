@@ -1,0 +1,232 @@
+@testable import authctl
+import CognitoClient
+import Foundation
+import XCTest
+
+/// A clock that only moves when slept on (or told to).
+final class ManualClock: PaceClock {
+    var time: Double = 1000
+    private(set) var slept: [Double] = []
+    func now() -> Double { time }
+    func sleep(_ seconds: Double) {
+        slept.append(seconds)
+        time += seconds
+    }
+}
+
+final class OpsPacingTests: XCTestCase {
+    func testTokenBucketSpacesCallsAtItsRate() {
+        var bucket = TokenBucket(rate: 20, capacity: 1, now: 0)
+        XCTAssertEqual(bucket.take(now: 0), 0, "starts with one token")
+        XCTAssertEqual(bucket.take(now: 0), 0.05, accuracy: 1e-9)
+        // Waited its turn: the next one is due 1/20 s after.
+        XCTAssertEqual(bucket.take(now: 0.05), 0.05, accuracy: 1e-9)
+        // After a long pause it has saved at most its capacity.
+        XCTAssertEqual(bucket.take(now: 10), 0)
+        XCTAssertEqual(bucket.take(now: 10), 0.05, accuracy: 1e-9)
+    }
+
+    func testBucketWithABurstCapacity() {
+        var bucket = TokenBucket(rate: 25, capacity: 25, now: 0)
+        let waits = (0..<26).map { _ in bucket.take(now: 0) }
+        XCTAssertEqual(waits.prefix(25).filter { $0 == 0 }.count, 25)
+        XCTAssertEqual(waits[25], 0.04, accuracy: 1e-9)
+    }
+
+    func testPacerKeepsToTheRateOverManyCalls() {
+        let clock = ManualClock()
+        let pacer = Pacer(name: "t", rate: 25, clock: clock)
+        let start = clock.now()
+        for _ in 0..<250 { pacer.waitForTurn(); pacer.succeeded() }
+        // 250 calls at 25/s: the first two are free (the bucket holds two), the rest 1/25 s apart.
+        XCTAssertEqual(clock.now() - start, 248.0 / 25, accuracy: 1e-6)
+        // A slow call (0.1 s) is caught up with: the next goes at once, then the pace resumes.
+        clock.time += 0.1
+        let before = clock.now()
+        pacer.waitForTurn()
+        XCTAssertEqual(clock.now(), before, "one saved token")
+    }
+
+    func testThrottlingHalvesOncePerCooldownAndRecoversAdditively() {
+        let clock = ManualClock()
+        let pacer = Pacer(name: "t", rate: 20, clock: clock, floor: 0.5, increasePerSecond: 1, cooldown: 1)
+        pacer.throttled()
+        XCTAssertEqual(pacer.rate, 10)
+        pacer.throttled()  // the same burst: not halved again
+        XCTAssertEqual(pacer.rate, 10)
+        XCTAssertEqual(pacer.throttles, 2)
+        XCTAssertEqual(pacer.decreases, 1)
+        clock.time += 1.5
+        pacer.throttled()
+        XCTAssertEqual(pacer.rate, 5)
+        // Additive increase: about +1 call/s for every second of calls that go through.
+        let before = clock.now()
+        while pacer.rate < 20 { pacer.waitForTurn(); pacer.succeeded() }
+        let took = clock.now() - before
+        XCTAssertGreaterThan(took, 10, "recovers slowly (took \(took) s)")
+        XCTAssertLessThan(took, 20, "but recovers (took \(took) s)")
+        XCTAssertEqual(pacer.rate, 20, "never above the ceiling")
+    }
+
+    func testRateNeverBelowTheFloor() {
+        let clock = ManualClock()
+        let pacer = Pacer(name: "t", rate: 4, clock: clock, floor: 0.5)
+        for _ in 0..<20 { clock.time += 2; pacer.throttled() }
+        XCTAssertEqual(pacer.rate, 0.5)
+    }
+
+    func testProgressLine() {
+        XCTAssertEqual(OpsProgress.line(done: 500, total: 2000, failed: 1, rate: 20, bar: false),
+                       "ops: 500/2000 users done (25%), 20.0/s, ETA 1:15, 1 failed")
+        XCTAssertEqual(OpsProgress.line(done: 1000, total: 2000, failed: 0, rate: 25, bar: true),
+                       "[############............] 1000/2000 50%  25.0/s  ETA 0:40  0 failed")
+        XCTAssertEqual(OpsProgress.clockTime(3909), "1:05:09")
+    }
+}
+
+/// The engine against a scripted service: throttling never fails a user, pages resume where they stopped.
+final class BulkOperationTests: XCTestCase {
+    private func operation(_ cognito: FakeCognito, _ selection: UserSelection, clock: ManualClock,
+                           action: OpsAction = .signOut) -> BulkOperation {
+        let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: cognito, retryPolicy: .none)
+        let op = BulkOperation(service: service, poolId: "eu-west-1_TestPool", action: action, selection: selection,
+                               rate: 20, listingRate: 25, clock: clock)
+        op.random = { 0.5 }
+        op.stopRequested = { 0 }
+        return op
+    }
+
+    private func record(_ dir: URL) throws -> (BulkRecord, OpsStateDirectory) {
+        let state = try OpsStateDirectory.open(environment: ["XDG_STATE_HOME": dir.path])
+        let audit = try OpsAuditLog(path: state.auditPath("t"))
+        return (BulkRecord(state: state, stem: "t", audit: audit, who: .init(accessKeyId: "AKIA", local: "me@here"), now: Date.init), state)
+    }
+
+    private func tmp() -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ops-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    func testThrottlingIsAbsorbedAndEveryUserDone() throws {
+        let cognito = FakeCognito()
+        var n = 0
+        cognito.handlers["AdminUserGlobalSignOut"] = { body in
+            n += 1
+            if n % 3 == 0 { return FakeCognito.error("TooManyRequestsException", "Rate exceeded") }
+            if body["Username"] as? String == "ghost" { return FakeCognito.error("UserNotFoundException", "User does not exist.") }
+            return (200, [:])
+        }
+        let clock = ManualClock()
+        let names = (0..<130).map { "u\($0)" } + ["ghost"]
+        let op = operation(cognito, .users(names), clock: clock)
+        let (record, _) = try record(tmp())
+        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: names.count, auditLog: record.audit.path,
+                                       startedAt: Date(), updatedAt: Date())
+        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: names.count, alreadyDone: 0))
+        XCTAssertTrue(checkpoint.complete)
+        XCTAssertEqual(checkpoint.counts, OpsCounts(done: 131, signedOut: 130, disabled: 0, notFound: 1, failed: 0))
+        XCTAssertGreaterThan(op.throttled, 30)
+        XCTAssertLessThan(op.updates.rate, 20, "slowed down after throttling")
+        let lines = try String(contentsOfFile: record.audit.path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 131)
+    }
+
+    func testServerErrorsRetriedThenFailedWithTheirCode() throws {
+        let cognito = FakeCognito()
+        cognito.handlers["AdminUserGlobalSignOut"] = { body in
+            body["Username"] as? String == "bad" ? (500, ["__type": "InternalErrorException", "message": "x"]) : (200, [:])
+        }
+        let clock = ManualClock()
+        let op = operation(cognito, .users(["a", "bad", "b"]), clock: clock)
+        XCTAssertEqual(try op.act(on: "bad").result, .failed(code: "InternalErrorException"))
+        XCTAssertEqual(cognito.count("AdminUserGlobalSignOut"), op.maxAttempts)
+        XCTAssertEqual(try op.act(on: "a").result, .signedOut)
+    }
+
+    func testRefusedCredentialsStopTheRun() {
+        let cognito = FakeCognito()
+        cognito.handlers["AdminUserGlobalSignOut"] = { _ in FakeCognito.error("AccessDeniedException", "no") }
+        let op = operation(cognito, .users(["a"]), clock: ManualClock())
+        XCTAssertThrowsError(try op.act(on: "a"))
+    }
+
+    func testResumesMidPageAndCountsAUserRecordedAfterTheCheckpoint() throws {
+        let cognito = FakeCognito()
+        var seen: [String] = []
+        cognito.handlers["AdminUserGlobalSignOut"] = { body in seen.append(body["Username"] as? String ?? ""); return (200, [:]) }
+        let pages: [String?: ([String], String?)] = [nil: (["a", "b", "c"], "t2"), "t2": (["d", "e"], nil)]
+        cognito.handlers["ListUsersInGroup"] = { body in
+            let (users, next) = pages[body["NextToken"] as? String] ?? ([], nil)
+            var answer: [String: Any] = ["Users": users.map { ["Username": $0, "Enabled": true] }]
+            if let next { answer["NextToken"] = next }
+            return (200, answer)
+        }
+        let clock = ManualClock()
+        let op = operation(cognito, .group("g"), clock: clock)
+        XCTAssertEqual(try op.plan().total, 5)
+        let (record, _) = try record(tmp())
+        // An earlier run did a, b, c and d, but was killed before d's checkpoint.
+        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: 5, auditLog: record.audit.path,
+                                       startedAt: Date(), updatedAt: Date())
+        checkpoint.cursor = PageCursor(token: "t2")
+        checkpoint.doneInPage = 0
+        checkpoint.counts = OpsCounts(done: 3, signedOut: 3)
+        checkpoint.auditOffset = record.audit.size
+        _ = try record.audit.append(.init(time: Date(), pool: "eu-west-1_TestPool", user: "d", action: "signOut", result: "signedOut",
+                                          requestIds: [], operator: record.who))
+        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: 5, alreadyDone: 3))
+        XCTAssertEqual(seen, ["e"], "d was recorded already: not acted on again")
+        XCTAssertEqual(checkpoint.counts.done, 5)
+        XCTAssertTrue(checkpoint.complete)
+    }
+
+    func testUsersFileSkipsBlanksAndComments() throws {
+        let dir = tmp()
+        let path = dir.appendingPathComponent("users.txt").path
+        try "# incident 42\nalice\n\n  bob  \n#carol\ndave".write(toFile: path, atomically: true, encoding: .utf8)
+        let source = try FileSource(path: path, start: PageCursor())
+        XCTAssertEqual(try source.nextPage(), ["alice", "bob", "dave"])
+        XCTAssertNil(try source.nextPage())
+        let resumed = try FileSource(path: path, start: PageCursor(line: 3))
+        XCTAssertEqual(try resumed.nextPage(), ["bob", "dave"])
+    }
+
+    /// Workers on connections of their own, answers of varied latency: commits still in order.
+    private func workers(_ count: Int, latency: @escaping (String) -> Double) -> [CognitoService] {
+        (0..<count).map { _ in
+            let cognito = FakeCognito()
+            cognito.handlers["AdminUserGlobalSignOut"] = { body in
+                Thread.sleep(forTimeInterval: latency(body["Username"] as? String ?? ""))
+                return (200, [:])
+            }
+            return CognitoService(endpoint: "http://127.0.0.1:9/", transport: cognito, retryPolicy: .none)
+        }
+    }
+
+    func testCallsSideBySideAreCommittedInOrder() throws {
+        let names = (0..<60).map { "u\($0)" }
+        let op = operation(FakeCognito(), .users(names), clock: ManualClock())
+        op.workers = workers(4) { name in name.hasSuffix("3") ? 0.02 : 0.001 }
+        var order: [Int] = []
+        try op.actInOrder(names) { index, outcome in
+            XCTAssertEqual(outcome.result, .signedOut)
+            order.append(index)
+        }
+        XCTAssertEqual(order, Array(0..<60))
+    }
+
+    func testAStopCommitsAPrefixAndThrows() {
+        let names = (0..<60).map { "u\($0)" }
+        let op = operation(FakeCognito(), .users(names), clock: ManualClock())
+        op.workers = workers(4) { _ in 0.002 }
+        var order: [Int] = []
+        let lock = NSLock()
+        op.stopRequested = { lock.withLock { order.count >= 20 ? Int32(SIGINT) : 0 } }
+        XCTAssertThrowsError(try op.actInOrder(names) { index, _ in lock.withLock { order.append(index) } }) { error in
+            XCTAssertTrue(error is OpsInterrupted, "\(error)")
+        }
+        XCTAssertEqual(order, Array(0..<order.count), "a prefix, in order")
+        XCTAssertLessThan(order.count, 60)
+    }
+}

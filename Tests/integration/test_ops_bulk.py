@@ -1,0 +1,311 @@
+"""`authctl ops signout`: paced, resumable bulk sign-out (and --disable) of a group, a filter, a list
+or a users file, against moto behind the fake, whose quota module answers TooManyRequestsException
+as the service does when a category's token bucket is empty.
+
+One pool of GROUP_SIZE users in group "incident" is made once for the module, straight against
+moto (fast); every run has its own $XDG_STATE_HOME, so its checkpoint and audit log are its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import boto3
+import pexpect
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+import harness
+from harness import authctl_bin, base_env, run_authctl
+
+GROUP_SIZE = 2000
+SAMPLE = ["inc-0007", "inc-0500", "inc-1999"]  # signed in before, their refresh tokens refused after
+PASSWORD = "Sample-Passw0rd!"
+FAST = "400"  # --rate for the functional tests (the fake's quota set higher)
+HALF = 'username ^= "inc-0"'  # ListUsers' filter for the interrupted runs: inc-0000 to inc-0999
+HALF_SIZE = 1000
+
+
+def moto_client(moto):
+    return boto3.client("cognito-idp", endpoint_url=moto.url, region_name="us-east-1",
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+def add_users(client, pool_id: str, names: list[str], group: str) -> None:
+    client.create_group(UserPoolId=pool_id, GroupName=group)
+
+    def one(name: str) -> None:
+        client.admin_create_user(UserPoolId=pool_id, Username=name, MessageAction="SUPPRESS",
+                                 UserAttributes=[{"Name": "email", "Value": f"{name}@contractor.example"}])
+        client.admin_add_user_to_group(UserPoolId=pool_id, Username=name, GroupName=group)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, names))
+
+
+@pytest.fixture(scope="module")
+def big(cognito, moto):
+    pool = harness.make_pool(cognito, name="authctl-ops-bulk")
+    add_users(moto_client(moto), pool.pool_id, [f"inc-{i:04d}" for i in range(GROUP_SIZE)], "incident")
+    return pool
+
+
+@pytest.fixture(autouse=True)
+def _no_quota(fake):
+    fake.set_config(quota={"UserUpdate": 1000, "UserList": 1000})
+    yield
+    fake.set_config(quota={})
+
+
+def ops_env(pool, endpoint: str, state: Path, **extra: str | None) -> dict[str, str]:
+    return base_env(None, pool, endpoint, AUTHCTL_CLIENT_ID=None, AWS_ACCESS_KEY_ID="AKIAOPSBULK000000001",
+                    AWS_SECRET_ACCESS_KEY="bulk/secret", USER="ops-oncall", XDG_STATE_HOME=str(state), **extra)
+
+
+def ops(pool, fake, state: Path, *args: str, input: str | None = None, timeout: float = 180, **extra):
+    return run_authctl(["ops", "signout", *args], ops_env(pool, fake.endpoint, state, **extra), input=input, timeout=timeout)
+
+
+def audit_lines(state: Path) -> list[dict]:
+    lines: list[dict] = []
+    for path in sorted((state / "authctl" / "ops").glob("*.audit.jsonl")):
+        lines += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return lines
+
+
+def signed_in_refresh_token(cognito, pool, name: str) -> str:
+    cognito.admin_set_user_password(UserPoolId=pool.pool_id, Username=name, Password=PASSWORD, Permanent=True)
+    r = cognito.initiate_auth(ClientId=pool.client_id, AuthFlow="USER_PASSWORD_AUTH",
+                              AuthParameters={"USERNAME": name, "PASSWORD": PASSWORD})
+    return r["AuthenticationResult"]["RefreshToken"]
+
+
+def refresh_refused(cognito, pool, token: str) -> bool:
+    try:
+        cognito.initiate_auth(ClientId=pool.client_id, AuthFlow="REFRESH_TOKEN_AUTH", AuthParameters={"REFRESH_TOKEN": token})
+    except ClientError as e:
+        return e.response["Error"]["Code"] == "NotAuthorizedException"
+    return False
+
+
+# ---------------------------------------------------------------------------
+# The fake's quota answers as the service does (or the pacing tests would prove nothing)
+# ---------------------------------------------------------------------------
+
+
+def test_fake_quota_refuses_like_the_service(fake, pool):
+    fake.set_config(quota={"UserUpdate": 2, "UserList": 30})
+    client = boto3.client("cognito-idp", endpoint_url=fake.url, region_name="us-east-1", aws_access_key_id="t",
+                          aws_secret_access_key="t", config=Config(retries={"max_attempts": 1, "mode": "standard"}))
+    codes = []
+    for _ in range(6):
+        try:
+            client.admin_user_global_sign_out(UserPoolId=pool.pool_id, Username="alice")
+            codes.append("ok")
+        except ClientError as e:
+            codes.append(e.response["Error"]["Code"])
+            assert e.response["Error"]["Message"] == "Rate exceeded"
+            assert e.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+            assert e.response["ResponseMetadata"]["HTTPHeaders"]["x-amzn-errortype"].startswith("TooManyRequestsException")
+    assert codes[:2] == ["ok", "ok"] and "TooManyRequestsException" in codes, codes
+    # Listing is another category: not refused by the update bucket.
+    client.list_users(UserPoolId=pool.pool_id, Limit=5)
+
+
+# ---------------------------------------------------------------------------
+# A group of thousands
+# ---------------------------------------------------------------------------
+
+
+def test_dry_run_plans_and_changes_nothing(big, fake, tmp_path):
+    mark = fake.mark()
+    r = ops(big, fake, tmp_path, "--group", "incident")
+    assert r.code == 0, r
+    assert r.out == "", "nothing on stdout in text mode"
+    assert f"Sign out {GROUP_SIZE} users" in r.err and "inc-" in r.err and "Dry run" in r.err, r
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    assert len(fake.calls(mark, operation="ListUsersInGroup")) == GROUP_SIZE // 60 + 1
+    j = ops(big, fake, tmp_path, "--group", "incident", "--disable", "--output", "json")
+    assert j.code == 0, j
+    plan = j.json()
+    assert plan["dryRun"] is True and plan["selected"] == GROUP_SIZE and len(plan["firstUsers"]) == 10
+    assert plan["action"] == "signOut+disable" and plan["expectedSeconds"] > 2 * GROUP_SIZE / 20
+    assert fake.calls(mark, operation="AdminDisableUser") == []
+    assert audit_lines(tmp_path) == []
+
+
+def test_execute_signs_every_member_out_through_throttling(big, fake, cognito, tmp_path):
+    tokens = {name: signed_in_refresh_token(cognito, big, name) for name in SAMPLE}
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="throttle", count=25)
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="status", status=503, count=3)
+    mark = fake.mark()
+    r = ops(big, fake, tmp_path, "--group", "incident", "--execute", "--yes", "--rate", FAST, "--output", "json")
+    assert r.code == 0, r
+    summary = r.json()
+    assert (summary["selected"], summary["done"], summary["signedOut"], summary["failed"]) == (GROUP_SIZE,) * 3 + (0,), summary
+    assert summary["complete"] is True and summary["throttled"] >= 25
+    assert "Throttl" not in r.err and "TooManyRequests" not in r.err, r
+    lines = audit_lines(tmp_path)
+    assert sorted(line["user"] for line in lines) == [f"inc-{i:04d}" for i in range(GROUP_SIZE)]
+    assert {line["result"] for line in lines} == {"signedOut"}
+    first = lines[0]
+    assert first["pool"] == big.pool_id and first["action"] == "signOut" and first["requestId"]
+    assert first["operator"]["accessKeyId"] == "AKIAOPSBULK000000001" and first["operator"]["local"].startswith("ops-oncall@")
+    answered = [c for c in fake.calls(mark, operation="AdminUserGlobalSignOut") if c["status"] == 200]
+    assert len(answered) == GROUP_SIZE
+    for name, token in tokens.items():
+        assert refresh_refused(cognito, big, token), f"{name}'s refresh token still works"
+    # Running it again: nothing left.
+    again = ops(big, fake, tmp_path, "--group", "incident", "--execute", "--yes", "--rate", FAST)
+    assert again.code == 0 and "Nothing left to do" in again.err, again
+
+
+def _interrupt_and_resume(big, fake, tmp_path, sig: int) -> None:
+    env = ops_env(big, fake.endpoint, tmp_path)
+    args = [str(authctl_bin()), "ops", "signout", "--filter", HALF, "--execute", "--yes", "--rate", "150"]
+    proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.time() + 60
+    while len(audit_lines(tmp_path)) < 300 and time.time() < deadline:
+        time.sleep(0.2)
+    os.kill(proc.pid, sig)
+    out, err = proc.communicate(timeout=30)
+    done_before = len(audit_lines(tmp_path))
+    assert 300 <= done_before < HALF_SIZE, err
+    if sig == signal.SIGINT:
+        assert proc.returncode == 3, err
+        assert "run the same command again" in err, err
+        assert out == ""
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    r = ops(big, fake, tmp_path, "--filter", HALF, "--execute", "--yes", "--rate", FAST, "--output", "json")
+    assert r.code == 0, r
+    assert f"Resuming: {done_before} of {HALF_SIZE} users were done" in r.err, r
+    summary = r.json()
+    assert summary["resumed"] is True and summary["done"] == HALF_SIZE and summary["failed"] == 0, summary
+    users = [line["user"] for line in audit_lines(tmp_path)]
+    assert len(users) == HALF_SIZE and len(set(users)) == HALF_SIZE, "every user exactly once in the audit log"
+    assert sorted(users) == [f"inc-{i:04d}" for i in range(HALF_SIZE)]
+
+
+def test_sigint_writes_the_checkpoint_and_a_rerun_finishes_the_rest(big, fake, tmp_path):
+    _interrupt_and_resume(big, fake, tmp_path, signal.SIGINT)
+
+
+def test_sigkill_loses_nothing_and_a_rerun_finishes_the_rest(big, fake, tmp_path):
+    _interrupt_and_resume(big, fake, tmp_path, signal.SIGKILL)
+
+
+def test_restart_ignores_the_checkpoint(big, fake, tmp_path):
+    names = ["inc-0001", "inc-0002"]
+    args = [a for n in names for a in ("--user", n)]
+    assert ops(big, fake, tmp_path, *args, "--execute", "--yes").code == 0
+    r = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--restart", "--output", "json")
+    assert r.code == 0 and r.json()["done"] == 2 and r.json()["resumed"] is False, r
+    assert len(audit_lines(tmp_path)) == 4
+
+
+# ---------------------------------------------------------------------------
+# --disable, users files, filters
+# ---------------------------------------------------------------------------
+
+
+def test_disable_a_small_group(big, fake, moto, tmp_path):
+    client = moto_client(moto)
+    names = [f"ctr-{i:02d}" for i in range(30)]
+    add_users(client, big.pool_id, names, "contractors")
+    r = ops(big, fake, tmp_path, "--group", "contractors", "--disable", "--execute", "--yes", "--rate", FAST, "--output", "json")
+    assert r.code == 0, r
+    assert (r.json()["signedOut"], r.json()["disabled"]) == (30, 30)
+    assert all(client.admin_get_user(UserPoolId=big.pool_id, Username=n)["Enabled"] is False for n in names)
+    assert client.admin_get_user(UserPoolId=big.pool_id, Username="inc-0000")["Enabled"] is True
+    assert {line["result"] for line in audit_lines(tmp_path)} == {"disabled"}
+    assert all(len(line["requestIds"]) == 2 for line in audit_lines(tmp_path))
+
+
+def test_users_file_with_unknown_names(big, fake, tmp_path):
+    users = tmp_path / "users.txt"
+    users.write_text("# incident 24\ninc-0010\n\n  inc-0011  \nnobody-1\ninc-0012\nnobody-\x1b[31mred\n")
+    r = ops(big, fake, tmp_path, "--users-file", str(users), "--execute", "--yes", "--rate", FAST, "--output", "json")
+    assert r.code == 0, r
+    s = r.json()
+    assert (s["done"], s["signedOut"], s["notFound"], s["failed"]) == (5, 3, 2, 0), s
+    results = {line["user"]: line["result"] for line in audit_lines(tmp_path)}
+    assert results == {"inc-0010": "signedOut", "inc-0011": "signedOut", "inc-0012": "signedOut",
+                       "nobody-1": "notFound", "nobody-\x1b[31mred": "notFound"}
+    # The same names on standard input are the same selection (keyed by content): nothing left.
+    same = ops(big, fake, tmp_path, "--users-file", "-", "--execute", "--yes", input=users.read_text())
+    assert same.code == 0 and "Nothing left to do" in same.err, same
+    # A dry run with --restart plans it again, escaping the names, and keeps the checkpoint.
+    d = ops(big, fake, tmp_path, "--users-file", "-", "--restart", input=users.read_text())
+    assert d.code == 0 and "Sign out 5 users" in d.err, d
+    assert "\x1b" not in d.err and "nobody-\\x1b[31mred" in d.err, d
+    assert "Nothing left to do" in ops(big, fake, tmp_path, "--users-file", str(users)).err
+
+
+def test_filter_selects_with_listusers(big, fake, tmp_path):
+    r = ops(big, fake, tmp_path, "--filter", 'username ^= "inc-19"', "--output", "json")
+    assert r.code == 0 and r.json()["selected"] == 100, r
+
+
+# ---------------------------------------------------------------------------
+# Pacing against the service's quota, progress
+# ---------------------------------------------------------------------------
+
+
+def test_paced_to_the_quota_no_user_fails_for_throttling(big, fake, tmp_path):
+    """The fake allows 10 updates a second; authctl starts at 20 (4 in flight): it is refused, halves its rate,
+    and ends with every user done, no failure, taking about as long as the quota allows."""
+    fake.set_config(quota={"UserUpdate": 10, "UserList": 30})
+    names = [f"inc-{i:04d}" for i in range(150)]
+    start = time.time()
+    r = ops(big, fake, tmp_path, *[a for n in names for a in ("--user", n)], "--execute", "--yes", "--rate", "20",
+            "--output", "json")
+    took = time.time() - start
+    assert r.code == 0, r
+    s = r.json()
+    assert (s["done"], s["signedOut"], s["failed"]) == (150, 150, 0), s
+    assert s["throttled"] > 0, "the fake's quota should have refused some calls"
+    assert took >= (150 - 10) / 10 - 1, took  # no faster than the quota (its first second's burst aside)
+    assert took < 150 / 10 * 2, took
+    # Without a terminal: a plain progress line every 10 seconds, on stderr (the run takes over 13 s).
+    assert "ops: " in r.err and "users done" in r.err, r
+
+
+def test_progress_bar_on_a_terminal(big, fake, tmp_path):
+    env = ops_env(big, fake.endpoint, tmp_path)
+    users = tmp_path / "forty.txt"
+    users.write_text("".join(f"inc-{i:04d}\n" for i in range(40)))
+    child = pexpect.spawn(str(authctl_bin()), ["ops", "signout", "--users-file", str(users), "--execute", "--rate", "15"],
+                          env=env, encoding="utf-8", timeout=30)
+    child.expect("Sign out 40 users")
+    child.expect("Type the pool id")
+    child.sendline(big.pool_id)
+    child.expect(r"\[[#.]{24}\] \d+/40 \d+%  \d+\.\d/s  ETA \d+:\d\d  0 failed")
+    child.expect(r"\[#{24}\] 40/40 100%")
+    child.expect("40 of 40 users done")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_usage_errors_change_nothing(big, fake, tmp_path):
+    mark = fake.mark()
+    two = ops(big, fake, tmp_path, "--group", "incident", "--user", "alice")
+    assert two.code == 64 and "exactly one" in two.err, two
+    none = ops(big, fake, tmp_path)
+    assert none.code == 64, none
+    no_yes = ops(big, fake, tmp_path, "--user", "alice", "--execute")
+    assert no_yes.code == 64 and "--yes" in no_yes.err, no_yes
+    everyone = ops(big, fake, tmp_path, "--all-users", "--execute", "--yes")
+    assert everyone.code == 64 and "--confirm-pool" in everyone.err, everyone
+    wrong = ops(big, fake, tmp_path, "--user", "alice", "--execute", "--confirm-pool", "us-east-1_other")
+    assert wrong.code == 64, wrong
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
