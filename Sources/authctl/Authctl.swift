@@ -29,6 +29,7 @@ struct Authctl: ParsableCommand {
             Status.self,
             MFA.self,
             Devices.self,
+            Passkey.self,
             Configure.self,
         ]
     )

@@ -9,7 +9,8 @@ An operation with no list goes to moto as it came. After the answer, the OBSERVE
 operation see it, in their order here.
 
 Each module of the chain that keeps anything declares it in one state class (auth.AuthState,
-tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState), made once
+tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState,
+passkeys.PasskeyState), made once
 per fake in FakeState: `fake.state.auth`, `fake.state.tokens`, `fake.state.mfa`, ...
 
 To add an operation or a challenge: one module (its links, and its state class if it keeps
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, auth, devices, mfa, observers, passwordless, tokens
+from . import accounts, auth, devices, mfa, observers, passkeys, passwordless, tokens
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -39,6 +40,7 @@ class FakeState:
     mfa: MfaState = field(default_factory=MfaState)  # users' MFA, live challenge sessions
     accounts: accounts.AccountState = field(default_factory=accounts.AccountState)  # sign-up / reset codes
     devices: devices.DeviceState = field(default_factory=devices.DeviceState)  # devices, device challenges
+    passkeys: passkeys.PasskeyState = field(default_factory=passkeys.PasskeyState)  # passkeys, WebAuthn challenges
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
@@ -54,6 +56,7 @@ LINKS: dict[str, list[Handler]] = {
     ],
     "RespondToAuthChallenge": [
         devices.respond_to_auth_challenge,  # DEVICE_SRP_AUTH, DEVICE_PASSWORD_VERIFIER; around the rest
+        passkeys.respond_to_auth_challenge,  # WEB_AUTHN, verified with py_webauthn
         passwordless.respond_to_auth_challenge,  # SELECT_CHALLENGE, SMS_OTP
         auth.respond_to_auth_challenge,  # PASSWORD_VERIFIER, the MFA challenges, NEW_PASSWORD_REQUIRED
     ],
@@ -80,6 +83,10 @@ LINKS: dict[str, list[Handler]] = {
     "AdminListDevices": [devices.admin_list_devices],
     "ForgetDevice": [devices.forget_device],
     "AdminForgetDevice": [devices.admin_forget_device],
+    "StartWebAuthnRegistration": [passkeys.start_web_authn_registration],
+    "CompleteWebAuthnRegistration": [passkeys.complete_web_authn_registration],
+    "ListWebAuthnCredentials": [passkeys.list_web_authn_credentials],
+    "DeleteWebAuthnCredential": [passkeys.delete_web_authn_credential],
 }
 
 # (operations, observer), in the order they run.

@@ -1,0 +1,32 @@
+import ArgumentParser
+
+/// `--fido-device` and `--pin-fd`: which security key, and where its PIN comes from (signin,
+/// token, passkey add).
+struct SecurityKeyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The security key: a hidraw device (/dev/hidrawN), or unix:PATH, a virtual authenticator speaking CTAPHID over a Unix socket (env AUTHCTL_FIDO_DEVICE; default: the one key attached).", valueName: "path"))
+    var fidoDevice: String?
+
+    @Option(help: ArgumentHelp("Read the security key's PIN from the first line of this file descriptor (for scripts; asked without echo on the terminal otherwise; never on the command line).", valueName: "fd"))
+    var pinFd: Int32?
+
+    func validate() throws {
+        if let pinFd, pinFd < 0 || pinFd == 1 || pinFd == 2 {
+            throw ValidationError("--pin-fd: give an open file descriptor other than 1 and 2 (standard input is 0).")
+        }
+        if let fidoDevice, fidoDevice.isEmpty || fidoDevice == "unix:" {
+            throw ValidationError("--fido-device: give a hidraw path or unix:PATH.")
+        }
+    }
+
+    /// The choice, with AUTHCTL_FIDO_DEVICE where no --fido-device is given.
+    func choice(environment: [String: String]) -> SecurityKeyChoice {
+        SecurityKeyChoice(devicePath: fidoDevice ?? environment["AUTHCTL_FIDO_DEVICE"].flatMap { $0.isEmpty ? nil : $0 },
+                          pinFD: pinFd)
+    }
+}
+
+/// Which security key to use and where its PIN comes from, resolved once per command.
+struct SecurityKeyChoice {
+    var devicePath: String?
+    var pinFD: Int32?
+}

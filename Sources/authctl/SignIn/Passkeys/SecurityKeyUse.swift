@@ -1,0 +1,195 @@
+import CognitoClient
+import Foundation
+import SecurityKey
+
+/// The one place authctl talks to a security key for a person: which key (named, or the one
+/// attached), its PIN (asked without echo, or `--pin-fd`), "Touch your security key" before each
+/// operation, and every failure as a message and an exit code. `passkey add` and the WEB_AUTHN
+/// answerer both go through it.
+struct SecurityKeyUse {
+    let choice: SecurityKeyChoice
+    let console: Console
+    let environment: [String: String]
+
+    /// makeCredential for the service's creation options (the clientDataJSON written here).
+    func register(_ options: WebAuthnCreationOptions) throws -> WebAuthnRegistration {
+        guard let rpId = options.rpId, !rpId.isEmpty else {
+            throw AuthctlError(.unavailable, "Cognito's passkey options name no relying party (rp.id)")
+        }
+        guard let userId = Base64URL.decode(options.user.id) else {
+            throw AuthctlError(.unavailable, "Cognito's passkey options carry a user id that is not base64url")
+        }
+        guard let algorithm = options.algorithm(among: WebAuthnAlgorithm.supported) else {
+            let offered = (options.pubKeyCredParams ?? []).map { String($0.alg) }.joined(separator: ", ")
+            throw AuthctlError(.unavailable, "Cognito offers no key algorithm authctl can register (offered: \(offered); authctl: ES256 -7, EdDSA -8)")
+        }
+        let clientData = WebAuthnClientData(.create, challenge: options.challenge, rpId: rpId)
+        let exclude = (options.excludeCredentials ?? []).compactMap(\.rawId)
+        let made = try withKey(timeout: options.timeout, verification: options.authenticatorSelection?.userVerification) { key, pin, uv in
+            try key.makeCredential(clientDataHash: clientData.hash, rpId: rpId, rpName: options.rp.name ?? rpId,
+                                   userId: [UInt8](userId), userName: options.user.name,
+                                   userDisplayName: options.user.displayName ?? options.user.name, algorithm: algorithm,
+                                   residentKey: options.wantsResidentKey ? .yes : .omit, userVerification: uv,
+                                   exclude: exclude, pin: pin)
+        }
+        return WebAuthnRegistration(credentialId: made.id, clientData: clientData, authenticatorData: made.authenticatorData,
+                                    attestationFormat: made.format, attestationStatement: made.attestationStatement,
+                                    algorithm: made.algorithm,
+                                    publicKeyDER: WebAuthnAlgorithm.subjectPublicKeyInfo(algorithm: made.algorithm, key: made.publicKey),
+                                    transports: ["usb"])
+    }
+
+    /// getAssertion for WEB_AUTHN's request options.
+    func assert(_ options: WebAuthnRequestOptions) throws -> WebAuthnAssertion {
+        guard let rpId = options.rpId, !rpId.isEmpty else {
+            throw AuthctlError(.unavailable, "Cognito's WEB_AUTHN challenge names no relying party (rpId)")
+        }
+        let clientData = WebAuthnClientData(.get, challenge: options.challenge, rpId: rpId)
+        let allow = (options.allowCredentials ?? []).compactMap(\.rawId)
+        let signed = try withKey(timeout: options.timeout, verification: options.userVerification) { key, pin, uv in
+            try key.getAssertion(clientDataHash: clientData.hash, rpId: rpId, allow: allow, userVerification: uv, pin: pin)
+        }
+        return WebAuthnAssertion(credentialId: signed.credentialId, clientData: clientData,
+                                 authenticatorData: signed.authenticatorData, signature: signed.signature,
+                                 userHandle: signed.userHandle)
+    }
+
+    /// Opens the key, settles user verification (PIN, the key's own, or none) and runs `body`
+    /// after the touch prompt; key failures become `AuthctlError`s.
+    private func withKey<T>(timeout: Double?, verification: String?,
+                            _ body: (SecurityKey, String?, FidoOption) throws -> T) throws -> T {
+        let path = try devicePath()
+        // The service's timeout (ms), within 10 s .. 5 min.
+        let wait = Int32(min(max(timeout ?? 120_000, 10_000), 300_000))
+        do {
+            let key = try SecurityKey(path: path, timeoutMs: wait)
+            let wanted = verification ?? "preferred"
+            var pin: String?
+            var uv = FidoOption.omit
+            if wanted != "discouraged" {
+                if key.hasPIN {
+                    pin = try readPIN()
+                } else if key.hasBuiltInVerification {
+                    uv = .yes
+                } else if wanted == "required" {
+                    throw AuthctlError(.configuration, "the user pool requires user verification, and the security key at \(path) has no PIN set: set one (for example `fido2-token -S \(path)`) and try again")
+                }
+            }
+            console.message("Touch your security key.")
+            return try body(key, pin, uv)
+        } catch let error as SecurityKeyError {
+            throw failure(error, path: path)
+        }
+    }
+
+    /// The key named (`--fido-device`, AUTHCTL_FIDO_DEVICE), or the only one attached.
+    private func devicePath() throws -> String {
+        if let path = choice.devicePath { return path }
+        let attached: [String]
+        do {
+            attached = try SecurityKey.attached()
+        } catch let error as SecurityKeyError {
+            throw failure(error, path: nil)
+        }
+        if attached.count == 1 { return attached[0] }
+        if attached.count > 1 {
+            throw AuthctlError(.usage, "several security keys are attached (\(attached.joined(separator: ", "))): choose one with --fido-device PATH")
+        }
+        throw noKey()
+    }
+
+    private func noKey() -> AuthctlError {
+        var text = "no security key found"
+        let hidraw = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("hidraw") } ?? []
+        let unreadable = hidraw.filter { !FileManager.default.isReadableFile(atPath: "/dev/" + $0) }
+        if !unreadable.isEmpty {
+            text += "; /dev/\(unreadable.sorted().joined(separator: ", /dev/")) cannot be opened by this user: add a udev rule such as "
+                + #"KERNEL=="hidraw*", SUBSYSTEM=="hidraw", MODE="0660", GROUP="plugdev", TAG+="uaccess" (Debian's libfido2-1 ships one in /lib/udev/rules.d/70-u2f.rules), then reconnect the key"#
+        }
+        if environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil {
+            text += "; over SSH the key must be attached to this machine (or forwarded with --fido-device unix:PATH): or sign in with `authctl signin --browser`, whose managed login does passkeys in your local browser"
+        } else {
+            text += ": insert one, name it with --fido-device PATH, or sign in with `authctl signin --browser`"
+        }
+        return AuthctlError(.unavailable, text)
+    }
+
+    /// The PIN: the first line of `--pin-fd`, or asked on the terminal without echo.
+    private func readPIN() throws -> String {
+        if let fd = choice.pinFD {
+            var bytes: [UInt8] = []
+            var byte: UInt8 = 0
+            while bytes.count < 256, read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            guard !bytes.isEmpty else { throw AuthctlError(.usage, "--pin-fd \(fd): no PIN could be read from it") }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        guard console.canPrompt else {
+            throw AuthctlError(.usage, "the security key has a PIN and there is no terminal to ask for it: give it with --pin-fd N")
+        }
+        guard let pin = console.prompt("PIN for your security key: ", secret: true), !pin.isEmpty else {
+            throw AuthctlError(.usage, "no PIN given")
+        }
+        return pin
+    }
+
+    private func failure(_ error: SecurityKeyError, path: String?) -> AuthctlError {
+        let at = path.map { " (\($0))" } ?? ""
+        switch error.kind {
+        case .libraryUnavailable:
+            return AuthctlError(.configuration, "security keys need libfido2: \(error.message)")
+        case .noDevice:
+            return path == nil ? noKey() : AuthctlError(.unavailable, "cannot open the security key\(at): \(error.message)")
+        case .severalDevices:
+            return AuthctlError(.usage, "\(error.message): choose one with --fido-device PATH")
+        case .pinInvalid:
+            let left = error.retriesLeft.map { "; \($0) \($0 == 1 ? "try" : "tries") left before the key blocks its PIN" } ?? ""
+            return AuthctlError(.notAuthorized, "wrong PIN for the security key\(left)")
+        case .pinBlocked:
+            return AuthctlError(.notAuthorized, "the security key's PIN is blocked (too many wrong PINs): remove and reinsert the key, or reset it, which deletes its passkeys")
+        case .pinRequired:
+            return AuthctlError(.notAuthorized, "the security key asks for a PIN, and it has none set or none was given: \(error.message)")
+        case .userVerificationBlocked:
+            return AuthctlError(.notAuthorized, "the security key's built-in verification is blocked: use its PIN or reset it")
+        case .timeout:
+            return AuthctlError(.throttled, "no touch: the security key\(at) timed out waiting; run the command again and touch the key when asked")
+        case .denied:
+            return AuthctlError(.notAuthorized, "the security key\(at) refused (the touch was declined or the operation denied)")
+        case .credentialExcluded:
+            return AuthctlError(.inputRejected, "this security key\(at) already holds a passkey of this account: nothing was registered (see `authctl passkey list`)")
+        case .noCredentials:
+            return AuthctlError(.notAuthorized, "this security key\(at) holds no passkey of this account: use the key you registered, or sign in another way and run `authctl passkey add`")
+        case .unsupportedAlgorithm:
+            return AuthctlError(.unavailable, "the security key\(at) supports none of the algorithms Cognito offers: \(error.message)")
+        case .other:
+            return AuthctlError(.unavailable, "security key\(at): \(error.message)")
+        }
+    }
+}
+
+/// How the service's passkey refusals read (each decided once, in CognitoClient's `ServiceRefusal`).
+enum PasskeyRefusal {
+    static func message(_ error: CognitoError) -> AuthctlError? {
+        let said = OutsideText(error.message)
+        switch error.refusal {
+        case .webAuthnNotEnabled?:
+            return AuthctlError(.configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
+        case .webAuthnConfigurationMissing?:
+            return AuthctlError(.configuration, "this user pool has no passkey relying party or domain configured: \(said)")
+        case .webAuthnChallengeNotFound?:
+            return AuthctlError(.notAuthorized, "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))")
+        case .webAuthnRelyingPartyMismatch?:
+            return AuthctlError(.configuration, "the passkey is for another relying party than this user pool's: \(said)")
+        case .webAuthnOriginNotAllowed?:
+            return AuthctlError(.configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
+        case .webAuthnClientMismatch?:
+            return AuthctlError(.configuration, "the passkey registration was started with another app client: \(said)")
+        case .webAuthnCredentialNotSupported?:
+            return AuthctlError(.inputRejected, "Cognito does not accept this security key's passkey: \(said)")
+        case .forbidden?:
+            return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
+        default:
+            return nil
+        }
+    }
+}
