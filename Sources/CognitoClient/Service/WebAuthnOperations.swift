@@ -75,18 +75,12 @@ extension CognitoService {
 
     /// ListWebAuthnCredentials, every page (NextToken followed, a repeated one not).
     public func listWebAuthnCredentials(accessToken: String) throws -> [WebAuthnCredentialDescription] {
-        var credentials: [WebAuthnCredentialDescription] = []
-        var token: String?
-        var seen = Set<String>()
-        repeat {
+        try everyPage { token in
             let page: ListWebAuthnCredentialsResponse = try call(
                 "ListWebAuthnCredentials",
                 ListWebAuthnCredentialsRequest(accessToken: accessToken, nextToken: token, maxResults: 20), idempotent: true)
-            credentials += page.credentials ?? []
-            token = page.nextToken.flatMap { $0.isEmpty || seen.contains($0) ? nil : $0 }
-            if let token { seen.insert(token) }
-        } while token != nil
-        return credentials
+            return (page.credentials ?? [], page.nextToken)
+        }
     }
 
     /// DeleteWebAuthnCredential. Repeating it is harmless (a second answers ResourceNotFoundException).

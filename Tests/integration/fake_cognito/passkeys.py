@@ -46,9 +46,9 @@ from webauthn import verify_authentication_response, verify_registration_respons
 from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
 
 from .messages import Reply, Request, Rest, ServiceError, json_reply, not_authorized
-from .mfa import _user_of_access_token, finish_mfa, live_mfa_session, new_mfa_session
+from .mfa import _user_of_access_token, finish_mfa, new_mfa_session
 from .proxy import FakeCognito
-from .shared import INVALID_SESSION, WEB_AUTHN
+from .shared import WEB_AUTHN
 
 CHALLENGE_LIFETIME = 300.0
 
@@ -233,11 +233,8 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Re
     client = fake.client(req.body.get("ClientId"))
     if client is None:
         return fake.forward(req)
-    responses = req.body.get("ChallengeResponses") or {}
-    ch = live_mfa_session(fake, req.body.get("Session"))
-    if ch.client_id != client.client_id or ch.name != WEB_AUTHN:
-        raise not_authorized(INVALID_SESSION, note="not a WEB_AUTHN session of this client")
-    fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
+    from .passwordless import first_factor_session  # passwordless.py starts WEB_AUTHN here
+    responses, ch = first_factor_session(fake, req, client)
     with fake.lock:
         challenge = fake.state.passkeys.sign_ins.pop(ch.session, None)
     raw = responses.get("CREDENTIAL")

@@ -170,6 +170,21 @@ def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     return reply
 
 
+def first_factor_session(fake: FakeCognito, req: Request, client: ClientInfo) -> tuple[dict[str, Any], MfaChallenge]:
+    """The answer's ChallengeResponses and its live session, checked as the service does: the
+    session's client, SECRET_HASH, USERNAME and challenge name (passkeys.py's WEB_AUTHN too)."""
+    responses = req.body.get("ChallengeResponses") or {}
+    ch = live_mfa_session(fake, req.body.get("Session"))
+    if ch.client_id != client.client_id:
+        raise not_authorized(INVALID_SESSION, note="session issued to another client")
+    fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
+    if responses.get("USERNAME") != ch.username:
+        raise not_authorized(INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
+    if req.challenge_name != ch.name:
+        raise ServiceError("InvalidParameterException", f"Invalid challenge name: the session is for {ch.name}")
+    return responses, ch
+
+
 def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     """A RespondToAuthChallenge link: SELECT_CHALLENGE and SMS_OTP (others pass)."""
     name = req.challenge_name
@@ -179,15 +194,7 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Re
     client = fake.client(req.body.get("ClientId"))
     if client is None:
         return fake.forward(req)
-    responses = req.body.get("ChallengeResponses") or {}
-    ch = live_mfa_session(fake, req.body.get("Session"))
-    if ch.client_id != client.client_id:
-        raise not_authorized(INVALID_SESSION, note="session issued to another client")
-    fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
-    if responses.get("USERNAME") != ch.username:
-        raise not_authorized(INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
-    if name != ch.name:
-        raise ServiceError("InvalidParameterException", f"Invalid challenge name: the session is for {ch.name}")
+    responses, ch = first_factor_session(fake, req, client)
 
     if name == SELECT_CHALLENGE:
         answer = responses.get("ANSWER")

@@ -99,7 +99,7 @@ struct SecurityKeyUse {
     }
 
     private func noKey() -> AuthctlError {
-        var text = "no security key found"
+        var text = "no security key found for the passkey"
         let hidraw = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("hidraw") } ?? []
         let unreadable = hidraw.filter { !FileManager.default.isReadableFile(atPath: "/dev/" + $0) }
         if !unreadable.isEmpty {
