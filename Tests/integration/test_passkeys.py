@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from soft_fido import SoftAuthenticator
+from test_mfa_terminal import terminals  # noqa: F401  (fixture)
 from test_passwordless import allow_first_factors
 
 FACTORS = ["PASSWORD", "WEB_AUTHN"]
@@ -54,7 +55,7 @@ def key(authenticators) -> SoftAuthenticator:
 def _passkey_config(fake):
     yield
     fake.set_config(passkeyRelyingPartyId=None, passkeyOptionsRelyingPartyId=None, passkeyOrigin=None,
-                    passkeyUserVerification=None, passkeyPageSize=None, passkeyUsers=[])
+                    passkeyUserVerification=None, passkeyPageSize=None, passkeyTimeout=None, passkeyUsers=[])
 
 
 @pytest.fixture
@@ -197,12 +198,39 @@ def test_slow_touch_and_a_refusal(passkey_cli, authenticators):
     assert r.code == 77 and "refused" in r.err, r
 
 
-def test_chosen_from_select_challenge(passkey_cli, key):
-    """No --method: the only usable... here two factors, so a script must choose; with
-    --flow user-auth and one passkey-only factor offered, WEB_AUTHN is answered directly."""
+def test_chosen_from_select_challenge_and_as_the_only_way_in(passkey_cli, key, cognito, pool, fake):
+    """Without --method: with a password and a passkey offered a script must choose; once the pool
+    allows only passkeys, WEB_AUTHN is the one usable factor, chosen from SELECT_CHALLENGE and
+    answered with the key."""
     assert add(passkey_cli, key).code == 0
     r = passkey_cli.run("signin", "--username", "alice", "--flow", "user-auth", "--fido-device", key.device)
     assert r.code == 64 and "passkey" in r.err, r
+    allow_first_factors(cognito, pool, ["WEB_AUTHN"])
+    mark = fake.mark()
+    r = passkey_cli.run("signin", "--username", "alice", "--flow", "user-auth", "--fido-device", key.device)
+    assert r.code == 0, r
+    answers = [c for c in fake.calls(mark, operation="RespondToAuthChallenge")]
+    assert [c.get("challengeName") for c in answers] == ["SELECT_CHALLENGE", "WEB_AUTHN"], answers
+
+
+def test_no_touch_in_time(passkey_cli, authenticators, fake):
+    key = authenticators("sleepy")
+    assert add(passkey_cli, key).code == 0
+    key.touch_delay = 30
+    fake.set_config(passkeyTimeout=10000)
+    r = passkey_signin(passkey_cli, key, timeout=40)
+    assert r.code == 75 and "timed out" in r.err, r
+
+
+def test_pin_asked_on_the_terminal_without_echo(passkey_cli, authenticators, terminals):
+    key = authenticators(pin="2468")
+    assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    t = terminals(passkey_cli, "signin", "--username", "alice", "--method", "passkey", "--fido-device", key.device)
+    t.expect("PIN for your security key: ")
+    t.type_secret("2468")
+    t.expect("Touch your security key.")
+    assert t.finish() == 0, t.output
+    assert "2468" not in t.output
 
 
 def test_wrong_origin_and_relying_party_are_refused_by_the_verifier(passkey_cli, key, fake):

@@ -29,8 +29,8 @@ Shapes follow botocore's cognito-idp 2016-04-18 model:
 
 Config (POST /_fake/config): passkeyRelyingPartyId (default "auth.example.com"),
 passkeyOrigin (what the verifier expects; default https://<rp id>), passkeyUserVerification,
-passkeyPageSize. The rp id the options carry and the one the verifier expects can differ via
-passkeyOptionsRelyingPartyId, to play a misconfigured pool.
+passkeyPageSize, passkeyTimeout (ms, in the options). The rp id the options carry and the one the
+verifier expects can differ via passkeyOptionsRelyingPartyId, to play a misconfigured pool.
 """
 
 from __future__ import annotations
@@ -94,6 +94,10 @@ def _origin(fake: FakeCognito) -> str:
     return str(fake.config.get("passkeyOrigin") or f"https://{_rp_id(fake)}")
 
 
+def _timeout(fake: FakeCognito) -> int:
+    return int(fake.config.get("passkeyTimeout") or 60000)
+
+
 def _user(fake: FakeCognito, req: Request) -> tuple[str, str]:
     who = _user_of_access_token(fake, req)
     if isinstance(who, Reply):
@@ -134,7 +138,7 @@ def start_web_authn_registration(fake: FakeCognito, req: Request, rest: Rest) ->
         "user": {"id": b64url((attrs.get("sub") or username).encode()), "name": username,
                  "displayName": attrs.get("email") or username},
         "pubKeyCredParams": [{"type": "public-key", "alg": -7}, {"type": "public-key", "alg": -257}],
-        "timeout": 60000,
+        "timeout": _timeout(fake),
         "excludeCredentials": [{"type": "public-key", "id": p.credential_id} for p in existing],
         "authenticatorSelection": {"requireResidentKey": True, "residentKey": "required",
                                    "userVerification": fake.config.get("passkeyUserVerification") or "preferred"},
@@ -217,7 +221,7 @@ def start_sign_in(fake: FakeCognito, pool_id: str, client_id: str, username: str
     with fake.lock:
         fake.state.passkeys.sign_ins[ch.session] = challenge
     options = {
-        "challenge": b64url(challenge), "rpId": _options_rp_id(fake), "timeout": 60000,
+        "challenge": b64url(challenge), "rpId": _options_rp_id(fake), "timeout": _timeout(fake),
         "allowCredentials": [{"type": "public-key", "id": p.credential_id, "transports": p.transports}
                              for p in user_passkeys(fake, pool_id, username)],
         "userVerification": fake.config.get("passkeyUserVerification") or "preferred",
