@@ -240,3 +240,20 @@ def test_wrong_origin_and_relying_party_are_refused_by_the_verifier(passkey_cli,
     fake.set_config(passkeyOrigin=None, passkeyOptionsRelyingPartyId="other.example.com")
     r = add(passkey_cli, key)
     assert r.code == 78 and "relying party" in r.err, r
+
+
+def test_the_fakes_answers_parse_with_botocores_model(passkey_cli, key, cognito):
+    """The fake's WebAuthn answers, read by boto3 (botocore's service model parses them)."""
+    token = passkey_cli.keyring.session()["accessToken"]
+    options = cognito.start_web_authn_registration(AccessToken=token)["CredentialCreationOptions"]
+    assert options["rp"]["id"] == "auth.example.com" and options["authenticatorSelection"]["residentKey"] == "required"
+    assert add(passkey_cli, key).code == 0
+    [described] = cognito.list_web_authn_credentials(AccessToken=token)["Credentials"]
+    assert described["AuthenticatorTransports"] == ["usb"] and described["CreatedAt"].year >= 2024
+    cognito.delete_web_authn_credential(AccessToken=token, CredentialId=described["CredentialId"])
+    with pytest.raises(cognito.exceptions.ResourceNotFoundException):
+        cognito.delete_web_authn_credential(AccessToken=token, CredentialId=described["CredentialId"])
+    with pytest.raises(cognito.exceptions.WebAuthnChallengeNotFoundException):
+        cognito.complete_web_authn_registration(AccessToken=token, Credential={
+            "id": "x", "rawId": "x", "type": "public-key", "response": {k: "" for k in (
+                "clientDataJSON", "attestationObject", "transports", "publicKeyAlgorithm", "publicKey", "authenticatorData")}})
