@@ -47,6 +47,9 @@ static struct {
     bool (*dev_has_pin)(const fido_dev_t *);
     bool (*dev_has_uv)(const fido_dev_t *);
     int (*dev_get_retry_count)(fido_dev_t *, int *);
+    int (*dev_get_touch_begin)(fido_dev_t *);
+    int (*dev_get_touch_status)(fido_dev_t *, int *, int);
+    int (*dev_cancel)(fido_dev_t *);
     fido_cred_t *(*cred_new)(void);
     void (*cred_free)(fido_cred_t **);
     int (*cred_set_type)(fido_cred_t *, int);
@@ -122,6 +125,9 @@ static void load(void) {
     RESOLVE(handle, dev_has_pin, "fido_dev_has_pin");
     RESOLVE(handle, dev_has_uv, "fido_dev_has_uv");
     RESOLVE(handle, dev_get_retry_count, "fido_dev_get_retry_count");
+    RESOLVE(handle, dev_get_touch_begin, "fido_dev_get_touch_begin");
+    RESOLVE(handle, dev_get_touch_status, "fido_dev_get_touch_status");
+    RESOLVE(handle, dev_cancel, "fido_dev_cancel");
     RESOLVE(handle, cred_new, "fido_cred_new");
     RESOLVE(handle, cred_free, "fido_cred_free");
     RESOLVE(handle, cred_set_type, "fido_cred_set_type");
@@ -291,6 +297,9 @@ void authctl_fido_close(void *device) {
 bool authctl_fido_has_pin(void *device) { return lib.dev_has_pin(device); }
 bool authctl_fido_has_uv(void *device) { return lib.dev_has_uv(device); }
 int authctl_fido_retry_count(void *device, int *retries) { return lib.dev_get_retry_count(device, retries); }
+int authctl_fido_touch_begin(void *device) { return lib.dev_get_touch_begin(device); }
+int authctl_fido_touch_status(void *device, int *touched, int ms) { return lib.dev_get_touch_status(device, touched, ms); }
+int authctl_fido_cancel(void *device) { return lib.dev_cancel(device); }
 
 void *authctl_fido_cred_new(void) { return authctl_fido_load() == 0 ? lib.cred_new() : NULL; }
 

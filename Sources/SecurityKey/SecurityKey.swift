@@ -12,8 +12,6 @@ public struct SecurityKeyError: Error, CustomStringConvertible, Equatable {
         case libraryUnavailable
         /// No key attached, or the named device cannot be opened.
         case noDevice
-        /// Several keys attached and none named.
-        case severalDevices
         case pinInvalid
         case pinBlocked
         case pinRequired
@@ -124,6 +122,28 @@ public final class SecurityKey {
     }
 
     deinit { authctl_fido_close(handle) }
+
+    /// The one of `paths` the person touches within `timeoutMs` (the others are cancelled). Keys
+    /// that cannot be opened are left out; none left: `noDevice`.
+    public static func touched(among paths: [String], timeoutMs: Int32) throws -> String {
+        var keys: [SecurityKey] = []
+        for path in paths {
+            guard let key = try? SecurityKey(path: path, timeoutMs: timeoutMs),
+                  authctl_fido_touch_begin(key.handle) == AUTHCTL_FIDO_OK else { continue }
+            keys.append(key)
+        }
+        guard !keys.isEmpty else { throw SecurityKeyError(.noDevice, "none of the security keys \(paths.joined(separator: ", ")) could be opened") }
+        defer { for key in keys { _ = authctl_fido_cancel(key.handle) } }
+        var waited: Int32 = 0
+        while waited < timeoutMs {
+            for key in keys {
+                var touched: Int32 = 0
+                if authctl_fido_touch_status(key.handle, &touched, 50) == AUTHCTL_FIDO_OK, touched != 0 { return key.path }
+                waited += 50
+            }
+        }
+        throw SecurityKeyError(.timeout, "none of the security keys was touched in time")
+    }
 
     public var hasPIN: Bool { authctl_fido_has_pin(handle) }
     public var hasBuiltInVerification: Bool { authctl_fido_has_uv(handle) }

@@ -50,6 +50,7 @@ ERR_NO_CREDENTIALS = 0x2E
 ERR_PIN_INVALID = 0x31
 ERR_PIN_BLOCKED = 0x32
 ERR_PIN_AUTH_INVALID = 0x33
+ERR_PIN_NOT_SET = 0x35
 ERR_PIN_REQUIRED = 0x36
 AAGUID = bytes.fromhex("6175746863746c2d736f66742d666964")  # "authctl-soft-fid"
 
@@ -226,7 +227,7 @@ class SoftAuthenticator:
             return OK, {1: {1: 2, 3: -25, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")}}
         if sub == 5:  # getPinToken
             if self.pin is None:
-                return 0x35, None  # PIN_NOT_SET
+                return ERR_PIN_NOT_SET, None
             if self.retries <= 0:
                 return ERR_PIN_BLOCKED, None
             if 3 not in params or 6 not in params:
@@ -245,7 +246,7 @@ class SoftAuthenticator:
         """(status, user verified) for the request's pinAuth / uv option."""
         if pin_auth is not None:
             if self.pin is None:
-                return 0x35, False
+                return ERR_PIN_NOT_SET, False
             expected = hmac.new(self._pin_token, client_data_hash, hashlib.sha256).digest()[:16]
             return (OK, True) if hmac.compare_digest(pin_auth, expected) else (ERR_PIN_AUTH_INVALID, False)
         if options.get("uv"):
@@ -256,6 +257,12 @@ class SoftAuthenticator:
         cdh, rp, user, algs = params.get(1), params.get(2), params.get(3), params.get(4)
         if cdh is None or rp is None or user is None or algs is None:
             return ERR_MISSING_PARAMETER, None
+        if params.get(8) == b"":
+            # A zero-length pinAuth asks only for a touch (CTAP 2.1 §6.1.2; libfido2's
+            # fido_dev_get_touch_begin, choosing among several keys): answered once touched.
+            if not self._touch(conn, cid):
+                return ERR_OPERATION_DENIED, None
+            return (ERR_PIN_INVALID if self.pin is not None else ERR_PIN_NOT_SET), None
         if not any(a.get("alg") == -7 for a in algs):
             return ERR_UNSUPPORTED_ALGORITHM, None
         status, uv = self._verified(cdh, params.get(8), params.get(7) or {})

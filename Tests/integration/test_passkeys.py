@@ -177,6 +177,24 @@ def test_no_device(passkey_cli, sockets):
     assert r.code == 69 and "no security key found" in r.err and "signin --browser" in r.err, r
 
 
+def test_of_several_keys_the_one_touched(passkey_cli, authenticators):
+    """Several keys named (or attached): authctl says so and uses the one the person touches
+    (libfido2's touch request on each); here the second key is touched, the first never is."""
+    untouched, touched = authenticators("untouched", touch_delay=60), authenticators("touched", touch_delay=0.3)
+    r = passkey_cli.run("passkey", "add", "--fido-device", untouched.device, "--fido-device", touched.device)
+    assert r.code == 0, r
+    assert "touch the one to use" in r.err and f"Using the security key at {touched.device}" in r.err, r
+    assert len(touched.credentials) == 1 and untouched.credentials == []
+
+
+def test_a_blocked_pin(passkey_cli, authenticators):
+    key = authenticators(pin="2468")
+    assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    key.retries = 1
+    r = passkey_signin(passkey_cli, key, "--pin-fd", "0", input="0000\n")
+    assert r.code == 77 and "PIN is blocked" in r.err, r
+
+
 def test_environment_names_the_device(passkey_cli, key):
     r = passkey_cli.run("passkey", "add", env=passkey_cli.env(AUTHCTL_FIDO_DEVICE=key.device))
     assert r.code == 0, r

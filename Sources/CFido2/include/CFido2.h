@@ -55,6 +55,12 @@ void authctl_fido_close(void *device);
 bool authctl_fido_has_pin(void *device);
 bool authctl_fido_has_uv(void *device);
 int authctl_fido_retry_count(void *device, int *retries);
+/// Choosing among several keys by touch: a request each key answers only when touched
+/// (fido_dev_get_touch_begin), polled for `ms` (fido_dev_get_touch_status), and cancelled on the
+/// keys not touched.
+int authctl_fido_touch_begin(void *device);
+int authctl_fido_touch_status(void *device, int *touched, int ms);
+int authctl_fido_cancel(void *device);
 
 /// One makeCredential: options (0 omit, 1 false, 2 true), then the credential's parts.
 struct authctl_fido_make_args {

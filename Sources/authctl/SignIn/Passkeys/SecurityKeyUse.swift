@@ -82,20 +82,27 @@ struct SecurityKeyUse {
         }
     }
 
-    /// The key named (`--fido-device`, AUTHCTL_FIDO_DEVICE), or the only one attached.
+    /// The key named (`--fido-device`, AUTHCTL_FIDO_DEVICE) or the only one attached; of several,
+    /// the one the person touches.
     private func devicePath() throws -> String {
-        if let path = choice.devicePath { return path }
-        let attached: [String]
+        var candidates = choice.devicePaths
+        if candidates.isEmpty {
+            do {
+                candidates = try SecurityKey.attached()
+            } catch let error as SecurityKeyError {
+                throw failure(error, path: nil)
+            }
+            if candidates.isEmpty { throw noKey() }
+        }
+        if candidates.count == 1 { return candidates[0] }
+        console.message("Several security keys (\(candidates.joined(separator: ", "))): touch the one to use, or name it with --fido-device PATH.")
         do {
-            attached = try SecurityKey.attached()
+            let path = try SecurityKey.touched(among: candidates, timeoutMs: 30_000)
+            console.message("Using the security key at \(path).")
+            return path
         } catch let error as SecurityKeyError {
             throw failure(error, path: nil)
         }
-        if attached.count == 1 { return attached[0] }
-        if attached.count > 1 {
-            throw AuthctlError(.usage, "several security keys are attached (\(attached.joined(separator: ", "))): choose one with --fido-device PATH")
-        }
-        throw noKey()
     }
 
     private func noKey() -> AuthctlError {
@@ -140,8 +147,6 @@ struct SecurityKeyUse {
             return AuthctlError(.configuration, "security keys need libfido2: \(error.message)")
         case .noDevice:
             return path == nil ? noKey() : AuthctlError(.unavailable, "cannot open the security key\(at): \(error.message)")
-        case .severalDevices:
-            return AuthctlError(.usage, "\(error.message): choose one with --fido-device PATH")
         case .pinInvalid:
             let left = error.retriesLeft.map { "; \($0) \($0 == 1 ? "try" : "tries") left before the key blocks its PIN" } ?? ""
             return AuthctlError(.notAuthorized, "wrong PIN for the security key\(left)")
