@@ -24,7 +24,7 @@ struct PasskeyAdd: AuthctlCommand {
         let sessions = ProfileSession(context: context, settings: settings)
         let key = SecurityKeyUse(choice: securityKey.choice(environment: context.environment), console: context.console,
                                  environment: context.environment)
-        let report = try PasskeyCalls.run(sessions) { session, service -> PasskeyAddReport in
+        let report = try sessions.withFreshSession { session, service -> PasskeyAddReport in
             let document = try service.startWebAuthnRegistration(accessToken: session.accessToken)
             guard let options = WebAuthnCreationOptions.from(document) else {
                 throw AuthctlError(.unavailable, "Cognito's CredentialCreationOptions are not WebAuthn creation options")

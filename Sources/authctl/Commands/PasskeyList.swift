@@ -14,21 +14,10 @@ struct PasskeyList: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
-        let (session, credentials) = try PasskeyCalls.run(sessions) { session, service in
+        let (session, credentials) = try sessions.withFreshSession { session, service in
             (session, try service.listWebAuthnCredentials(accessToken: session.accessToken))
         }
         context.emit(PasskeyListReport(user: session.username, userPoolId: session.userPoolId,
                                        passkeys: credentials.map(PasskeySummary.init)))
-    }
-}
-
-/// The passkey commands' calls on the signed-in session: the service's passkey refusals read once.
-enum PasskeyCalls {
-    static func run<T>(_ sessions: ProfileSession, _ body: (StoredSession, CognitoService) throws -> T) throws -> T {
-        do {
-            return try sessions.withFreshSession(body)
-        } catch let error as CognitoError {
-            throw PasskeyRefusal.message(error) ?? error
-        }
     }
 }

@@ -28,7 +28,7 @@ struct PasskeyRemove: AuthctlCommand {
         let sessions = ProfileSession(context: context, settings: settings)
         try Confirmation.require("Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
                                  console: context.console, withoutTerminal: "this removes a passkey")
-        let session = try PasskeyCalls.run(sessions) { session, service -> StoredSession in
+        let session = try sessions.withFreshSession { session, service -> StoredSession in
             do {
                 try service.deleteWebAuthnCredential(accessToken: session.accessToken, credentialId: credentialId)
             } catch let error as CognitoError where error.refusal == .resourceNotFound {

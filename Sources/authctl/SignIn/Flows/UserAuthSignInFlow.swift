@@ -24,7 +24,6 @@ struct UserAuthSignInFlow: SignInFlow {
         } catch is CodeDidNotMatch {
             throw AuthctlError(.notAuthorized, "The code did not match")
         } catch let error as CognitoError {
-            if let refused = PasskeyRefusal.message(error) { throw refused }
             throw SignInFailure.from(error, context: context, username: name)
         }
     }

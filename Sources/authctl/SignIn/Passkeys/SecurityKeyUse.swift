@@ -171,30 +171,3 @@ struct SecurityKeyUse {
         }
     }
 }
-
-/// How the service's passkey refusals read (each decided once, in CognitoClient's `ServiceRefusal`).
-enum PasskeyRefusal {
-    static func message(_ error: CognitoError) -> AuthctlError? {
-        let said = OutsideText(error.message)
-        switch error.refusal {
-        case .webAuthnNotEnabled?:
-            return AuthctlError(.configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
-        case .webAuthnConfigurationMissing?:
-            return AuthctlError(.configuration, "this user pool has no passkey relying party or domain configured: \(said)")
-        case .webAuthnChallengeNotFound?:
-            return AuthctlError(.notAuthorized, "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))")
-        case .webAuthnRelyingPartyMismatch?:
-            return AuthctlError(.configuration, "the passkey is for another relying party than this user pool's: \(said)")
-        case .webAuthnOriginNotAllowed?:
-            return AuthctlError(.configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
-        case .webAuthnClientMismatch?:
-            return AuthctlError(.configuration, "the passkey registration was started with another app client: \(said)")
-        case .webAuthnCredentialNotSupported?:
-            return AuthctlError(.inputRejected, "Cognito does not accept this security key's passkey: \(said)")
-        case .forbidden?:
-            return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
-        default:
-            return nil
-        }
-    }
-}
