@@ -26,6 +26,20 @@ final class PasskeyTests: XCTestCase {
         XCTAssertEqual(preferred, "WEB_AUTHN")
     }
 
+    func testWebAuthnAsASecondFactorGoesToTheSameAnswerer() throws {
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]))
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            (200, ["ChallengeName": "WEB_AUTHN", "Session": "s",
+                   "ChallengeParameters": ["USERNAME": "alice",
+                                           "CREDENTIAL_REQUEST_OPTIONS": #"{"challenge":"abc","rpId":"auth.example.com"}"#]])
+        }
+        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--flow", "password", "--password-stdin",
+                                               "--fido-device", "unix:/nonexistent/authctl-test.sock"])
+            .run(in: harness.context)) { error in
+            XCTAssertTrue(AuthctlError.from(error).message.contains("cannot open the security key"), "\(error)")
+        }
+    }
+
     func testUnusableRequestOptionsAreTheServicesFault() throws {
         let harness = Harness(console: FakeConsole())
         harness.cognito.handlers["InitiateAuth"] = { _ in
