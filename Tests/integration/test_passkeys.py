@@ -55,7 +55,8 @@ def key(authenticators) -> SoftAuthenticator:
 def _passkey_config(fake):
     yield
     fake.set_config(passkeyRelyingPartyId=None, passkeyOptionsRelyingPartyId=None, passkeyOrigin=None,
-                    passkeyUserVerification=None, passkeyPageSize=None, passkeyTimeout=None, passkeyUsers=[])
+                    passkeyUserVerification=None, passkeyPageSize=None, passkeyTimeout=None, passkeysDisabled=None,
+                    passkeyUsers=[])
 
 
 @pytest.fixture
@@ -193,6 +194,20 @@ def test_a_blocked_pin(passkey_cli, authenticators):
     key.retries = 1
     r = passkey_signin(passkey_cli, key, "--pin-fd", "0", input="0000\n")
     assert r.code == 77 and "PIN is blocked" in r.err, r
+
+
+def test_not_signed_in_and_passkeys_not_enabled(cli, cognito, pool, key, fake):
+    allow_first_factors(cognito, pool, FACTORS)
+    for args in (["passkey", "add", "--fido-device", key.device], ["passkey", "list"], ["passkey", "remove", "x", "--yes"]):
+        r = cli.run(*args)
+        assert r.code == 77 and "not signed in" in r.err.lower(), r
+    assert cli.signin().code == 0
+    r = cli.run("passkey", "list")
+    assert r.code == 0 and r.out == "" and "has no passkeys" in r.err, r
+    fake.set_config(passkeysDisabled=True)
+    r = add(cli, key)
+    assert r.code == 78 and "does not allow passkeys" in r.err, r
+    assert key.log == []  # the key was never asked
 
 
 def test_environment_names_the_device(passkey_cli, key):

@@ -29,7 +29,7 @@ Shapes follow botocore's cognito-idp 2016-04-18 model:
 
 Config (POST /_fake/config): passkeyRelyingPartyId (default "auth.example.com"),
 passkeyOrigin (what the verifier expects; default https://<rp id>), passkeyUserVerification,
-passkeyPageSize, passkeyTimeout (ms, in the options). The rp id the options carry and the one the
+passkeyPageSize, passkeyTimeout (ms, in the options), passkeysDisabled (WebAuthnNotEnabledException). The rp id the options carry and the one the
 verifier expects can differ via passkeyOptionsRelyingPartyId, to play a misconfigured pool.
 """
 
@@ -126,6 +126,8 @@ def _refusal(reason: str) -> ServiceError:
 
 def start_web_authn_registration(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     pool_id, username = _user(fake, req)
+    if fake.config.get("passkeysDisabled"):
+        raise ServiceError("WebAuthnNotEnabledException", "Passkeys are not enabled for this user pool.")
     got = fake.call("AdminGetUser", {"UserPoolId": pool_id, "Username": username}, pool_id.split("_")[0])
     attrs = {a["Name"]: a.get("Value", "") for a in (got.json() or {}).get("UserAttributes", [])}
     challenge = secrets.token_bytes(32)
