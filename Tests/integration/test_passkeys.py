@@ -158,6 +158,15 @@ def test_pin_from_a_descriptor_and_a_wrong_pin(passkey_cli, authenticators, fake
     assert r.code == 64 and "--pin-fd" in r.err, r
 
 
+def test_verification_discouraged(passkey_cli, authenticators, fake):
+    """A key with a PIN still needs it to register (CTAP 2.0); signing in then asks none."""
+    key = authenticators(pin="2468")
+    fake.set_config(passkeyUserVerification="discouraged")
+    assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    r = passkey_signin(passkey_cli, key)
+    assert r.code == 0 and "PIN" not in r.err, r
+
+
 def test_required_verification_needs_a_pin_on_the_key(passkey_cli, key, fake):
     fake.set_config(passkeyUserVerification="required")
     r = add(passkey_cli, key)

@@ -25,7 +25,9 @@ struct SecurityKeyUse {
         }
         let clientData = WebAuthnClientData(.create, challenge: options.challenge, rpId: rpId)
         let exclude = (options.excludeCredentials ?? []).compactMap(\.rawId)
-        let made = try withKey(timeout: options.timeout, verification: options.authenticatorSelection?.userVerification) { key, pin, uv in
+        // A CTAP 2.0 key with a PIN set makes no credential without it, whatever the pool asks.
+        let made = try withKey(timeout: options.timeout, verification: options.authenticatorSelection?.userVerification,
+                               pinWheneverSet: true) { key, pin, uv in
             try key.makeCredential(clientDataHash: clientData.hash, rpId: rpId, rpName: options.rp.name ?? rpId,
                                    userId: [UInt8](userId), userName: options.user.name,
                                    userDisplayName: options.user.displayName ?? options.user.name, algorithm: algorithm,
@@ -56,7 +58,7 @@ struct SecurityKeyUse {
 
     /// Opens the key, settles user verification (PIN, the key's own, or none) and runs `body`
     /// after the touch prompt; key failures become `AuthctlError`s.
-    private func withKey<T>(timeout: Double?, verification: String?,
+    private func withKey<T>(timeout: Double?, verification: String?, pinWheneverSet: Bool = false,
                             _ body: (SecurityKey, String?, FidoOption) throws -> T) throws -> T {
         let path = try devicePath()
         // The service's timeout (ms), within 10 s .. 5 min.
@@ -66,7 +68,7 @@ struct SecurityKeyUse {
             let wanted = verification ?? "preferred"
             var pin: String?
             var uv = FidoOption.omit
-            if wanted != "discouraged" {
+            if wanted != "discouraged" || (pinWheneverSet && key.hasPIN) {
                 if key.hasPIN {
                     pin = try readPIN()
                 } else if key.hasBuiltInVerification {
