@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from soft_fido import SoftAuthenticator
+from test_binary import _any, _loaded, _stand_in_library
 from test_mfa_terminal import terminals  # noqa: F401  (fixture)
 from test_passwordless import allow_first_factors
 
@@ -217,6 +218,23 @@ def test_not_signed_in_and_passkeys_not_enabled(cli, cognito, pool, key, fake):
     r = add(cli, key)
     assert r.code == 78 and "does not allow passkeys" in r.err, r
     assert key.log == []  # the key was never asked
+
+
+def test_missing_libfido2_is_a_configuration_error(passkey_cli, key, tmp_path):
+    """A libfido2.so.1 without libfido2's functions, found first through LD_LIBRARY_PATH, stands
+    for a broken or missing library: exit 78 naming it and the package, not a crash."""
+    _stand_in_library(tmp_path, "libfido2.so.1")
+    r = add(passkey_cli, key, env=passkey_cli.env(LD_LIBRARY_PATH=str(tmp_path)))
+    assert r.code == 78 and "libfido2.so.1 has no fido_init" in r.err, r
+
+
+def test_a_passkey_sign_in_loads_libfido2_and_others_do_not(passkey_cli, key):
+    assert add(passkey_cli, key).code == 0
+    r, opened = _loaded(["signin", "--username", "alice", "--method", "passkey", "--fido-device", key.device],
+                        passkey_cli.env())
+    assert r.returncode == 0 and _any(opened, "libfido2.so.1"), r.stderr[-2000:]
+    r, opened = _loaded(["passkey", "list"], passkey_cli.env())
+    assert r.returncode == 0 and not _any(opened, "libfido2"), opened
 
 
 def test_environment_names_the_device(passkey_cli, key):
