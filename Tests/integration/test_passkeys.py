@@ -57,7 +57,7 @@ def _passkey_config(fake):
     yield
     fake.set_config(passkeyRelyingPartyId=None, passkeyOptionsRelyingPartyId=None, passkeyOrigin=None,
                     passkeyUserVerification=None, passkeyPageSize=None, passkeyTimeout=None, passkeysDisabled=None,
-                    passkeyUsers=[])
+                    passkeyMfaUsers=[], passkeyUsers=[])
 
 
 @pytest.fixture
@@ -271,6 +271,17 @@ def test_chosen_from_select_challenge_and_as_the_only_way_in(passkey_cli, key, c
     assert r.code == 0, r
     answers = [c for c in fake.calls(mark, operation="RespondToAuthChallenge")]
     assert [c.get("challengeName") for c in answers] == ["SELECT_CHALLENGE", "WEB_AUTHN"], answers
+
+
+def test_as_the_second_factor_after_the_password(passkey_cli, key, fake):
+    """Passkeys as an MFA factor: WEB_AUTHN after a right password goes to the same answerer."""
+    assert add(passkey_cli, key).code == 0
+    fake.set_config(passkeyMfaUsers=["alice"])
+    mark = fake.mark()
+    r = passkey_cli.signin("alice", None, "--fido-device", key.device)
+    assert r.code == 0 and "Touch your security key" in r.err, r
+    assert [c.get("challengeName") for c in fake.calls(mark, operation="RespondToAuthChallenge")][-1] == "WEB_AUTHN"
+    assert key.credentials[0].counter == 1
 
 
 def test_no_touch_in_time(passkey_cli, authenticators, fake):

@@ -21,6 +21,8 @@ Shapes follow botocore's cognito-idp 2016-04-18 model:
 * ListWebAuthnCredentials {AccessToken, NextToken, MaxResults} -> {Credentials, NextToken}, in
   pages of MaxResults (POST /_fake/config passkeyPageSize caps them, to test paging).
 * DeleteWebAuthnCredential {AccessToken, CredentialId}; ResourceNotFoundException if unknown.
+* WEB_AUTHN as a second factor: after a right password, for users listed in passkeyMfaUsers
+  (mfa.py's gate asks `mfa_challenge`), answered the same way.
 * WEB_AUTHN: offered by USER_AUTH (passwordless.py) to users with a passkey here (or listed in
   passkeyUsers), started with PREFERRED_CHALLENGE or chosen from SELECT_CHALLENGE: the challenge
   carries CREDENTIAL_REQUEST_OPTIONS (challenge, rpId, allowCredentials, userVerification,
@@ -230,6 +232,18 @@ def start_sign_in(fake: FakeCognito, pool_id: str, client_id: str, username: str
     }
     return json_reply({"ChallengeName": WEB_AUTHN, "Session": ch.session,
                        "ChallengeParameters": {"CREDENTIAL_REQUEST_OPTIONS": json.dumps(options), "USERNAME": username}})
+
+
+def mfa_challenge(fake: FakeCognito, client: Any, username: str) -> Reply | None:
+    """WEB_AUTHN as the second factor after a right password (mfa.py's gate asks), for users in
+    POST /_fake/config {"passkeyMfaUsers": [...]} who have a passkey; None otherwise."""
+    if username not in (fake.config.get("passkeyMfaUsers") or []):
+        return None
+    if not user_passkeys(fake, client.pool_id, username):
+        return None
+    reply = start_sign_in(fake, client.pool_id, client.client_id, username, None)
+    reply.note = "WEB_AUTHN as the second factor"
+    return reply
 
 
 def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:

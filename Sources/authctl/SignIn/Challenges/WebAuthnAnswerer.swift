@@ -10,6 +10,6 @@ struct WebAuthnAnswerer: ChallengeAnswerer {
             throw CognitoError.malformed("WEB_AUTHN came without usable CREDENTIAL_REQUEST_OPTIONS", status: 200)
         }
         let key = SecurityKeyUse(choice: context.securityKey, console: context.console, environment: context.command.environment)
-        return ["CREDENTIAL": try key.assert(options).text]
+        return ["CREDENTIAL": try key.authenticate(options).text]
     }
 }

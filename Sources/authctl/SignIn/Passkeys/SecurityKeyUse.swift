@@ -42,7 +42,7 @@ struct SecurityKeyUse {
     }
 
     /// getAssertion for WEB_AUTHN's request options.
-    func assert(_ options: WebAuthnRequestOptions) throws -> WebAuthnAssertion {
+    func authenticate(_ options: WebAuthnRequestOptions) throws -> WebAuthnAssertion {
         guard let rpId = options.rpId, !rpId.isEmpty else {
             throw AuthctlError(.unavailable, "Cognito's WEB_AUTHN challenge names no relying party (rpId)")
         }
