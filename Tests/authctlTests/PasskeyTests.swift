@@ -55,6 +55,16 @@ final class PasskeyTests: XCTestCase {
         XCTAssertThrowsError(try SignIn.parse(["--method", "passkey", "--pin-fd", "2"]))
     }
 
+    func testNoKeyNamesTheUdevRuleAndTheBrowserOverSSH() {
+        let local = SecurityKeyUse.noKey(unreadable: [], environment: [:])
+        XCTAssertEqual(local.code, .unavailable)
+        XCTAssertFalse(local.message.contains("udev"))
+        XCTAssertTrue(local.message.contains("authctl signin --browser"))
+        let remote = SecurityKeyUse.noKey(unreadable: ["/dev/hidraw3", "/dev/hidraw1"], environment: ["SSH_CONNECTION": "a b c d"])
+        XCTAssertTrue(remote.message.contains("/dev/hidraw1, /dev/hidraw3 cannot be opened by this user"), remote.message)
+        XCTAssertTrue(remote.message.contains(#"SUBSYSTEM=="hidraw""#) && remote.message.contains("over SSH"), remote.message)
+    }
+
     func testAssertionAuthenticatorDataIsUnwrapped() {
         XCTAssertEqual(CBORByteString.unwrap([0x43, 1, 2, 3]), [1, 2, 3])
         XCTAssertEqual(CBORByteString.unwrap([0x58, 0x02, 7, 8]), [7, 8])

@@ -108,12 +108,18 @@ struct SecurityKeyUse {
     }
 
     private func noKey() -> AuthctlError {
-        var text = "no security key found for the passkey"
         let hidraw = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("hidraw") } ?? []
-        let unreadable = hidraw.filter { !FileManager.default.isReadableFile(atPath: "/dev/" + $0) }
+        let unreadable = hidraw.filter { !FileManager.default.isReadableFile(atPath: "/dev/" + $0) }.map { "/dev/" + $0 }
+        return Self.noKey(unreadable: unreadable, environment: environment)
+    }
+
+    /// "No key", with the udev rule when hidraw devices exist that this user cannot open, and the
+    /// browser over SSH.
+    static func noKey(unreadable: [String], environment: [String: String]) -> AuthctlError {
+        var text = "no security key found for the passkey"
         if !unreadable.isEmpty {
-            text += "; /dev/\(unreadable.sorted().joined(separator: ", /dev/")) cannot be opened by this user: add a udev rule such as "
-                + #"KERNEL=="hidraw*", SUBSYSTEM=="hidraw", MODE="0660", GROUP="plugdev", TAG+="uaccess" (Debian's libfido2-1 ships one in /lib/udev/rules.d/70-u2f.rules), then reconnect the key"#
+            text += "; \(unreadable.sorted().joined(separator: ", ")) cannot be opened by this user: add a udev rule such as "
+                + #"KERNEL=="hidraw*", SUBSYSTEM=="hidraw", MODE="0660", GROUP="plugdev", TAG+="uaccess" in /etc/udev/rules.d/70-fido.rules (Debian's libu2f-udev package installs one for known keys), then reconnect the key"#
         }
         if environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil {
             text += "; over SSH the key must be attached to this machine (or forwarded with --fido-device unix:PATH): or sign in with `authctl signin --browser`, whose managed login does passkeys in your local browser"
