@@ -298,10 +298,13 @@ def test_pin_asked_on_the_terminal_without_echo(passkey_cli, authenticators, ter
     assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
     t = terminals(passkey_cli, "signin", "--username", "alice", "--method", "passkey", "--fido-device", key.device)
     t.expect("PIN for your security key: ")
+    t.type_secret("1111")
+    t.expect("Wrong PIN (7 tries left).")
+    t.expect("PIN for your security key: ")
     t.type_secret("2468")
-    t.expect("Touch your security key.")
+    t.expect("Signed in as alice")
     assert t.finish() == 0, t.output
-    assert "2468" not in t.output
+    assert "2468" not in t.output and "1111" not in t.output
 
 
 def test_wrong_origin_and_relying_party_are_refused_by_the_verifier(passkey_cli, key, fake):

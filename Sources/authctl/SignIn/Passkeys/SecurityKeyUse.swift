@@ -77,8 +77,21 @@ struct SecurityKeyUse {
                     throw AuthctlError(.configuration, "the user pool requires user verification, and the security key at \(path) has no PIN set: set one (for example `fido2-token -S \(path)`) and try again")
                 }
             }
-            console.message("Touch your security key.")
-            return try body(key, pin, uv)
+            // A PIN typed on the terminal may be retyped while the key allows (three times at most).
+            var typings = 1
+            while true {
+                console.message("Touch your security key.")
+                do {
+                    return try body(key, pin, uv)
+                } catch let error as SecurityKeyError
+                            where error.kind == .pinInvalid && pin != nil && choice.pinFD == nil && typings < 3
+                                && (error.retriesLeft ?? 1) > 0 {
+                    typings += 1
+                    let left = error.retriesLeft.map { " (\($0) \($0 == 1 ? "try" : "tries") left)" } ?? ""
+                    console.message("Wrong PIN\(left).")
+                    pin = try readPIN()
+                }
+            }
         } catch let error as SecurityKeyError {
             throw failure(error, path: path)
         }
