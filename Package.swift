@@ -61,6 +61,14 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        // C shim over libfido2 (FIDO2 security keys, for passkeys), which it loads with dlopen on
+        // the first key operation (not linked: with libcbor, libcrypto and libudev it is loaded
+        // only by `passkey` and `signin --method passkey`); <fido.h> (libfido2-dev) for types only.
+        // It also carries the `unix:PATH` device's socket I/O (fido_dev_set_io_functions).
+        .target(name: "CFido2"),
+        // FIDO2 security keys over CFido2: makeCredential and getAssertion, typed errors. Like the
+        // other libraries it never prints, exits or imports ArgumentParser.
+        .target(name: "SecurityKey", dependencies: ["CFido2"], swiftSettings: essentialsOnly),
         // prctl (variadic) and async-signal-safe signal deferral for the executable.
         .target(name: "CProcess"),
         .target(
@@ -98,6 +106,7 @@ let package = Package(
                 "CognitoClient",
                 "LocalFormats",
                 "SecureStore",
+                "SecurityKey",
                 "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -134,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "authctlTests",
-            dependencies: ["authctl", "CognitoClient", "LocalFormats", "SecureStore"]
+            dependencies: ["authctl", "CognitoClient", "LocalFormats", "SecureStore", "SecurityKey"]
         ),
     ],
     swiftLanguageModes: [.v5]

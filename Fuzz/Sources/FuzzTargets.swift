@@ -14,6 +14,7 @@ enum FuzzTargets {
         "jwt": jwt,
         "jwks": jwks,
         "retry-after": retryAfter,
+        "webauthn": webAuthn,
     ]) { local, _ in local }
 
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -74,6 +75,25 @@ enum FuzzTargets {
         if let identity = try? service.getCredentialsForIdentity(identityId: "eu-west-1:fuzz", logins: logins) {
             _ = identity.credentials.expiration.timeIntervalSince(now)
         }
+    }
+
+    /// Passkey options as the service sends them (WEB_AUTHN's CREDENTIAL_REQUEST_OPTIONS text, the
+    /// CredentialCreationOptions document) and the WebAuthn operations' answers (`HEAD\r\n\r\nBODY`).
+    static func webAuthn(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        if let request = WebAuthnRequestOptions.from(json: text) {
+            _ = request.allowCredentials?.map(\.rawId)
+            _ = WebAuthnClientData(.get, challenge: request.challenge, rpId: request.rpId ?? "").hash
+        }
+        if let document = try? JSONDecoder().decode(JSONValue.self, from: data),
+           let creation = WebAuthnCreationOptions.from(document) {
+            _ = (creation.algorithm(among: WebAuthnAlgorithm.supported), creation.wantsResidentKey)
+            _ = creation.excludeCredentials?.map(\.rawId)
+        }
+        let service = CognitoService(endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
+                                     transport: Replay(response(data)), retryPolicy: noWait)
+        _ = try? service.startWebAuthnRegistration(accessToken: "fuzz-access-token")
+        _ = try? service.listWebAuthnCredentials(accessToken: "fuzz-access-token")
     }
 
     /// A compact JWT: claims decoding and the offline checks, then the signature check.

@@ -32,6 +32,7 @@ struct Authctl: ParsableCommand {
             MFA.self,
             Devices.self,
             Store.self,
+            Passkey.self,
             Configure.self,
             Ops.self,
         ]

@@ -63,9 +63,10 @@ final class AccountTests: XCTestCase {
         XCTAssertThrowsError(try FirstFactorChoice.choose(["EMAIL_OTP"], method: .smsOTP, console: console)) { error in
             XCTAssertEqual((error as? AuthctlError)?.code, .inputRejected)
         }
-        XCTAssertThrowsError(try FirstFactorChoice.choose(["WEB_AUTHN"], method: nil, console: console)) { error in
+        // A passkey is a usable first factor now (answered with a security key).
+        XCTAssertEqual(try FirstFactorChoice.choose(["WEB_AUTHN"], method: nil, console: console), "WEB_AUTHN")
+        XCTAssertThrowsError(try FirstFactorChoice.choose(["CUSTOM_FACTOR"], method: nil, console: console)) { error in
             XCTAssertEqual((error as? AuthctlError)?.code, .unexpected)
-            XCTAssertTrue((error as? AuthctlError)?.message.contains("signin --browser") == true)
         }
     }
 }

@@ -19,7 +19,8 @@ import pytest
 from harness import REPO, authctl_bin
 
 # Linked by nothing in authctl: loaded with dlopen (libsecret with its dependencies) when needed.
-LAZY = ["libsecret-1", "libglib-2.0", "libgio-2.0", "libgobject-2.0", "libgcrypt", "libcurl", "libcrypto"]
+LAZY = ["libsecret-1", "libglib-2.0", "libgio-2.0", "libgobject-2.0", "libgcrypt", "libcurl", "libcrypto", "libfido2",
+        "libcbor"]
 
 
 def _ldd() -> str:

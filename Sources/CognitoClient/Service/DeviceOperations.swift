@@ -153,17 +153,11 @@ extension CognitoService {
                      idempotent: true, as: EmptyResponse.self)
     }
 
-    /// Follows PaginationToken; a service that hands back the same token again is not followed round.
+    /// Follows PaginationToken (see `everyPage`).
     private func allPages(_ page: (String?) throws -> ListDevicesResponse) throws -> [DeviceType] {
-        var devices: [DeviceType] = []
-        var token: String?
-        var seen = Set<String>()
-        repeat {
+        try everyPage { token in
             let answer = try page(token)
-            devices += answer.devices ?? []
-            token = answer.paginationToken.flatMap { $0.isEmpty || seen.contains($0) ? nil : $0 }
-            if let token { seen.insert(token) }
-        } while token != nil
-        return devices
+            return (answer.devices ?? [], answer.paginationToken)
+        }
     }
 }

@@ -72,6 +72,22 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// The AWS credentials of a SigV4-signed (admin) request were refused: AccessDeniedException,
     /// UnrecognizedClientException, a bad or expired signature or key (AWS's common errors).
     case awsCredentialsRefused
+    /// WebAuthnNotEnabledException: the pool does not allow passkeys.
+    case webAuthnNotEnabled
+    /// WebAuthnConfigurationMissingException: the pool has no relying party id or domain.
+    case webAuthnConfigurationMissing
+    /// WebAuthnChallengeNotFoundException: the registration's challenge expired or was used.
+    case webAuthnChallengeNotFound
+    /// WebAuthnRelyingPartyMismatchException: the credential is for another relying party.
+    case webAuthnRelyingPartyMismatch
+    /// WebAuthnOriginNotAllowedException: clientDataJSON's origin is not the pool's.
+    case webAuthnOriginNotAllowed
+    /// WebAuthnClientMismatchException: started with another app client's access token.
+    case webAuthnClientMismatch
+    /// WebAuthnCredentialNotSupportedException: the authenticator or its attestation is refused.
+    case webAuthnCredentialNotSupported
+    /// ForbiddenException: the pool's web ACL (WAF) refused the request.
+    case forbidden
     /// Any other error type.
     case other
 
@@ -96,6 +112,14 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
              "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch":
             return .awsCredentialsRefused
         case "InvalidParameterException": return .invalidParameter
+        case "WebAuthnNotEnabledException": return .webAuthnNotEnabled
+        case "WebAuthnConfigurationMissingException": return .webAuthnConfigurationMissing
+        case "WebAuthnChallengeNotFoundException": return .webAuthnChallengeNotFound
+        case "WebAuthnRelyingPartyMismatchException": return .webAuthnRelyingPartyMismatch
+        case "WebAuthnOriginNotAllowedException": return .webAuthnOriginNotAllowed
+        case "WebAuthnClientMismatchException": return .webAuthnClientMismatch
+        case "WebAuthnCredentialNotSupportedException": return .webAuthnCredentialNotSupported
+        case "ForbiddenException": return .forbidden
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
              "UserLambdaValidationException":
             return .poolConfiguration

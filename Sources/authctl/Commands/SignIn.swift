@@ -30,6 +30,9 @@ struct SignIn: AuthctlCommand {
     @OptionGroup(title: "Multi-factor authentication")
     var mfaSetup: MFASetupOptions
 
+    @OptionGroup(title: "Passkeys (--method passkey)")
+    var securityKey: SecurityKeyOptions
+
     @OptionGroup(title: "Browser sign-in (managed login, single sign-on)")
     var browserSignIn: BrowserSignInOptions
 
@@ -73,6 +76,7 @@ struct SignIn: AuthctlCommand {
                                    setupOutput: mfaSetup.mfaSetupOutput, passwordFromStdin: how.passwordStdin,
                                    devices: noStore ? nil : RememberedDevices(context: context, profile: settings.profile,
                                                                               rememberWithoutAsking: rememberDevice))
+        signIn.securityKey = securityKey.choice(environment: context.environment)
         if browserSignIn.browser {
             flow = BrowserSignIn(options: browserSignIn)
         } else if flow == nil {

@@ -27,6 +27,9 @@ struct Token: AuthctlCommand {
     @OptionGroup(title: "Multi-factor authentication (when signing in)")
     var mfa: MFAOptions
 
+    @OptionGroup(title: "Passkeys (--method passkey)")
+    var securityKey: SecurityKeyOptions
+
     @OptionGroup(title: "Machine-to-machine tokens")
     var machine: MachineTokenOptions
 
@@ -67,6 +70,7 @@ struct Token: AuthctlCommand {
                                        appClient: try sessions.appClient(client, storeRequired: false), mfa: mfa,
                                        passwordFromStdin: how.passwordStdin,
                                        devices: storeAvailable ? RememberedDevices(context: context, profile: settings.profile) : nil)
+            signIn.securityKey = securityKey.choice(environment: context.environment)
             guard let name = how.username ?? settings.username else {
                 throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
             }

@@ -28,6 +28,8 @@ final class SignInContext {
     /// Codes refused in this sign-in (and in the earlier runs of a pending one), to tell "too many
     /// wrong codes" from "too slow" when the service ends the challenge session.
     var wrongCodes = 0
+    /// The security key for WEB_AUTHN (`--fido-device`, `--pin-fd`).
+    var securityKey = SecurityKeyChoice()
     /// False when finishing a pending sign-in, which cannot ask for a new password.
     var canSetNewPassword = true
     /// The sign-in runs at the replica (after the primary did not answer: `SignInPipeline`).

@@ -112,6 +112,22 @@ struct AuthctlError: Error, CustomStringConvertible {
             return AuthctlError(.notAuthorized, Messages.scopeMissing(said.description))
         case .invalidParameter?, .poolConfiguration?:
             return AuthctlError(.configuration, "Cognito refused the request: \(said)")
+        case .webAuthnNotEnabled?:
+            return AuthctlError(.configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
+        case .webAuthnConfigurationMissing?:
+            return AuthctlError(.configuration, "this user pool has no passkey relying party or domain configured: \(said)")
+        case .webAuthnChallengeNotFound?:
+            return AuthctlError(.notAuthorized, "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))")
+        case .webAuthnRelyingPartyMismatch?:
+            return AuthctlError(.configuration, "the passkey is for another relying party than this user pool's: \(said)")
+        case .webAuthnOriginNotAllowed?:
+            return AuthctlError(.configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
+        case .webAuthnClientMismatch?:
+            return AuthctlError(.configuration, "the passkey registration was started with another app client: \(said)")
+        case .webAuthnCredentialNotSupported?:
+            return AuthctlError(.inputRejected, "Cognito does not accept this security key's passkey: \(said)")
+        case .forbidden?:
+            return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
         case _ where error.isNotAuthorized:
             return AuthctlError(.notAuthorized, said.description)
         default:

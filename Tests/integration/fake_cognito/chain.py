@@ -10,7 +10,7 @@ operation see it, in their order here.
 
 Each module of the chain that keeps anything declares it in one state class (auth.AuthState,
 tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState,
-attributes.AttributeState), made once
+attributes.AttributeState, issuer.IssuerState, quota.QuotaState, passkeys.PasskeyState), made once
 per fake in FakeState: `fake.state.auth`, `fake.state.tokens`, `fake.state.mfa`, ...
 
 To add an operation or a challenge: one module (its links, and its state class if it keeps
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, attributes, auth, devices, issuer, mfa, observers, passwordless, quota, tokens
+from . import accounts, attributes, auth, devices, issuer, mfa, observers, passkeys, passwordless, quota, tokens
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -43,6 +43,7 @@ class FakeState:
     attributes: attributes.AttributeState = field(default_factory=attributes.AttributeState)  # new values awaiting verification
     issuer: issuer.IssuerState = field(default_factory=issuer.IssuerState)  # tokens reminted with another issuer
     quota: quota.QuotaState = field(default_factory=quota.QuotaState)  # the request-rate buckets, refusals counted
+    passkeys: passkeys.PasskeyState = field(default_factory=passkeys.PasskeyState)  # passkeys, WebAuthn challenges
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
@@ -58,6 +59,7 @@ LINKS: dict[str, list[Handler]] = {
     ],
     "RespondToAuthChallenge": [
         devices.respond_to_auth_challenge,  # DEVICE_SRP_AUTH, DEVICE_PASSWORD_VERIFIER; around the rest
+        passkeys.respond_to_auth_challenge,  # WEB_AUTHN, verified with py_webauthn
         passwordless.respond_to_auth_challenge,  # SELECT_CHALLENGE, SMS_OTP
         auth.respond_to_auth_challenge,  # PASSWORD_VERIFIER, the MFA challenges, NEW_PASSWORD_REQUIRED
     ],
@@ -91,9 +93,13 @@ LINKS: dict[str, list[Handler]] = {
     "AdminListDevices": [devices.admin_list_devices],
     "ForgetDevice": [devices.forget_device],
     "AdminForgetDevice": [devices.admin_forget_device],
-    # The service's request-rate quotas (off unless config "quota" sets them), first: a refused
-    # request reaches nothing else.
+    "StartWebAuthnRegistration": [passkeys.start_web_authn_registration],
+    "CompleteWebAuthnRegistration": [passkeys.complete_web_authn_registration],
+    "ListWebAuthnCredentials": [passkeys.list_web_authn_credentials],
+    "DeleteWebAuthnCredential": [passkeys.delete_web_authn_credential],
 }
+# The service's request-rate quotas (off unless config "quota" sets them), first: a refused
+# request reaches nothing else.
 for _op in quota.CATEGORIES:
     LINKS[_op] = [quota.enforce, *LINKS.get(_op, [])]
 

@@ -327,7 +327,7 @@ def device_password_verifier(fake, client, req, responses):
 
 
 def _user_of(fake, req) -> tuple[str, str]:
-    who = mfa._user_of_access_token(fake, req)
+    who = mfa.user_of_access_token(fake, req)
     if isinstance(who, messages.Reply):
         raise messages.ServiceError((who.json() or {}).get("__type") or "NotAuthorizedException",
                               (who.json() or {}).get("message") or "Invalid Access Token", who.status)

@@ -169,6 +169,11 @@ def mfa_gate(fake: FakeCognito, client: ClientInfo, reply: Reply) -> Reply:
     if not result:
         return reply
     username = jwt_claims(result.get("AccessToken") or "").get("username") or ""
+    if fake.config.get("passkeyMfaUsers"):
+        from . import passkeys  # passkeys.py builds on this module
+        second = passkeys.mfa_challenge(fake, client, username)
+        if second is not None:
+            return second
     with fake.lock:
         if not any(pool_id == client.pool_id for pool_id, _ in fake.state.mfa.users):
             return reply  # nobody in this pool has MFA: spare the lookup

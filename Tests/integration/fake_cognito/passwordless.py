@@ -7,8 +7,8 @@ service does, with the shapes of botocore's cognito-idp model:
   (DescribeUserPool; Cognito's default is PASSWORD) that the user can use: PASSWORD (offered as
   PASSWORD and PASSWORD_SRP; PASSWORD_SRP runs the fake's USER_SRP_AUTH, so here the client also
   needs ALLOW_USER_SRP_AUTH), EMAIL_OTP with a verified email, SMS_OTP with a verified phone
-  number, WEB_AUTHN for users listed in POST /_fake/config {"passkeyUsers": [...]} (no passkey
-  can be checked here: choosing it is refused). The app client must allow ALLOW_USER_AUTH.
+  number, WEB_AUTHN for users with a passkey (passkeys.py, which plays that factor with a real
+  WebAuthn verifier) or listed in POST /_fake/config {"passkeyUsers": [...]}. The app client must allow ALLOW_USER_AUTH.
 * InitiateAuth USER_AUTH with an available PREFERRED_CHALLENGE starts that factor at once (with
   PASSWORD, or SRP_A for PASSWORD_SRP); otherwise it answers SELECT_CHALLENGE with
   AvailableChallenges and a Session.
@@ -29,7 +29,7 @@ import secrets
 import time
 from typing import Any
 
-from . import auth
+from . import auth, passkeys
 from .accounts import account_state_gate
 from .messages import Reply, Request, Rest, ServiceError, json_reply, not_authorized
 from .mfa import end_mfa_session, finish_mfa, live_mfa_session, mfa_gate, mfa_user, new_mfa_session, wrong_code
@@ -57,7 +57,8 @@ def available_challenges(fake: FakeCognito, client: ClientInfo, user: dict[str, 
         offered.append(EMAIL_OTP)
     if SMS_OTP in allowed and attrs.get("phone_number") and attrs.get("phone_number_verified") == "true":
         offered.append(SMS_OTP)
-    if WEB_AUTHN in allowed and user["Username"] in (fake.config.get("passkeyUsers") or []):
+    if WEB_AUTHN in allowed and (user["Username"] in (fake.config.get("passkeyUsers") or [])
+                                 or passkeys.user_passkeys(fake, client.pool_id, user["Username"])):
         offered.append(WEB_AUTHN)
     return offered
 
@@ -130,8 +131,7 @@ def _start_factor(fake: FakeCognito, req: Request, client: ClientInfo, user: dic
         return _password_factor(fake, client, user["Username"], given.get("PASSWORD"))
     if name == PASSWORD_SRP:
         return _srp_factor(fake, req, client, user["Username"], given.get("SRP_A"), given.get("SECRET_HASH"))
-    raise ServiceError("InvalidParameterException", "CREDENTIAL is required for WEB_AUTHN",
-                       note="the fake cannot check passkeys")
+    return passkeys.start_sign_in(fake, client.pool_id, client.client_id, user["Username"], previous)
 
 
 def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
@@ -158,7 +158,7 @@ def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     preferred = params.get("PREFERRED_CHALLENGE")
     if preferred is not None and preferred not in FIRST_FACTOR_CHALLENGES:
         raise ServiceError("InvalidParameterException", f"Invalid PREFERRED_CHALLENGE {preferred}")
-    if preferred in offered and preferred != WEB_AUTHN:
+    if preferred in offered:
         return _start_factor(fake, req, client, user, preferred, params, None)
     if not offered:
         raise not_authorized("No sign-in method is available for this user.")
@@ -170,6 +170,21 @@ def initiate_auth(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     return reply
 
 
+def first_factor_session(fake: FakeCognito, req: Request, client: ClientInfo) -> tuple[dict[str, Any], MfaChallenge]:
+    """The answer's ChallengeResponses and its live session, checked as the service does: the
+    session's client, SECRET_HASH, USERNAME and challenge name (passkeys.py's WEB_AUTHN too)."""
+    responses = req.body.get("ChallengeResponses") or {}
+    ch = live_mfa_session(fake, req.body.get("Session"))
+    if ch.client_id != client.client_id:
+        raise not_authorized(INVALID_SESSION, note="session issued to another client")
+    fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
+    if responses.get("USERNAME") != ch.username:
+        raise not_authorized(INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
+    if req.challenge_name != ch.name:
+        raise ServiceError("InvalidParameterException", f"Invalid challenge name: the session is for {ch.name}")
+    return responses, ch
+
+
 def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Reply | None:
     """A RespondToAuthChallenge link: SELECT_CHALLENGE and SMS_OTP (others pass)."""
     name = req.challenge_name
@@ -179,15 +194,7 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Re
     client = fake.client(req.body.get("ClientId"))
     if client is None:
         return fake.forward(req)
-    responses = req.body.get("ChallengeResponses") or {}
-    ch = live_mfa_session(fake, req.body.get("Session"))
-    if ch.client_id != client.client_id:
-        raise not_authorized(INVALID_SESSION, note="session issued to another client")
-    fake.check_secret_hash(client, responses.get("USERNAME"), responses.get("SECRET_HASH"))
-    if responses.get("USERNAME") != ch.username:
-        raise not_authorized(INVALID_SESSION, note=f"USERNAME is not the challenge's user {ch.username}")
-    if name != ch.name:
-        raise ServiceError("InvalidParameterException", f"Invalid challenge name: the session is for {ch.name}")
+    responses, ch = first_factor_session(fake, req, client)
 
     if name == SELECT_CHALLENGE:
         answer = responses.get("ANSWER")

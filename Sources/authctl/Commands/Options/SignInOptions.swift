@@ -25,6 +25,7 @@ enum SignInMethod: String, ExpressibleByArgument, CaseIterable {
     case smsOTP = "sms-otp"
     case password
     case srp
+    case passkey
 
     var factor: FirstFactor {
         switch self {
@@ -32,6 +33,7 @@ enum SignInMethod: String, ExpressibleByArgument, CaseIterable {
         case .smsOTP: return .smsOTP
         case .password: return .password
         case .srp: return .passwordSRP
+        case .passkey: return .webAuthn
         }
     }
 
@@ -45,6 +47,7 @@ enum SignInMethod: String, ExpressibleByArgument, CaseIterable {
         case .smsOTP: return "a code sent by text message (SMS)"
         case .password: return "password (sent to Cognito over TLS)"
         case .srp: return "password, proven without sending it (SRP)"
+        case .passkey: return "passkey on a security key (FIDO2)"
         }
     }
 }
@@ -60,7 +63,7 @@ struct SignInOptions: ParsableArguments {
     @Option(help: "srp: the password never leaves this machine (USER_SRP_AUTH). password: USER_PASSWORD_AUTH. user-auth: choice-based sign-in (USER_AUTH), see --method.")
     var flow: SignInFlowChoice?
 
-    @Option(help: ArgumentHelp("Sign in with USER_AUTH and this first factor: email-otp, sms-otp, password or srp (implies --flow user-auth).", valueName: "method"))
+    @Option(help: ArgumentHelp("Sign in with USER_AUTH and this first factor: email-otp, sms-otp, password, srp or passkey (a FIDO2 security key; implies --flow user-auth).", valueName: "method"))
     var method: SignInMethod?
 
     /// USER_AUTH, asked for with `--flow user-auth` or `--method`.

@@ -17,6 +17,7 @@ enum ChallengeTable {
         .smsOTP: DeliveredCodeAnswerer(),
         .selectMFAType: FactorChoiceAnswerer(),
         .mfaSetup: AuthenticatorSetupAnswerer(),
+        .webAuthn: WebAuthnAnswerer(),
     ]
 
     static func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {

@@ -65,9 +65,6 @@ struct SignInPipeline {
 /// for a wrong password and an unknown user.
 enum SignInFailure {
     static func from(_ error: CognitoError, context: SignInContext, username: String) -> Error {
-        if error.kind == .unsupportedChallenge && error.challengeName == .webAuthn {
-            return FirstFactorChoice.passkeyOnly
-        }
         if let refused = AccountFailure.signInRefusal(error, username: username) { return refused }
         return message(error, client: context.client, hasSecret: context.appClient.clientSecret != nil, wrongCodes: context.wrongCodes)
     }

@@ -42,7 +42,6 @@ enum FirstFactorChoice {
         }
         let usable = offered.compactMap(FirstFactor.init).compactMap(SignInMethod.from)
         guard !usable.isEmpty else {
-            if offered.contains(.webAuthn) { throw passkeyOnly }
             throw AuthctlError(.unexpected, "this account offers no way of signing in that authctl can use (offered: \(names))")
         }
         if usable.count == 1 { return usable[0].factor.challengeName }
@@ -52,6 +51,4 @@ enum FirstFactorChoice {
         return try NumberedChoice.ask(console, heading: "Choose how to sign in:", usable, name: \.rawValue, words: \.words,
                                       noneChosen: "no way of signing in chosen").factor.challengeName
     }
-
-    static let passkeyOnly = AuthctlError(.unexpected, "this account signs in only with a passkey (WEB_AUTHN), which needs a browser: run `authctl signin --browser`")
 }

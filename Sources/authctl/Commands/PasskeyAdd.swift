@@ -1,0 +1,42 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+import LocalFormats
+
+/// `passkey add`: StartWebAuthnRegistration, makeCredential on the security key,
+/// CompleteWebAuthnRegistration with the whole RegistrationResponseJSON.
+struct PasskeyAdd: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Register a passkey on a FIDO2 security key for the signed-in user (touch, and the key's PIN where asked).",
+        discussion: """
+            Cognito names the passkey itself (its API takes no name). The key must be attached \
+            (or named with --fido-device); afterwards sign in with `authctl signin --method passkey`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @OptionGroup(title: "Security key")
+    var securityKey: SecurityKeyOptions
+
+    func execute(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let sessions = ProfileSession(context: context, settings: settings)
+        let key = SecurityKeyUse(choice: securityKey.choice(environment: context.environment), console: context.console,
+                                 environment: context.environment)
+        let report = try sessions.withFreshSession { session, service -> PasskeyAddReport in
+            let document = try service.startWebAuthnRegistration(accessToken: session.accessToken)
+            guard let options = WebAuthnCreationOptions.from(document) else {
+                throw AuthctlError(.unavailable, "Cognito's CredentialCreationOptions are not WebAuthn creation options")
+            }
+            let registration = try key.register(options)
+            try service.completeWebAuthnRegistration(accessToken: session.accessToken, credential: registration.json)
+            let id = Base64URL.encode(registration.credentialId)
+            // The service's name for it, when it lists it (a listing that fails does not undo the registration).
+            let listed = (try? service.listWebAuthnCredentials(accessToken: session.accessToken))?.first { $0.credentialId == id }
+            return PasskeyAddReport(user: session.username, userPoolId: session.userPoolId, credentialId: id,
+                                    relyingPartyId: options.rpId ?? "", name: listed?.friendlyCredentialName)
+        }
+        context.emit(report)
+    }
+}

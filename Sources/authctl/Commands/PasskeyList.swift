@@ -1,0 +1,23 @@
+import ArgumentParser
+import CognitoClient
+import Foundation
+import LocalFormats
+
+/// `passkey list`: ListWebAuthnCredentials (every page) with the stored session.
+struct PasskeyList: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the signed-in user's passkeys: id, name, relying party, attachment, transports, created.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(in context: CommandContext) throws {
+        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let sessions = ProfileSession(context: context, settings: settings)
+        let (session, credentials) = try sessions.withFreshSession { session, service in
+            (session, try service.listWebAuthnCredentials(accessToken: session.accessToken))
+        }
+        context.emit(PasskeyListReport(user: session.username, userPoolId: session.userPoolId,
+                                       passkeys: credentials.map(PasskeySummary.init)))
+    }
+}

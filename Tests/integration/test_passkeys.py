@@ -1,0 +1,333 @@
+"""Passkeys (issue 23): `passkey add / list / remove` and `signin|token --method passkey` with the
+built binary, its real libfido2 and a real gnome-keyring.
+
+Both ends are fakes, and why: moto has no WebAuthn at all, so fake_cognito/passkeys.py plays the
+four operations and the WEB_AUTHN challenge, but verifies every registration and assertion with a
+real relying-party library (py_webauthn); and no hardware key is attached to a test machine, so
+soft_fido.py is a software CTAP2 authenticator behind `--fido-device unix:PATH`, reached through
+libfido2's own CTAPHID, clientPIN and CBOR code. A wrong origin, relying party, challenge,
+signature or counter is refused by py_webauthn, not by the fakes' own checks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from soft_fido import SoftAuthenticator
+from test_binary import _any, _loaded, _stand_in_library
+from test_mfa_terminal import terminals  # noqa: F401  (fixture)
+from test_passwordless import allow_first_factors
+
+FACTORS = ["PASSWORD", "WEB_AUTHN"]
+
+
+@pytest.fixture
+def sockets():
+    """A short directory for the authenticators' sockets (a Unix socket path is at most 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="fido", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def authenticators(sockets):
+    made: list[SoftAuthenticator] = []
+
+    def make(name: str = "key", **modes) -> SoftAuthenticator:
+        auth = SoftAuthenticator(str(sockets / f"{name}.sock"), **modes).start()
+        made.append(auth)
+        return auth
+
+    yield make
+    for auth in made:
+        auth.stop()
+
+
+@pytest.fixture
+def key(authenticators) -> SoftAuthenticator:
+    return authenticators()
+
+
+@pytest.fixture(autouse=True)
+def _passkey_config(fake):
+    yield
+    fake.set_config(passkeyRelyingPartyId=None, passkeyOptionsRelyingPartyId=None, passkeyOrigin=None,
+                    passkeyUserVerification=None, passkeyPageSize=None, passkeyTimeout=None, passkeysDisabled=None,
+                    passkeyMfaUsers=[], passkeyUsers=[])
+
+
+@pytest.fixture
+def passkey_cli(cognito, pool, signed_in):
+    """alice signed in with her password, in a pool that allows passkeys."""
+    allow_first_factors(cognito, pool, FACTORS)
+    return signed_in
+
+
+def add(cli, key, *more, **kw):
+    return cli.run("passkey", "add", "--fido-device", key.device, *more, **kw)
+
+
+def passkey_signin(cli, key, *more, **kw):
+    return cli.run("signin", "--username", "alice", "--method", "passkey", "--fido-device", key.device, *more, **kw)
+
+
+def test_register_list_sign_in_token_remove(passkey_cli, key, fake):
+    cli = passkey_cli
+    r = add(cli, key, "--output", "json")
+    assert r.code == 0, r
+    assert "Touch your security key" in r.err
+    added = r.json()
+    assert added["credentialId"] == SoftAuthenticator.b64(key.credentials[0].id)
+    assert added["relyingPartyId"] == "auth.example.com" and added["name"] == "Security key 1"
+
+    listed = cli.run("passkey", "list", "--output", "json")
+    assert listed.code == 0, listed
+    [only] = listed.json()["passkeys"]
+    assert only["credentialId"] == added["credentialId"] and only["transports"] == ["usb"]
+    assert only["relyingPartyId"] == "auth.example.com" and only["attachment"] == "cross-platform"
+    text = cli.run("passkey", "list")
+    assert added["credentialId"] in text.out and "Security key 1" in text.out
+
+    mark = fake.mark()
+    r = passkey_signin(cli, key)
+    assert r.code == 0, r
+    assert "Signed in as alice" in r.err and "Touch your security key" in r.err
+    assert any("WEB_AUTHN passkey" in (c.get("note") or "") for c in fake.calls(mark))
+    assert key.credentials[0].counter == 1
+
+    assert cli.run("signout").code == 0
+    r = cli.run("token", "--username", "alice", "--method", "passkey", "--fido-device", key.device)
+    assert r.code == 0, r
+    assert r.out.count(".") == 2  # a JWT
+    assert key.credentials[0].counter == 2
+
+    r = cli.run("passkey", "remove", added["credentialId"], "--yes", "--output", "json")
+    assert r.code == 0 and r.json()["credentialId"] == added["credentialId"], r
+    assert cli.run("passkey", "list", "--output", "json").json()["passkeys"] == []
+    r = cli.run("passkey", "remove", added["credentialId"], "--yes")
+    assert r.code == 65 and "no passkey" in r.err, r
+
+    # Refused after removal: no longer offered ...
+    r = passkey_signin(cli, key)
+    assert r.code == 65 and "--method passkey is not offered" in r.err, r
+    # ... and, where the pool still offers WEB_AUTHN, the key's old passkey is refused by the service.
+    fake.set_config(passkeyUsers=["alice"])
+    r = passkey_signin(cli, key)
+    assert r.code == 77, r
+
+
+def test_remove_asks_first_and_needs_yes_without_a_terminal(passkey_cli, key):
+    assert add(passkey_cli, key).code == 0
+    credential = SoftAuthenticator.b64(key.credentials[0].id)
+    r = passkey_cli.run("passkey", "remove", credential)
+    assert r.code == 64 and "--yes" in r.err, r
+
+
+def test_a_key_already_registered_is_excluded(passkey_cli, key):
+    assert add(passkey_cli, key).code == 0
+    r = add(passkey_cli, key)
+    assert r.code == 65 and "already holds a passkey" in r.err, r
+    assert len(key.credentials) == 1
+    assert len(passkey_cli.run("passkey", "list", "--output", "json").json()["passkeys"]) == 1
+
+
+def test_every_page_is_listed(passkey_cli, authenticators, fake):
+    for name in ("a", "b", "c"):
+        assert add(passkey_cli, authenticators(name)).code == 0
+    fake.set_config(passkeyPageSize=1)
+    mark = fake.mark()
+    listed = passkey_cli.run("passkey", "list", "--output", "json").json()["passkeys"]
+    assert [p["name"] for p in listed] == ["Security key 1", "Security key 2", "Security key 3"]
+    assert len(fake.calls(mark, operation="ListWebAuthnCredentials")) == 3
+
+
+def test_pin_from_a_descriptor_and_a_wrong_pin(passkey_cli, authenticators, fake):
+    key = authenticators(pin="4321")
+    fake.set_config(passkeyUserVerification="required")
+    r = add(passkey_cli, key, "--pin-fd", "0", input="4321\n")
+    assert r.code == 0, r
+    r = passkey_signin(passkey_cli, key, "--pin-fd", "0", input="1111\n")
+    assert r.code == 77 and "wrong PIN" in r.err and "7 tries left" in r.err, r
+    r = passkey_signin(passkey_cli, key, "--pin-fd", "0", input="4321\n")
+    assert r.code == 0, r
+    # Without a terminal or --pin-fd, the PIN is never guessed or taken from the command line.
+    r = passkey_signin(passkey_cli, key)
+    assert r.code == 64 and "--pin-fd" in r.err, r
+
+
+def test_verification_discouraged(passkey_cli, authenticators, fake):
+    """A key with a PIN still needs it to register (CTAP 2.0); signing in then asks none."""
+    key = authenticators(pin="2468")
+    fake.set_config(passkeyUserVerification="discouraged")
+    assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    r = passkey_signin(passkey_cli, key)
+    assert r.code == 0 and "PIN" not in r.err, r
+
+
+def test_required_verification_needs_a_pin_on_the_key(passkey_cli, key, fake):
+    fake.set_config(passkeyUserVerification="required")
+    r = add(passkey_cli, key)
+    assert r.code == 78 and "no PIN set" in r.err, r
+
+
+def test_built_in_verification(passkey_cli, authenticators, fake):
+    key = authenticators(builtin_uv=True)
+    fake.set_config(passkeyUserVerification="required")
+    assert add(passkey_cli, key).code == 0
+    assert passkey_signin(passkey_cli, key).code == 0
+
+
+def test_no_device(passkey_cli, sockets):
+    r = passkey_cli.run("passkey", "add", "--fido-device", f"unix:{sockets}/none.sock")
+    assert r.code == 69 and "cannot open the security key" in r.err, r
+    r = passkey_cli.run("passkey", "add", env=passkey_cli.env(SSH_CONNECTION="10.0.0.1 5 10.0.0.2 22"))
+    assert r.code == 69 and "no security key found" in r.err and "signin --browser" in r.err, r
+
+
+def test_of_several_keys_the_one_touched(passkey_cli, authenticators):
+    """Several keys named (or attached): authctl says so and uses the one the person touches
+    (libfido2's touch request on each); here the second key is touched, the first never is."""
+    untouched, touched = authenticators("untouched", touch_delay=60), authenticators("touched", touch_delay=0.3)
+    r = passkey_cli.run("passkey", "add", "--fido-device", untouched.device, "--fido-device", touched.device)
+    assert r.code == 0, r
+    assert "touch the one to use" in r.err and f"Using the security key at {touched.device}" in r.err, r
+    assert len(touched.credentials) == 1 and untouched.credentials == []
+
+
+def test_a_blocked_pin(passkey_cli, authenticators):
+    key = authenticators(pin="2468")
+    assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    key.retries = 1
+    r = passkey_signin(passkey_cli, key, "--pin-fd", "0", input="0000\n")
+    assert r.code == 77 and "PIN is blocked" in r.err, r
+
+
+def test_not_signed_in_and_passkeys_not_enabled(cli, cognito, pool, key, fake):
+    allow_first_factors(cognito, pool, FACTORS)
+    for args in (["passkey", "add", "--fido-device", key.device], ["passkey", "list"], ["passkey", "remove", "x", "--yes"]):
+        r = cli.run(*args)
+        assert r.code == 77 and "not signed in" in r.err.lower(), r
+    assert cli.signin().code == 0
+    r = cli.run("passkey", "list")
+    assert r.code == 0 and r.out == "" and "has no passkeys" in r.err, r
+    fake.set_config(passkeysDisabled=True)
+    r = add(cli, key)
+    assert r.code == 78 and "does not allow passkeys" in r.err, r
+    assert key.log == []  # the key was never asked
+
+
+def test_missing_libfido2_is_a_configuration_error(passkey_cli, key, tmp_path):
+    """A libfido2.so.1 without libfido2's functions, found first through LD_LIBRARY_PATH, stands
+    for a broken or missing library: exit 78 naming it and the package, not a crash."""
+    _stand_in_library(tmp_path, "libfido2.so.1")
+    r = add(passkey_cli, key, env=passkey_cli.env(LD_LIBRARY_PATH=str(tmp_path)))
+    assert r.code == 78 and "libfido2.so.1 has no fido_init" in r.err, r
+
+
+def test_a_passkey_sign_in_loads_libfido2_and_others_do_not(passkey_cli, key):
+    assert add(passkey_cli, key).code == 0
+    r, opened = _loaded(["signin", "--username", "alice", "--method", "passkey", "--fido-device", key.device],
+                        passkey_cli.env())
+    assert r.returncode == 0 and _any(opened, "libfido2.so.1"), r.stderr[-2000:]
+    r, opened = _loaded(["passkey", "list"], passkey_cli.env())
+    assert r.returncode == 0 and not _any(opened, "libfido2"), opened
+
+
+def test_environment_names_the_device(passkey_cli, key):
+    r = passkey_cli.run("passkey", "add", env=passkey_cli.env(AUTHCTL_FIDO_DEVICE=key.device))
+    assert r.code == 0, r
+
+
+def test_a_key_without_the_users_passkey(passkey_cli, authenticators):
+    first, second = authenticators("first"), authenticators("second")
+    assert add(passkey_cli, first).code == 0
+    r = passkey_signin(passkey_cli, second)
+    assert r.code == 77 and "holds no passkey of this account" in r.err, r
+
+
+def test_slow_touch_and_a_refusal(passkey_cli, authenticators):
+    slow = authenticators("slow", touch_delay=1.5)
+    assert add(passkey_cli, slow).code == 0
+    assert passkey_signin(passkey_cli, slow).code == 0
+    slow.refuse = True
+    r = passkey_signin(passkey_cli, slow)
+    assert r.code == 77 and "refused" in r.err, r
+
+
+def test_chosen_from_select_challenge_and_as_the_only_way_in(passkey_cli, key, cognito, pool, fake):
+    """Without --method: with a password and a passkey offered a script must choose; once the pool
+    allows only passkeys, WEB_AUTHN is the one usable factor, chosen from SELECT_CHALLENGE and
+    answered with the key."""
+    assert add(passkey_cli, key).code == 0
+    r = passkey_cli.run("signin", "--username", "alice", "--flow", "user-auth", "--fido-device", key.device)
+    assert r.code == 64 and "passkey" in r.err, r
+    allow_first_factors(cognito, pool, ["WEB_AUTHN"])
+    mark = fake.mark()
+    r = passkey_cli.run("signin", "--username", "alice", "--flow", "user-auth", "--fido-device", key.device)
+    assert r.code == 0, r
+    answers = [c for c in fake.calls(mark, operation="RespondToAuthChallenge")]
+    assert [c.get("challengeName") for c in answers] == ["SELECT_CHALLENGE", "WEB_AUTHN"], answers
+
+
+def test_as_the_second_factor_after_the_password(passkey_cli, key, fake):
+    """Passkeys as an MFA factor: WEB_AUTHN after a right password goes to the same answerer."""
+    assert add(passkey_cli, key).code == 0
+    fake.set_config(passkeyMfaUsers=["alice"])
+    mark = fake.mark()
+    r = passkey_cli.signin("alice", None, "--fido-device", key.device)
+    assert r.code == 0 and "Touch your security key" in r.err, r
+    assert [c.get("challengeName") for c in fake.calls(mark, operation="RespondToAuthChallenge")][-1] == "WEB_AUTHN"
+    assert key.credentials[0].counter == 1
+
+
+def test_no_touch_in_time(passkey_cli, authenticators, fake):
+    key = authenticators("sleepy")
+    assert add(passkey_cli, key).code == 0
+    key.touch_delay = 30
+    fake.set_config(passkeyTimeout=10000)
+    r = passkey_signin(passkey_cli, key, timeout=40)
+    assert r.code == 75 and "timed out" in r.err, r
+
+
+def test_pin_asked_on_the_terminal_without_echo(passkey_cli, authenticators, terminals):
+    key = authenticators(pin="2468")
+    assert add(passkey_cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    t = terminals(passkey_cli, "signin", "--username", "alice", "--method", "passkey", "--fido-device", key.device)
+    t.expect("PIN for your security key: ")
+    t.type_secret("1111")
+    t.expect("Wrong PIN (7 tries left).")
+    t.expect("PIN for your security key: ")
+    t.type_secret("2468")
+    t.expect("Signed in as alice")
+    assert t.finish() == 0, t.output
+    assert "2468" not in t.output and "1111" not in t.output
+
+
+def test_wrong_origin_and_relying_party_are_refused_by_the_verifier(passkey_cli, key, fake):
+    fake.set_config(passkeyOrigin="https://elsewhere.example.com")
+    r = add(passkey_cli, key)
+    assert r.code == 78 and "origin" in r.err, r
+    fake.set_config(passkeyOrigin=None, passkeyOptionsRelyingPartyId="other.example.com")
+    r = add(passkey_cli, key)
+    assert r.code == 78 and "relying party" in r.err, r
+
+
+def test_the_fakes_answers_parse_with_botocores_model(passkey_cli, key, cognito):
+    """The fake's WebAuthn answers, read by boto3 (botocore's service model parses them)."""
+    token = passkey_cli.keyring.session()["accessToken"]
+    options = cognito.start_web_authn_registration(AccessToken=token)["CredentialCreationOptions"]
+    assert options["rp"]["id"] == "auth.example.com" and options["authenticatorSelection"]["residentKey"] == "required"
+    assert add(passkey_cli, key).code == 0
+    [described] = cognito.list_web_authn_credentials(AccessToken=token)["Credentials"]
+    assert described["AuthenticatorTransports"] == ["usb"] and described["CreatedAt"].year >= 2024
+    cognito.delete_web_authn_credential(AccessToken=token, CredentialId=described["CredentialId"])
+    with pytest.raises(cognito.exceptions.ResourceNotFoundException):
+        cognito.delete_web_authn_credential(AccessToken=token, CredentialId=described["CredentialId"])
+    with pytest.raises(cognito.exceptions.WebAuthnChallengeNotFoundException):
+        cognito.complete_web_authn_registration(AccessToken=token, Credential={
+            "id": "x", "rawId": "x", "type": "public-key", "response": {k: "" for k in (
+                "clientDataJSON", "attestationObject", "transports", "publicKeyAlgorithm", "publicKey", "authenticatorData")}})
