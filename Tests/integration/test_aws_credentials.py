@@ -108,7 +108,8 @@ def aws(cli: Cli, identity: IdentityServer, *args: str) -> subprocess.CompletedP
     config.write_text(f"[profile it]\ncredential_process = {harness.authctl_bin()} aws-credentials --profile default\n"
                       "region = us-east-1\n")
     env = cli.env(AWS_CONFIG_FILE=str(config), AWS_SHARED_CREDENTIALS_FILE=str(home / "no-credentials"),
-                  AWS_ENDPOINT_URL=identity.url, AUTHCTL_IDENTITY_POOL_ID=cli.identity_pool_id)
+                  AWS_ENDPOINT_URL=identity.url, AWS_ENDPOINT_URL_COGNITO_IDENTITY=identity.url,
+                  AUTHCTL_IDENTITY_POOL_ID=cli.identity_pool_id)
     aws_bin = shutil.which("aws")
     assert aws_bin, "the AWS CLI is not installed (Tests/support/install-deps.sh installs awscli)"
     return subprocess.run([aws_bin, "--profile", "it", "--output", "json", *args], env=env, capture_output=True,
@@ -212,7 +213,7 @@ def test_identity_pool_of_another_user_pool_refuses_the_login(signed_in, identit
     other = harness.make_pool(cognito)
     pool_id = make_identity_pool(identity, other.pool_id, other.client_id)
     mark = time.time()
-    r = signed_in.run("aws-credentials", "--identity-pool-id", pool_id, AWS_ENDPOINT_URL=identity.url)
+    r = signed_in.run("aws-credentials", "--identity-pool-id", pool_id, AWS_ENDPOINT_URL_COGNITO_IDENTITY=identity.url)
     assert r.code == 77, r
     assert r.out == "", r
     assert pool_id in r.err and "refused" in r.err, r
@@ -223,7 +224,7 @@ def test_identity_pool_of_another_user_pool_refuses_the_login(signed_in, identit
 def test_not_signed_in_exits_77_and_the_aws_cli_shows_why(cli, identity):
     pool_id = make_identity_pool(identity, cli.pool.pool_id, cli.client_id)
     cli.identity_pool_id = pool_id
-    r = cli.run("aws-credentials", "--identity-pool-id", pool_id, AWS_ENDPOINT_URL=identity.url)
+    r = cli.run("aws-credentials", "--identity-pool-id", pool_id, AWS_ENDPOINT_URL_COGNITO_IDENTITY=identity.url)
     assert (r.code, r.out) == (77, ""), r
     assert "Run: authctl signin" in r.err, r
     shown = aws(cli, identity, "sts", "get-caller-identity")
@@ -262,3 +263,26 @@ def test_configuration_errors(cli, identity):
     assert r.code == 78 and "http://" in r.err, r
     r = cli.run("exec", "--identity-pool-id", "eu-west-1:0000-1111", "--", "true")
     assert r.code == 64, r
+
+
+def test_a_generic_endpoint_elsewhere_gets_no_id_token(aws_cli, identity):
+    """Issue 22, finding 9: AWS_ENDPOINT_URL set for other tools is not where the user pool is
+    reached, so the session's id token is not sent there (it was before)."""
+    mark = time.time()
+    r = run(aws_cli, "aws-credentials", AWS_ENDPOINT_URL_COGNITO_IDENTITY=None, AWS_ENDPOINT_URL=identity.url)
+    assert (r.code, r.out) == (78, ""), r
+    assert "AWS_ENDPOINT_URL_COGNITO_IDENTITY" in r.err, r
+    assert identity.calls(mark) == [], "no request, so no id token, reached the generic endpoint"
+
+
+def test_cached_credentials_are_not_served_for_another_identity_endpoint(aws_cli, identity):
+    """Issue 22, finding 9: the cache is keyed by the identity endpoint that issued it."""
+    first = run(aws_cli, "aws-credentials")
+    assert first.code == 0, first
+    other = identity.url.replace("127.0.0.1", "localhost")
+    mark = time.time()
+    r = run(aws_cli, "aws-credentials", AWS_ENDPOINT_URL_COGNITO_IDENTITY=other)
+    assert r.code == 0, r
+    assert identity.calls(mark), "credentials cached from another endpoint were not handed out: fetched anew"
+    again = run(aws_cli, "aws-credentials", AWS_ENDPOINT_URL_COGNITO_IDENTITY=other)
+    assert again.code == 0 and json.loads(again.out) == json.loads(r.out), "and then served from the cache"

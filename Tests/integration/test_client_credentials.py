@@ -47,6 +47,22 @@ def test_token_printed_then_served_from_the_cache(cli, oauth_pool, managed_login
     assert len(token_requests(managed_login, since)) == 2
 
 
+def test_the_cache_is_keyed_by_domain(cli, oauth_pool, managed_login):
+    """Issue 22, finding 8: domain A's cached token was handed out for domain B."""
+    env = oauth_env(cli, oauth_pool, managed_login, "machine")
+    since = 0
+    first = cli.run("token", "--client-credentials", "--scope", "orders/read", env=env)
+    assert first.code == 0, first
+    other_domain = env["AUTHCTL_DOMAIN"].replace("127.0.0.1", "localhost")
+    assert other_domain != env["AUTHCTL_DOMAIN"], env
+    other = cli.run("token", "--client-credentials", "--scope", "orders/read", env={**env, "AUTHCTL_DOMAIN": other_domain})
+    assert other.code == 0, other
+    assert len(token_requests(managed_login, since)) == 2, "another domain's token is asked for, not taken from the cache"
+    again = cli.run("token", "--client-credentials", "--scope", "orders/read", env=env)
+    assert again.code == 0 and again.out == first.out, "the first domain's token is still cached"
+    assert len(token_requests(managed_login, since)) == 2
+
+
 def test_json_output_and_min_valid(cli, oauth_pool, managed_login):
     env = oauth_env(cli, oauth_pool, managed_login, "machine")
     r = cli.run("token", "--client-credentials", "--output", "json", env=env)

@@ -76,7 +76,8 @@ struct IdentityPoolCredentials {
 
         let entry = CachedAWSCredentials(profile: settings.profile, identityPoolId: pool.identityPoolId,
                                               userPoolId: session.userPoolId, sub: session.sub, roleArn: pool.roleArn,
-                                              identityId: answer.identityId, credentials: answer.credentials)
+                                              identityId: answer.identityId, credentials: answer.credentials,
+                                        identityEndpoint: pool.endpoint)
         do {
             try kept.keep(entry)
         } catch let error as SecureStoreError {
@@ -116,12 +117,14 @@ struct IdentityPoolCredentials {
 }
 
 extension CachedAWSCredentials {
-    /// The identity id is this user's in this pool.
+    /// The identity id is this user's in this pool, at the identity endpoint configured now.
     func sameIdentity(_ session: StoredSession, pool: IdentityPoolSettings) -> Bool {
         identityPoolId == pool.identityPoolId && userPoolId == session.userPoolId && sub == session.sub && !sub.isEmpty
+            && identityEndpoint.map { ClientSettings.sameEndpoint($0, pool.endpoint) } == true
     }
 
-    /// The credentials are for this user, this pool and the role asked for.
+    /// The credentials are for this user, this pool and endpoint, and the role asked for (a cache
+    /// is keyed by everything that makes its answer).
     func belongs(to session: StoredSession, pool: IdentityPoolSettings) -> Bool {
         sameIdentity(session, pool: pool) && roleArn == pool.roleArn
     }

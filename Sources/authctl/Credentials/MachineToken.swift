@@ -34,7 +34,9 @@ struct MachineTokens {
         let clientId = try settings.checkedClientId()
         let domain = try options.managedLogin.resolve(settings)
         let scopes = ScopeList.normalized(options.scopes)
-        let scopeKey = scopes.sorted().joined(separator: " ")
+        // Keyed by everything that makes the answer: the domain that issued it and the scopes
+        // (issue 22, finding 8: one domain's token was handed out for another's).
+        let scopeKey = domain.base + " " + scopes.sorted().joined(separator: " ")
         let sessions = ProfileSession(context: context, settings: settings)
         if options.noStore {
             // No keyring needed: the secret from the environment, or the keyring when one answers.

@@ -126,6 +126,9 @@ struct CachedAWSCredentials: Codable, Equatable {
     var roleArn: String?
     var identityId: String
     var credentials: TemporaryAWSCredentials
+    /// The identity endpoint that issued them: credentials are handed out only for that endpoint
+    /// (nil in entries kept by earlier versions, which then count for none).
+    var identityEndpoint: String? = nil
 }
 
 /// A client_credentials access token as cached and printed (text: the token alone).

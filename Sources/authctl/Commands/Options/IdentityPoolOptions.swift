@@ -38,11 +38,29 @@ struct IdentityPoolSettings: Equatable {
         }
         identityPoolId = try Self.checked(poolId, origin: origin)
         region = CognitoIdentityService.region(ofIdentityPool: poolId) ?? "us-east-1"
-        let configured = [env["AWS_ENDPOINT_URL_COGNITO_IDENTITY"], env["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
-        endpoint = configured ?? CognitoIdentityService.defaultEndpoint(region: region)
+        endpoint = try Self.endpoint(environment: env, userPoolEndpoint: settings.endpoint, region: region)
         try ClientSettings.checkEndpoint(endpoint, origin: Self.endpointOrigin)
         roleArn = options.roleArn
         providerName = options.providerName.flatMap { $0.isEmpty ? nil : $0 } ?? settings.identityProviderName
+    }
+
+    /// Where a session's id token may go: AWS_ENDPOINT_URL_COGNITO_IDENTITY (said for this service
+    /// alone), else the region's public endpoint. A generic AWS_ENDPOINT_URL (often set for other
+    /// tools) is taken only when the user pool is reached there too (one emulator for both); one
+    /// that names somewhere else is refused rather than handed the id token (issue 22, finding 9).
+    static func endpoint(environment env: [String: String], userPoolEndpoint: String?, region: String) throws -> String {
+        if let specific = env["AWS_ENDPOINT_URL_COGNITO_IDENTITY"], !specific.isEmpty { return specific }
+        guard let generic = env["AWS_ENDPOINT_URL"], !generic.isEmpty else {
+            return CognitoIdentityService.defaultEndpoint(region: region)
+        }
+        guard let userPoolEndpoint, ClientSettings.sameEndpoint(generic, userPoolEndpoint) else {
+            throw AuthctlError(.configuration, """
+                AWS_ENDPOINT_URL (\(OutsideText(generic))) is not where the user pool is reached \
+                (\(userPoolEndpoint.map { OutsideText($0).description } ?? "the region's default")): the session's id token is not \
+                sent there. Say where Cognito Identity is with AWS_ENDPOINT_URL_COGNITO_IDENTITY
+                """)
+        }
+        return generic
     }
 
     /// The Logins key for a session of `userPoolId`: the configured provider name, which must be
