@@ -66,7 +66,7 @@ enum AgeFormat {
             let end = min(start + chunkSize, plaintext.count)
             let last = end == plaintext.count
             let sealed = try ChaChaPoly.seal(plaintext[start..<end], using: payloadKey,
-                                             nonce: chunkNonce(counter, last: last))
+                                             nonce: try chunkNonce(counter, last: last))
             out += sealed.ciphertext
             out += sealed.tag
             counter += 1
@@ -117,7 +117,7 @@ enum AgeFormat {
             guard end - position >= tagSize else { throw Failure.malformed("a payload chunk is truncated") }
             let box: ChaChaPoly.SealedBox
             do {
-                box = try ChaChaPoly.SealedBox(nonce: chunkNonce(counter, last: last),
+                box = try ChaChaPoly.SealedBox(nonce: try chunkNonce(counter, last: last),
                                                ciphertext: file[position..<(end - tagSize)],
                                                tag: file[(end - tagSize)..<end])
             } catch {
@@ -249,11 +249,11 @@ enum AgeFormat {
     }
 
     /// STREAM nonce: an 11-byte big-endian counter and the last-chunk flag.
-    static func chunkNonce(_ counter: UInt64, last: Bool) -> ChaChaPoly.Nonce {
+    static func chunkNonce(_ counter: UInt64, last: Bool) throws -> ChaChaPoly.Nonce {
         var bytes = [UInt8](repeating: 0, count: 12)
         for index in 0..<8 { bytes[10 - index] = UInt8(truncatingIfNeeded: counter >> (8 * UInt64(index))) }
         bytes[11] = last ? 1 : 0
-        return try! ChaChaPoly.Nonce(data: bytes)  // 12 bytes: always a valid nonce
+        return try ChaChaPoly.Nonce(data: bytes)
     }
 
     static func randomBytes(_ count: Int) -> [UInt8] {

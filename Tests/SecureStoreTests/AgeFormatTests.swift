@@ -126,8 +126,8 @@ final class AgeFormatTests: XCTestCase {
         let whole = try AgeFormat.encrypt([UInt8](repeating: 1, count: 65536), header: full)
         let nonce = Array(whole[full.bytes.count..<(full.bytes.count + 16)])
         let key = AgeFormat.payloadKey(fileKey: full.fileKey, nonce: nonce)
-        let first = try seal([UInt8](repeating: 1, count: 65536), key: key, nonce: AgeFormat.chunkNonce(0, last: false))
-        let empty = try seal([], key: key, nonce: AgeFormat.chunkNonce(1, last: true))
+        let first = try seal([UInt8](repeating: 1, count: 65536), key: key, nonce: try AgeFormat.chunkNonce(0, last: false))
+        let empty = try seal([], key: key, nonce: try AgeFormat.chunkNonce(1, last: true))
         assertMalformed(full.bytes + nonce + first + empty, "ends with an empty chunk")
     }
 
