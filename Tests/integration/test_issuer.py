@@ -57,12 +57,13 @@ def test_updated_issuer_is_accepted_and_verified(cli, on_issuer):
 def test_a_third_issuer_is_refused(cli, on_issuer, third):
     issuer = third.format(pool=cli.pool.pool_id, region=cli.pool.pool_id.split("_")[0])
     on_issuer(issuer)
-    assert cli.signin().code == 0
-    assert jwt_claims(cli.keyring.session()["accessToken"])["iss"] == issuer
-    for args in (["token"], ["token", "--verify"], ["whoami"]):
-        r = cli.run(*args)
-        assert r.code == 77, r
-        assert "issuer" in r.err and issuer in r.err, r
+    # Refused before anything is stored (issue 22, finding 10: every sign-in's claims are checked).
+    r = cli.signin()
+    assert r.code == 69, r
+    assert "issued by " + issuer in r.err and "nothing was stored" in r.err, r
+    assert cli.keyring.session() is None
+    for args in (["token"], ["whoami"]):
+        assert cli.run(*args).code == 77  # not signed in
 
 
 def make_identity_pool(identity, provider: str, client_id: str) -> str:
