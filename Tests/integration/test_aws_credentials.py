@@ -72,7 +72,12 @@ class IdentityServer:
 @pytest.fixture(scope="session")
 def identity(moto: MotoServer, workdir: Path) -> Iterator[IdentityServer]:
     server = IdentityServer(moto.url, workdir).start()
-    server.client("iam").create_role(RoleName=ROLE_NAME, AssumeRolePolicyDocument="{}")
+    iam = server.client("iam")
+    # Other modules import this fixture, and each import is a fixture of its own on the one moto.
+    try:
+        iam.create_role(RoleName=ROLE_NAME, AssumeRolePolicyDocument="{}")
+    except iam.exceptions.EntityAlreadyExistsException:
+        pass
     yield server
     server.stop()
 
