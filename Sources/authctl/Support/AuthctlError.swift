@@ -60,7 +60,7 @@ struct AuthctlError: Error, CustomStringConvertible {
             }
             switch error.kind {
             case .unavailable, .locked, .timeout:
-                return AuthctlError(.configuration, error.message)
+                return AuthctlError(.configuration, text)
             case .failed:
                 return AuthctlError(.unexpected, "store error: \(error.message)")
             }
