@@ -112,9 +112,14 @@ final class AWSCredentialsCommandTests: XCTestCase {
     func testIdentityPoolSettings() throws {
         let harness = Harness(now: now)
         let settings = try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment)
-        let pool = try IdentityPoolSettings(try IdentityPoolOptions.parse(["--identity-pool-id", identityPool]),
-                                            settings: settings, environment: ["AWS_ENDPOINT_URL": "https://proxy.example.com/"])
+        let options = try IdentityPoolOptions.parse(["--identity-pool-id", identityPool])
+        let pool = try IdentityPoolSettings(options, settings: settings,
+                                            environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "https://proxy.example.com/"])
         XCTAssertEqual(pool.endpoint, "https://proxy.example.com/")
+        // A generic AWS_ENDPOINT_URL only where the user pool is reached too (issue 22, finding 9).
+        XCTAssertThrowsError(try IdentityPoolSettings(options, settings: settings, environment: ["AWS_ENDPOINT_URL": "https://proxy.example.com/"]))
+        let together = try IdentityPoolSettings(options, settings: settings, environment: ["AWS_ENDPOINT_URL": "http://127.0.0.1:9"])
+        XCTAssertEqual(together.endpoint, "http://127.0.0.1:9")
         let plain = try IdentityPoolSettings(try IdentityPoolOptions.parse(["--identity-pool-id", identityPool]),
                                              settings: settings, environment: [:])
         XCTAssertEqual(plain.endpoint, "https://cognito-identity.eu-west-1.amazonaws.com/")
