@@ -35,7 +35,7 @@ struct Configure: AuthctlCommand {
         let console = context.console
         let environment = context.environment
         let profileName = Defaults.profileName(option: global.profile, environment: environment)
-        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
+        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment), fresh: true)
         var profile = file.profiles[profileName] ?? ProfileConfig()
         let previousClientId = profile.clientId
 

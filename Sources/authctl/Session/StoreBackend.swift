@@ -160,7 +160,7 @@ enum StoreRecord {
     /// meanwhile by another process as it is.
     static func record(_ kind: StoreKind, profile: String, environment: [String: String], onlyIfUnset: Bool = false,
                        migratingFrom: StoreKind? = nil) throws {
-        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
+        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment), fresh: true)
         var entry = file.profiles[profile] ?? ProfileConfig()
         if onlyIfUnset, entry.store != nil { return }
         entry.store = kind.rawValue

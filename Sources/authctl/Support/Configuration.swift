@@ -98,7 +98,23 @@ struct ConfigFile {
     /// Profiles are a few lines; a larger file is a mistake (or a trap), not configuration.
     static let maxBytes = 1 << 20
 
-    static func load(path: String) throws -> ConfigFile {
+    /// One command reads the file several times (its settings, the profile's store, a migration
+    /// note): parsed once while the file stays the same (device, inode, size, modification time),
+    /// read again once it changes. `fresh` always reads it (before a read-modify-write).
+    private static var parsed: [String: (stamp: [Int], file: ConfigFile)] = [:]
+
+    static func load(path: String, fresh: Bool = false) throws -> ConfigFile {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return try read(path: path) }
+        let stamp = [Int(status.st_dev), Int(status.st_ino), Int(status.st_size),
+                     Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+        if !fresh, let known = parsed[path], known.stamp == stamp { return known.file }
+        let file = try read(path: path)
+        parsed[path] = (stamp, file)
+        return file
+    }
+
+    private static func read(path: String) throws -> ConfigFile {
         let text: String
         do {
             let data = try BoundedFile.read(path, maxBytes: maxBytes)
