@@ -331,17 +331,11 @@ def test_another_user_never_sees_a_reset_code(cli, fake):
 
 def test_code_on_the_command_line_is_refused(cli, fake):
     """What a script written for the old `--code CODE` gets: exit 64 before anything is sent,
-    saying where the code goes now. The old binary waited for the password on stdin with the code
-    on its argv, and nobody set the password first (this test's thief, every run). Now authctl
-    stops at once; a code typed on a command line was still visible for those milliseconds, which
-    is why no documented use puts it there."""
+    saying where the code goes now. (A code typed on a command line is visible in /proc for the
+    milliseconds the process lives, whatever authctl does: a race against a thief here would only
+    measure the machine's load, so the secure path is what test_another_user_never_sees_a_reset_code
+    races.)"""
     assert cli.run("forgot-password", "--username", "alice").code == 0
-    code = sent_code(fake, cli.pool, "alice", "FORGOT_PASSWORD")
-    status, err, thief = steal_the_code_while(cli, ["forgot-password", "--username", "alice", "--code", code, "--password-stdin"],
-                                              [NEW_PASSWORD])
-    assert thief != "password set", (thief, err)
-    assert status == 64, err
-    assert cli.signin("alice", THIEF_PASSWORD).code == 77
     mark = fake.mark()
     for args in (["forgot-password", "--username", "alice", "--code", "123456", "--password-stdin"],
                  ["confirm-signup", "--username", "carol", "--code", "123456"]):
