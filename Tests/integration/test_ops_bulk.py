@@ -100,12 +100,33 @@ def refresh_refused(cognito, pool, token: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
+def test_fake_quota_bucket_allows_one_seconds_burst_then_refills():
+    # The bucket on an explicit clock: a 2-a-second quota lets two through at once, refuses the
+    # third, and lets one more through half a second later. (Timed by the test, not by the machine.)
+    from fake_cognito.quota import QuotaState
+    import fake_cognito.quota as quota_module
+
+    state = QuotaState()
+    clock = [1000.0]
+    real_monotonic = quota_module.time.monotonic
+    quota_module.time.monotonic = lambda: clock[0]
+    try:
+        assert [state.admit("UserUpdate", 2.0) for _ in range(3)] == [True, True, False]
+        clock[0] += 0.5
+        assert [state.admit("UserUpdate", 2.0) for _ in range(2)] == [True, False]
+        assert state.allowed == {"UserUpdate": 3} and state.refused == {"UserUpdate": 2}
+    finally:
+        quota_module.time.monotonic = real_monotonic
+
+
 def test_fake_quota_refuses_like_the_service(fake, pool):
-    fake.set_config(quota={"UserUpdate": 2, "UserList": 30})
+    # One request every 20 s: the bucket cannot refill between the calls however loaded the
+    # machine is (at 2 a second it did, and no refusal came back).
+    fake.set_config(quota={"UserUpdate": 0.05, "UserList": 30})
     client = boto3.client("cognito-idp", endpoint_url=fake.url, region_name="us-east-1", aws_access_key_id="t",
                           aws_secret_access_key="t", config=Config(retries={"max_attempts": 1, "mode": "standard"}))
     codes = []
-    for _ in range(6):
+    for _ in range(3):
         try:
             client.admin_user_global_sign_out(UserPoolId=pool.pool_id, Username="alice")
             codes.append("ok")
@@ -114,7 +135,7 @@ def test_fake_quota_refuses_like_the_service(fake, pool):
             assert e.response["Error"]["Message"] == "Rate exceeded"
             assert e.response["ResponseMetadata"]["HTTPStatusCode"] == 400
             assert e.response["ResponseMetadata"]["HTTPHeaders"]["x-amzn-errortype"].startswith("TooManyRequestsException")
-    assert codes[:2] == ["ok", "ok"] and "TooManyRequestsException" in codes, codes
+    assert codes == ["ok", "TooManyRequestsException", "TooManyRequestsException"], codes
     # Listing is another category: not refused by the update bucket.
     client.list_users(UserPoolId=pool.pool_id, Limit=5)
 
