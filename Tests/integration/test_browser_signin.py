@@ -200,6 +200,23 @@ def test_no_store_prints_the_tokens_and_keeps_nothing(cli, oauth_pool, managed_l
         assert json.loads(answer.read())["access_token"]
 
 
+def test_the_tab_says_signed_in_only_once_the_session_is_kept(cli, oauth_pool, managed_login, tmp_path, keyrings):
+    """The Secret Service goes away while the browser is at the managed login (its session bus is
+    stopped just before the browser follows the callback), so the session cannot be kept: the
+    command fails, nothing says "Signed in", and the browser's tab says the sign-in failed (it is
+    answered after the store, not before)."""
+    keyring = keyrings("keyring", name="vanishing")
+    user = cli.with_keyring(keyring)
+    plan = plan_env(tmp_path, before_callback=[
+        "bash", "-c", f"kill -KILL -{keyring.proc.pid}; "
+        f"while dbus-send --bus={keyring.env['DBUS_SESSION_BUS_ADDRESS']} --print-reply --dest=org.freedesktop.DBus "
+        "/org/freedesktop/DBus org.freedesktop.DBus.Peer.Ping >/dev/null 2>&1; do sleep 0.05; done"])
+    r = signin(user, oauth_pool, managed_login, tmp_path, browser_plan=plan)
+    assert r.code != 0 and "Signed in as" not in r.err, r
+    seen = browser_result(tmp_path)
+    assert "Sign-in failed" in seen["final_body"] and "Signed in" not in seen["final_body"], seen["final_body"]
+
+
 def test_taken_port_is_unavailable(cli, oauth_pool, managed_login, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", oauth_pool.redirect_port))

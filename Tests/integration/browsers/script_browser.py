@@ -14,6 +14,7 @@ import http.cookiejar
 import json
 import os
 import re
+import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -42,6 +43,8 @@ def main() -> int:
             if plan.get("stop_at_callback"):
                 seen["callback"] = url
                 break
+            if plan.get("before_callback"):  # a command the test runs at this moment (argv)
+                subprocess.run(plan.pop("before_callback"), check=True, timeout=20)
         try:
             resp = opener.open(urllib.request.Request(url, data=data), timeout=30)
             status, body, location = resp.status, resp.read().decode(errors="replace"), None

@@ -65,6 +65,11 @@ struct BrowserSignInOptions: ParsableArguments {
 /// sign-in's, marked with its domain (the pipeline keeps it, or not with `--no-store`).
 struct BrowserSignIn: SignInFlow {
     let options: BrowserSignInOptions
+    /// The browser's callback request, answered once the pipeline has kept the session (or failed
+    /// to): a tab that says "Signed in" before the store has it would be a lie when the store refuses.
+    private let tab = WaitingTab()
+
+    init(options: BrowserSignInOptions) { self.options = options }
 
     /// Known only once the managed login has answered.
     var username: String? { nil }
@@ -140,8 +145,7 @@ struct BrowserSignIn: SignInFlow {
                                                 client: client, now: context.now())
                 session.domain = domain.base
                 session.logoutURI = "http://localhost:\(port)/signed-out"
-                connection?.respond(status: "200 OK", html: BrowserPages.page(
-                    "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
+                tab.connection = connection
                 return session
             } catch let error as OAuthError {
                 let failure = AuthctlError.from(oauth: error, domain: domain.base)
@@ -156,6 +160,27 @@ struct BrowserSignIn: SignInFlow {
             }
         }
     }
+}
+
+extension BrowserSignIn {
+    func concluded(_ outcome: Result<StoredSession, Error>) {
+        guard let connection = tab.connection else { return }
+        tab.connection = nil
+        switch outcome {
+        case .success(let session):
+            connection.respond(status: "200 OK", html: BrowserPages.page(
+                "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
+        case .failure(let error):
+            let failure = AuthctlError.from(error)
+            connection.respond(status: "500 Internal Server Error", html: BrowserPages.page(
+                "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
+        }
+    }
+}
+
+/// The browser connection a sign-in leaves open for its answer.
+private final class WaitingTab {
+    var connection: LoopbackListener.Connection?
 }
 
 extension StoredSession {

@@ -10,6 +10,13 @@ protocol SignInFlow {
     /// The user the flow signs in, when known before it starts (for reusing a stored session).
     var username: String? { get }
     func signIn(_ context: SignInContext) throws -> StoredSession
+    /// Told how the sign-in ended once its session is kept, or could not be: a browser's tab says
+    /// "Signed in" only then.
+    func concluded(_ outcome: Result<StoredSession, Error>)
+}
+
+extension SignInFlow {
+    func concluded(_ outcome: Result<StoredSession, Error>) {}
 }
 
 /// Runs a sign-in flow and hands its session to the session layer: kept (replacing, and revoking,
@@ -27,8 +34,15 @@ struct SignInPipeline {
     func signIn(with flow: SignInFlow, keep: Bool) throws -> StoredSession {
         // A new sign-in replaces one that was left waiting for a code.
         if keep && !(flow is PendingCodeFlow) { context.kept.discardPendingChallenge() }
-        let session = try Self.run(flow, in: context)
-        if keep { try sessions.store(signedIn: session) }
+        let session: StoredSession
+        do {
+            session = try Self.run(flow, in: context)
+            if keep { try sessions.store(signedIn: session) }
+        } catch {
+            flow.concluded(.failure(error))
+            throw error
+        }
+        flow.concluded(.success(session))
         return session
     }
 
