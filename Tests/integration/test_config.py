@@ -204,3 +204,29 @@ def test_generic_plain_http_endpoint_does_not_stop_offline_commands(cli):
     assert r.code == 77 and "not signed in" in r.out, r
     r = cli.run(*SIGNIN, input=ALICE_PASSWORD + "\n", **env)
     assert r.code == 78 and "AWS_ENDPOINT_URL" in r.err, r
+
+
+def test_configures_at_once_each_keep_their_profile(cli):
+    """Twelve `configure`s of twelve profiles at once (a provisioning script, CI jobs sharing a
+    HOME): each is a read-modify-write of config.toml, made under the config lock, so none loses
+    another's profile (without the lock the last rename won and profiles went missing)."""
+    import tomllib
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = base_env(cli.keyring)
+    names = [f"p{i}" for i in range(12)]
+
+    def configure(name: str):
+        return run_authctl(["configure", "--profile", name, "--user-pool-id", cli.pool.pool_id,
+                            "--client-id", cli.pool.client_id, "--region", "us-east-1",
+                            "--username", name], env, timeout=60)
+
+    for _ in range(3):  # three rounds: one race in a round is enough to lose a profile
+        with ThreadPoolExecutor(len(names)) as pool:
+            results = list(pool.map(configure, names))
+        assert all(r.code == 0 for r in results), [r for r in results if r.code != 0]
+        path = cli.keyring.home / ".config" / "authctl" / "config.toml"
+        profiles = tomllib.loads(path.read_text())["profiles"]
+        assert sorted(profiles) == sorted(names), sorted(profiles)
+        assert all(profiles[n]["username"] == n for n in names)
+        path.unlink()

@@ -35,7 +35,7 @@ struct Configure: AuthctlCommand {
         let console = context.console
         let environment = context.environment
         let profileName = Defaults.profileName(option: global.profile, environment: environment)
-        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment), fresh: true)
+        let file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment), fresh: true)
         var profile = file.profiles[profileName] ?? ProfileConfig()
         let previousClientId = profile.clientId
 
@@ -81,8 +81,12 @@ struct Configure: AuthctlCommand {
             if profile.store != store.rawValue { storeChange = (profile.store, store.rawValue) }
             profile.store = store.rawValue
             profile.storeMigratingFrom = nil
-            file.profiles[profileName] = profile
-            try file.save()
+            try ConfigFile.update(path: file.path) { file in
+                var entry = file.profiles[profileName] ?? ProfileConfig()
+                entry.store = store.rawValue
+                entry.storeMigratingFrom = nil
+                file.profiles[profileName] = entry
+            }
             context.backend.forget(profileName)
         }
 
@@ -98,8 +102,16 @@ struct Configure: AuthctlCommand {
             // The secret kept for the previous client belongs to it, not to the new one.
             _ = try? sessions.forgetClientSecret()
         }
-        file.profiles[profileName] = profile
-        try file.save()
+        // Written under the config lock over the file as it is now: another process's profiles,
+        // and this profile's store recorded meanwhile (unless --store set it), are kept.
+        try ConfigFile.update(path: file.path) { file in
+            var entry = profile
+            if global.store == nil, let current = file.profiles[profileName] {
+                entry.store = current.store
+                entry.storeMigratingFrom = current.storeMigratingFrom
+            }
+            file.profiles[profileName] = entry
+        }
 
         context.emit(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
                               clientId: clientId, region: profile.region, endpoint: profile.endpoint,

@@ -160,13 +160,13 @@ enum StoreRecord {
     /// meanwhile by another process as it is.
     static func record(_ kind: StoreKind, profile: String, environment: [String: String], onlyIfUnset: Bool = false,
                        migratingFrom: StoreKind? = nil) throws {
-        var file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment), fresh: true)
-        var entry = file.profiles[profile] ?? ProfileConfig()
-        if onlyIfUnset, entry.store != nil { return }
-        entry.store = kind.rawValue
-        entry.storeMigratingFrom = migratingFrom?.rawValue
-        file.profiles[profile] = entry
-        try file.save()
+        try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
+            var entry = file.profiles[profile] ?? ProfileConfig()
+            if onlyIfUnset, entry.store != nil { return }
+            entry.store = kind.rawValue
+            entry.storeMigratingFrom = migratingFrom?.rawValue
+            file.profiles[profile] = entry
+        }
     }
 
     static func migratingFrom(profile: String, environment: [String: String]) throws -> StoreKind? {

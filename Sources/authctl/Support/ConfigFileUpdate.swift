@@ -1,0 +1,49 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ConfigFile {
+    /// How long a writer waits for another one (a write takes milliseconds; a longer hold is a
+    /// stuck process, said so rather than waited on forever).
+    static let lockWait: Double = 10
+
+    /// A read-modify-write of config.toml under an exclusive `flock` of `.config.toml.lock` beside
+    /// it: the file is read fresh once the lock is held, changed, and replaced atomically, so two
+    /// processes writing at once (a store recorded beside a `configure`, say) each keep the
+    /// other's change instead of the last one to rename winning.
+    @discardableResult
+    static func update(path: String, _ change: (inout ConfigFile) throws -> Void) throws -> ConfigFile {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        do {
+            try FileManager.default.createDirectory(atPath: directory.isEmpty ? "/" : directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw AuthctlError(.configuration, "cannot create \(directory): \(error)")
+        }
+        let lockPath = directory + "/.config.toml.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw AuthctlError(.configuration, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        let deadline = Date().addingTimeInterval(lockWait)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw AuthctlError(.configuration, "cannot lock \(lockPath): \(String(cString: strerror(errno)))")
+            }
+            guard Date() < deadline else {
+                throw AuthctlError(.throttled, """
+                    another authctl process has been writing \(path) for over \(Int(lockWait)) s (it holds \(lockPath)); \
+                    try again when it has finished
+                    """)
+            }
+            usleep(20_000)
+        }
+        defer { flock(fd, LOCK_UN) }
+        var file = try load(path: path, fresh: true)
+        try change(&file)
+        try file.save()
+        return file
+    }
+}
