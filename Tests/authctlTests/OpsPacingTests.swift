@@ -181,6 +181,31 @@ final class BulkOperationTests: XCTestCase {
         XCTAssertTrue(checkpoint.complete)
     }
 
+    func testFailedUsersAreThoseWhoseLatestEntryFailed() throws {
+        let (record, _) = try record(tmp())
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        func log(_ user: String, _ result: String, at offset: Double, pool: String = "eu-west-1_TestPool", action: String = "signOut") throws {
+            _ = try record.audit.append(.init(time: start.addingTimeInterval(offset), pool: pool, user: user, action: action,
+                                              result: result, error: result == "failed" ? "InvalidParameterException" : nil,
+                                              requestIds: [], operator: record.who))
+        }
+        try log("old", "failed", at: -60)  // an earlier run of the log: not this one's
+        try log("a", "failed", at: 1)
+        try log("b", "signedOut", at: 2)
+        try log("c", "failed", at: 3)
+        try log("a", "signedOut", at: 4)  // retried since
+        try log("d", "failed", at: 5, action: "signOut+disable")  // another action
+        try log("e", "failed", at: 6, pool: "eu-west-1_Other")  // another pool
+        try log("c", "failed", at: 7)  // failed again: still once
+        XCTAssertEqual(OpsAuditLog.failedUsers(path: record.audit.path, pool: "eu-west-1_TestPool", action: "signOut", since: start), ["c"])
+        XCTAssertEqual(OpsAuditLog.failedUsers(path: record.audit.path, pool: "eu-west-1_TestPool", action: "signOut",
+                                               since: start.addingTimeInterval(-3600)), ["old", "c"])
+
+        var counts = OpsCounts(done: 10, signedOut: 7, disabled: 0, notFound: 1, failed: 2)
+        counts.absorb(retry: OpsCounts(done: 2, signedOut: 1, disabled: 0, notFound: 0, failed: 1))
+        XCTAssertEqual(counts, OpsCounts(done: 10, signedOut: 8, disabled: 0, notFound: 1, failed: 1))
+    }
+
     func testUsersFileSkipsBlanksAndComments() throws {
         let dir = tmp()
         let path = dir.appendingPathComponent("users.txt").path

@@ -330,3 +330,33 @@ def test_usage_errors_change_nothing(big, fake, tmp_path):
     wrong = ops(big, fake, tmp_path, "--user", "alice", "--execute", "--confirm-pool", "us-east-1_other")
     assert wrong.code == 64, wrong
     assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+
+
+def test_a_rerun_retries_the_users_that_failed(big, fake, tmp_path):
+    """A user the service refused (a 400 that is neither throttling nor about the credentials) is
+    `failed` and the run exits 4; the same command again retries only that user, and the counts
+    and the audit log then say it was signed out; a third run has nothing left to do."""
+    names = ["inc-0100", "inc-0101", "inc-0102"]
+    args = [a for n in names for a in ("--user", n)] + ["--rate", "5"]  # one call in flight: inc-0100 is refused
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="InvalidParameterException",
+                   message="refused for the test", count=1)
+    first = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert first.code == 4 and "run the same command again to retry them" in first.err, first
+    assert (first.json()["signedOut"], first.json()["failed"]) == (2, 1), first.json()
+    assert [(line["user"], line["result"]) for line in audit_lines(tmp_path)][0] == ("inc-0100", "failed")
+
+    plan = ops(big, fake, tmp_path, *args)
+    assert plan.code == 0 and "Retrying the 1 user that failed" in plan.err and "inc-0100" in plan.err, plan
+    assert "Dry run" in plan.err and len(audit_lines(tmp_path)) == 3
+
+    mark = fake.mark()
+    again = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert again.code == 0, again
+    summary = again.json()
+    assert (summary["done"], summary["signedOut"], summary["failed"], summary["resumed"]) == (3, 3, 0, True), summary
+    assert len(fake.calls(mark, operation="AdminUserGlobalSignOut")) == 1, "only the failed user is acted on again"
+    lines = audit_lines(tmp_path)
+    assert [(line["user"], line["result"]) for line in lines[3:]] == [("inc-0100", "signedOut")], lines
+
+    third = ops(big, fake, tmp_path, *args, "--execute", "--yes")
+    assert third.code == 0 and "Nothing left to do" in third.err, third

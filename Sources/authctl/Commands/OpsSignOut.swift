@@ -20,7 +20,8 @@ struct OpsSignOut: AuthctlCommand {
             log (JSON Lines), and after every user a checkpoint under $XDG_STATE_HOME/authctl/ops/: \
             running the same command again finishes only the rest (--restart starts over). \
             Exit codes: 0 every user done (not found counts as done), 3 stopped part-way (Ctrl-C): \
-            run the same command again to resume, 4 done with some users failed (see the audit log), \
+            run the same command again to resume, 4 done with some users failed (see the audit log; \
+            the same command again retries them), \
             65 a users file that cannot be read, 69 Cognito unreachable (resumable), \
             77 AWS credentials refused (resumable), 78 no AWS credentials or no safe state directory.
             """)
@@ -83,6 +84,15 @@ struct OpsSignOut: AuthctlCommand {
                                       auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(stem))
 
         if let earlier, earlier.complete {
+            // A finished run with failed users: running it again tries those users again (the
+            // audit log names them; a later success there takes a user off the list).
+            let failedUsers = earlier.counts.failed > 0
+                ? OpsAuditLog.failedUsers(path: earlier.auditLog, pool: admin.poolId, action: action.auditName, since: earlier.startedAt)
+                : []
+            if !failedUsers.isEmpty {
+                return try retry(failedUsers, of: earlier, stem: stem, report: report, admin: admin, operation: operation,
+                                 state: state, chosen: chosen, context: context)
+            }
             report.take(earlier)
             report.complete = true
             report.textMessages = ["Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."]
@@ -99,7 +109,11 @@ struct OpsSignOut: AuthctlCommand {
             total = plan.total
             firstUsers = plan.firstUsers
         }
-        let alreadyDone = earlier?.counts.done ?? 0
+        // A user recorded in the audit log after the checkpoint (a kill between the two writes) is
+        // done too: the run counts it without acting on it again.
+        let alreadyDone = earlier.map {
+            $0.counts.done + OpsAuditLog.entries(path: $0.auditLog, after: $0.auditOffset, pool: admin.poolId, action: action.auditName).count
+        } ?? 0
         let remaining = max(0, total - alreadyDone)
         report.selected = total
         report.firstUsers = firstUsers
@@ -132,28 +146,72 @@ struct OpsSignOut: AuthctlCommand {
         try state.save(checkpoint, stem)
         let progress = OpsProgress(console: context.console, clock: clock, total: total, alreadyDone: alreadyDone)
         let started = clock.now()
-        authctl_defer_termination_signals()
-        var stop: Error?
-        do {
-            try operation.run(&checkpoint, record: record, progress: progress)
-        } catch {
-            stop = error
-        }
-        _ = authctl_release_termination_signals()
-        progress.finish(done: checkpoint.counts.done, failed: checkpoint.counts.failed)
+        let stop = operation.runDeferringSignals(&checkpoint, record: record, progress: progress)
 
-        report.take(checkpoint)
-        report.throttled = operation.throttled
         let thisRun = clock.now() - started
         report.meanRate = thisRun > 0 ? Double(checkpoint.counts.done - alreadyDone) / thisRun : 0
+        try conclude(report, checkpoint: checkpoint, total: total, throttled: operation.throttled, stop: stop, admin: admin, context: context)
+    }
+
+    /// A finished run's failed users acted on again, at the same pace, into the same audit log;
+    /// their new outcomes replace `failed` in the run's counts. Resumable like any run: what an
+    /// interrupted retry did is in the audit log, so the next rerun retries only the rest.
+    private func retry(_ users: [String], of earlier: OpsCheckpoint, stem: String, report: OpsSignOutReport, admin: AdminService,
+                       operation: BulkOperation, state: OpsStateDirectory, chosen: UserSelection, context: CommandContext) throws {
+        var report = report
+        report.take(earlier)
+        report.resumed = true
+        report.expectedSeconds = Double(users.count * action.callsPerUser) / rate
+        let plural = users.count == 1 ? "user" : "users"
+        let text = [
+            "Retrying the \(users.count) \(plural) that failed in the run finished on \(Format.localTime(earlier.updatedAt)) (the audit log \(report.auditLog) names them): \(users.prefix(10).map { OutsideText($0).description }.joined(separator: ", "))\(users.count > 10 ? ", ..." : ""). --restart does every user again.",
+        ]
+        guard execute else {
+            report.textMessages = text + ["Dry run: nothing was changed. Add --execute to do it."]
+            return context.emit(report)
+        }
+        text.forEach(context.console.message)
+        try confirm(poolId: admin.poolId, chosen, context)
+
+        let retrying = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: .users(users),
+                                     rate: rate, listingRate: listingRate, clock: operation.clock)
+        retrying.workers = operation.workers
+        let retryStem = stem + ".retry"
+        state.remove(retryStem)
+        let audit = try OpsAuditLog(path: report.auditLog)
+        let record = BulkRecord(state: state, stem: retryStem, audit: audit, who: Self.who(admin, context), now: context.now)
+        let now = context.now()
+        var retried = OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: "retry:" + chosen.key,
+                                    total: users.count, auditLog: report.auditLog, auditOffset: audit.size,
+                                    startedAt: now, updatedAt: now)
+        let progress = OpsProgress(console: context.console, clock: operation.clock, total: users.count, alreadyDone: 0)
+        let started = operation.clock.now()
+        let stop = retrying.runDeferringSignals(&retried, record: record, progress: progress)
+        var merged = earlier
+        merged.counts.absorb(retry: retried.counts)
+        merged.updatedAt = context.now()
+        try state.save(merged, stem)
+        state.remove(retryStem)
+        let thisRun = operation.clock.now() - started
+        report.meanRate = thisRun > 0 ? Double(retried.counts.done) / thisRun : 0
+        try conclude(report, checkpoint: merged, total: earlier.total ?? merged.counts.done, throttled: retrying.throttled,
+                     stop: stop, admin: admin, context: context)
+    }
+
+    /// The summary (stderr, or the JSON report) and the exit code of a run that acted.
+    private func conclude(_ report: OpsSignOutReport, checkpoint: OpsCheckpoint, total: Int, throttled: Int, stop: Error?,
+                          admin: AdminService, context: CommandContext) throws {
+        var report = report
+        report.take(checkpoint)
+        report.throttled = throttled
         report.complete = checkpoint.complete
-        let summary = "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(operation.throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
+        let summary = "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
         switch stop {
         case nil:
             report.textMessages = [summary]
             context.emit(report)
             if checkpoint.counts.failed > 0 {
-                throw AuthctlError(.someFailed, "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code")
+                throw AuthctlError(.someFailed, "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them")
             }
         case let interrupted as OpsInterrupted:
             report.textMessages = [summary]

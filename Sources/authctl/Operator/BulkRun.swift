@@ -1,4 +1,5 @@
 import CognitoClient
+import CProcess
 import Foundation
 
 /// Where a bulk run keeps its state and record, and who runs it.
@@ -66,6 +67,21 @@ extension BulkOperation {
             try? save(&checkpoint)
             throw error
         }
+    }
+
+    /// `run` with Ctrl-C, SIGTERM and SIGHUP held until the calls in flight are committed; the
+    /// progress finished; what stopped the run, if anything, returned for the summary to say.
+    func runDeferringSignals(_ checkpoint: inout OpsCheckpoint, record: BulkRecord, progress: OpsProgress) -> Error? {
+        authctl_defer_termination_signals()
+        var stop: Error?
+        do {
+            try run(&checkpoint, record: record, progress: progress)
+        } catch {
+            stop = error
+        }
+        _ = authctl_release_termination_signals()
+        progress.finish(done: checkpoint.counts.done, failed: checkpoint.counts.failed)
+        return stop
     }
 
     private func entry(_ username: String, _ result: OpsResult, requestIds: [String], _ record: BulkRecord) -> OpsAuditLog.Entry {

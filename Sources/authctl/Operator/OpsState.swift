@@ -35,6 +35,15 @@ struct OpsCounts: Codable, Equatable {
     var notFound = 0
     var failed = 0
 
+    /// An earlier run's counts after `retry`, a run over its failed users: those that no longer
+    /// fail leave `failed` for their new outcome (each was already counted in `done`).
+    mutating func absorb(retry: OpsCounts) {
+        failed -= retry.done - retry.failed
+        signedOut += retry.signedOut
+        disabled += retry.disabled
+        notFound += retry.notFound
+    }
+
     mutating func add(_ result: OpsResult) {
         done += 1
         switch result {
@@ -225,6 +234,30 @@ final class OpsAuditLog {
             throw AuthctlError(.configuration, "cannot write the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
         return size
+    }
+
+    /// The users whose latest entry of `pool` and `action` written since `since` is `failed`, in
+    /// the order they first failed: what a rerun of a finished run tries again. The log is read a
+    /// line at a time, so its size does not matter.
+    static func failedUsers(path: String, pool: String, action: String, since: Date) -> [String] {
+        guard let file = fopen(path, "r") else { return [] }
+        defer { fclose(file) }
+        var order: [String] = []
+        var failing: [String: Bool] = [:]
+        var buffer: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        defer { free(buffer) }
+        while true {
+            let length = getline(&buffer, &capacity, file)
+            guard length > 0, let buffer else { break }
+            let line = Data(bytes: buffer, count: length)
+            guard let entry = try? OpsStateDirectory.decoder.decode(Entry.self, from: line),
+                  entry.pool == pool, entry.action == action, entry.time >= since else { continue }
+            let failed = entry.result == OpsResult.failed(code: "").name
+            if failing[entry.user] == nil && failed { order.append(entry.user) }
+            if failing[entry.user] != nil || failed { failing[entry.user] = failed }
+        }
+        return order.filter { failing[$0] == true }
     }
 
     /// The entries of `pool` and `action` after `offset` (written after the checkpoint was: at most
