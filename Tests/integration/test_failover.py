@@ -11,6 +11,7 @@ refused; faults with "endpoint": "primary" take only the primary down.
 from __future__ import annotations
 
 import pytest
+from botocore.exceptions import ClientError
 
 from harness import ALICE_PASSWORD, cognito_client
 
@@ -109,7 +110,24 @@ def test_writes_never_go_to_the_replica(cli, fake, replica):
 
 
 def test_the_fake_replica_is_read_only(fake, pool):
+    # OperationNotEnabledException: botocore's model (1.44) documents it for "operations that are not
+    # supported in secondary replica regions" (the installed botocore may predate it: checked by code).
     replica = cognito_client(fake.replica_endpoint)
-    with pytest.raises(replica.exceptions.ForbiddenException):
+    with pytest.raises(ClientError) as refused:
         replica.admin_set_user_password(UserPoolId=pool.pool_id, Username="alice", Password="Other-Passw0rd!", Permanent=True)
+    assert refused.value.response["Error"]["Code"] == "OperationNotEnabledException"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert replica.admin_get_user(UserPoolId=pool.pool_id, Username="alice")["Username"] == "alice"
+
+
+def test_a_write_sent_to_a_replica_as_if_it_were_the_primary_says_why(cli, fake):
+    # A profile whose endpoint is the replica's (its region set to the replica's by mistake): sign-in
+    # works there, a write is refused with OperationNotEnabledException, and authctl says what that
+    # means (decided from the error type, exit 78: the configuration), not only the service's words.
+    at_replica = {"AUTHCTL_ENDPOINT": fake.replica_endpoint}
+    assert cli.signin(**at_replica).code == 0
+    mark = fake.mark()
+    r = cli.run("account", "update", "--attribute", "nickname=al", **at_replica)
+    assert r.code == 78, r
+    assert "OperationNotEnabledException" in r.err and "read-only" in r.err and "primary region" in r.err, r
+    assert calls(fake, mark, "replica", "UpdateUserAttributes") == ["UpdateUserAttributes"], fake.calls(mark)
