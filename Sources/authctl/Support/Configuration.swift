@@ -30,6 +30,9 @@ struct Settings: Equatable {
     var failoverRegion: String?
     var failoverEndpoint: String?
 
+    /// A replica is configured (`--failover-region`, `--failover-endpoint`).
+    var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
+
     /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
     var unknownProfileNote: String {
         guard !profilesInFile.isEmpty, !profilesInFile.contains(profile) else { return "" }
