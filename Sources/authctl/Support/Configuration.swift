@@ -221,7 +221,7 @@ struct ClientSettings: Equatable {
     var clientId: String
     var region: String
     var endpoint: String
-    /// The replica, when one is configured: sign-in and refresh fail over to it (`Failover`).
+    /// The replica, when one is configured: sign-in, refresh and sign-out fail over to it (`Failover`).
     var replica: Replica?
 
     struct Replica: Equatable {

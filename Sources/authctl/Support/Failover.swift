@@ -1,10 +1,12 @@
 import CognitoClient
 import Foundation
 
-/// Multi-Region failover (`--failover-region`, `--failover-endpoint`): a sign-in or a refresh
-/// that the primary region's endpoint leaves unanswered (no connection, a timeout, a 5xx) is made
-/// once more at the replica. A refusal (4xx) never fails over, writes never go to the replica, and
-/// a sign-in starts again there from its first step: a challenge session never crosses regions.
+/// Multi-Region failover (`--failover-region`, `--failover-endpoint`): a sign-in, a refresh or a
+/// sign-out (RevokeToken, GlobalSignOut) that the primary region's endpoint leaves unanswered (no
+/// connection, a timeout, a 5xx) is made once more at the replica. A refusal (4xx) never fails
+/// over, writes never go to the replica, and a sign-in starts again there from its first step: a
+/// challenge session never crosses regions. The managed login does not fail over here (Cognito
+/// moves a custom domain by DNS: `managedLoginNote`).
 enum Failover {
     /// No connection, a dropped one, a timeout, or a 5xx: the primary did not answer.
     static func isOutage(_ kind: TransportError.Kind) -> Bool {
@@ -44,7 +46,7 @@ enum Failover {
 
     /// Said after a write failed while the primary is out and a replica is configured.
     static func readOnlyNote(replicaRegion: String) -> String {
-        "The replica in \(replicaRegion) is read-only (sign-in and refresh only): this change waits for the primary region."
+        "The replica in \(replicaRegion) is read-only (sign-in, refresh and sign-out only): this change waits for the primary region."
     }
 }
 
