@@ -120,7 +120,8 @@ struct Status: AuthctlCommand {
         }
         let checks = probes.map(\.check)
         regions = checks
-        if checks.contains(where: { $0.answer == RegionCheck.accepted }) { return session.accessTokenExpiresAt }
+        // Accepted: an answer (reachable) that is no refusal.
+        if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
         if let refusal = probes.compactMap(\.error).first(where: { $0.endsSession }) {
             throw sessions.end(session, reason: "Cognito refused the access token: \(refusal.message)")
         }
