@@ -255,3 +255,19 @@ def test_status_check_without_a_replica_has_no_regions(cli, fake):
     assert r.code == 0, r
     assert "regions" not in r.json()
     assert "Regions checked" not in cli.run("status", "--check").out
+
+
+def test_status_check_refused_as_expired_refreshes_once_and_checks_again(cli, fake, replica):
+    # This machine's clock behind the service's: both regions refuse the access token as expired;
+    # the session is refreshed once and shown to both again (as without a replica), not ended.
+    assert cli.signin(**replica).code == 0
+    before = cli.keyring.session()["accessToken"]
+    fake.add_fault(operation="GetUser", kind="error", count=2, errorType="NotAuthorizedException",
+                   message="Access Token has expired")
+    mark = fake.mark()
+    r = cli.run("status", "--check", "--output", "json", **replica)
+    assert r.code == 0, r
+    assert [x["answer"] for x in r.json()["regions"]] == ["accepted the session"] * 2, r
+    assert cli.keyring.session()["accessToken"] != before, "refreshed once"
+    assert calls(fake, mark, "primary", "GetUser") == ["GetUser", "GetUser"], fake.calls(mark)
+    assert calls(fake, mark, "replica", "GetUser") == ["GetUser", "GetUser"], fake.calls(mark)

@@ -112,21 +112,33 @@ struct Status: AuthctlCommand {
     /// neither region answering is the check's failure. Returns the access token's expiry.
     private func checkBothRegions(_ sessions: ProfileSession, context: CommandContext,
                                   settings: Settings, regions: inout [RegionCheck]?) throws -> Date {
-        let (session, _) = try sessions.freshSession()
-        let client = try sessions.clientSettings(for: session)
-        var probes = [RegionCheck.probe(.primary, client, accessToken: session.accessToken, context: context, settings: settings)]
-        if let replica = client.atReplica() {
-            probes.append(RegionCheck.probe(.replica, replica, accessToken: session.accessToken, context: context, settings: settings))
+        var (session, _) = try sessions.freshSession()
+        var refreshedOnce = false
+        while true {
+            let client = try sessions.clientSettings(for: session)
+            var probes = [RegionCheck.probe(.primary, client, accessToken: session.accessToken, context: context, settings: settings)]
+            if let replica = client.atReplica() {
+                probes.append(RegionCheck.probe(.replica, replica, accessToken: session.accessToken, context: context, settings: settings))
+            }
+            regions = probes.map(\.check)
+            // Accepted: an answer (reachable) that is no refusal.
+            if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
+            let errors = probes.compactMap(\.error)
+            if let refusal = errors.first(where: { $0.endsSession }) {
+                throw sessions.end(session, reason: "Cognito refused the access token: \(refusal.message)")
+            }
+            // Refused as expired (this machine's clock is behind): refreshed once and shown again, as
+            // `withFreshSession` does without a replica.
+            if let expired = errors.first(where: { $0.refusal == .accessTokenExpired }) {
+                guard !refreshedOnce else { throw SessionError.clockSkew(serviceMessage: expired.message) }
+                refreshedOnce = true
+                let due = session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1
+                (session, _) = try sessions.freshSession(minValidity: due)
+                continue
+            }
+            if let error = errors.first { throw error }
+            return session.accessTokenExpiresAt
         }
-        let checks = probes.map(\.check)
-        regions = checks
-        // Accepted: an answer (reachable) that is no refusal.
-        if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
-        if let refusal = probes.compactMap(\.error).first(where: { $0.endsSession }) {
-            throw sessions.end(session, reason: "Cognito refused the access token: \(refusal.message)")
-        }
-        if let error = probes.compactMap(\.error).first { throw error }
-        return session.accessTokenExpiresAt
     }
 }
 
