@@ -110,6 +110,7 @@ final class WebAuthnTests: XCTestCase {
             "WebAuthnClientMismatchException": .webAuthnClientMismatch,
             "WebAuthnCredentialNotSupportedException": .webAuthnCredentialNotSupported,
             "ForbiddenException": .forbidden,
+            "OperationNotEnabledException": .operationNotEnabled,
         ]
         for (type, refusal) in expected {
             XCTAssertEqual(ServiceRefusal.classify(errorType: type, message: "m"), refusal, type)

@@ -21,6 +21,23 @@ final class AccountTests: XCTestCase {
         XCTAssertThrowsError(try SignUp.parse(["a=1", "a=2"]))
     }
 
+    /// What `account update` says of an email change: the read-back's answer, or that it is unknown.
+    func testAnAddressChangeSaysWhatIsInForceOrThatItIsUnknown() {
+        let delivery = CodeDeliveryDetails(destination: "n***@e***", deliveryMedium: "EMAIL", attributeName: "email")
+        func said(_ kept: Bool?, inForce: String?) -> String {
+            let change = AddressChange(attribute: .email, requested: "new@example.com", inForce: inForce, verified: false,
+                                       keptUntilVerified: kept, codeDelivery: delivery)
+            return AccountUpdateReport(updated: ["email"], addresses: [change]).textMessages.joined(separator: "\n")
+        }
+        XCTAssertTrue(said(true, inForce: "old@example.com").contains("stays the current one (old@example.com) until the new one is verified"))
+        XCTAssertTrue(said(false, inForce: "new@example.com").contains("is now new@example.com, not verified yet"))
+        let unknown = said(nil, inForce: nil)
+        XCTAssertTrue(unknown.contains("could not read your attributes back"), unknown)
+        XCTAssertTrue(unknown.contains("is unknown"), unknown)
+        XCTAssertFalse(unknown.contains("is now new@example.com"), "an unknown outcome is not told as a change in force")
+        XCTAssertTrue(unknown.contains("authctl account verify email --no-send"), unknown)
+    }
+
     func testShellWords() {
         XCTAssertEqual(ShellWord.quoted("alice@example.com"), "alice@example.com")
         XCTAssertEqual(ShellWord.quoted("o'brien x"), "'o'\\''brien x'")

@@ -57,6 +57,36 @@ final class FailoverTests: XCTestCase {
         XCTAssertEqual(witness.outage, "timed out")
     }
 
+    func testTheManagedLoginNoteIsForAnOutageWithAReplicaOnly() throws {
+        func settings(_ args: [String]) throws -> Settings {
+            try SettingsResolver.resolve(try GlobalOptions.parse(args),
+                                         environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_AbC123", "HOME": "/nonexistent"])
+        }
+        let withReplica = try settings(["--failover-region", "eu-central-1"])
+        let without = try settings([])
+        let down = OAuthError(.unreachable, "connection refused")
+        let refused = OAuthError(.invalidClient, "bad secret", serviceCode: "invalid_client")
+        let note = "does not fail the managed login over to the replica"
+        let said = Failover.managedLoginFailure(down, domain: "https://auth.example.com", settings: withReplica, otherWay: "try X")
+        XCTAssertTrue(said.message.contains(note), said.message)
+        XCTAssertTrue(said.message.contains("https://auth.example.com answers from the replica once DNS has switched"), said.message)
+        XCTAssertTrue(said.message.hasSuffix("; try X."), said.message)
+        XCTAssertEqual(said.code, .unavailable)
+        XCTAssertFalse(Failover.managedLoginFailure(down, domain: "d", settings: without).message.contains(note))
+        XCTAssertFalse(Failover.managedLoginFailure(refused, domain: "d", settings: withReplica).message.contains(note))
+    }
+
+    func testARegionCheckLineSaysWhatTheRegionAnswered() {
+        var check = RegionCheck(role: .replica, region: "eu-central-1", endpoint: "https://r/", reachable: true)
+        check.answer = RegionCheck.accepted
+        check.latencyMs = 12
+        XCTAssertEqual(check.line, "  replica eu-central-1 (https://r/): reachable, accepted the session, 12 ms")
+        check = RegionCheck(role: .primary, region: "eu-west-1", endpoint: "https://p/", reachable: false)
+        check.answer = "HTTP 503"
+        check.error = "Cognito at https://p/ failed with HTTP 503: down"
+        XCTAssertEqual(check.line, "  primary eu-west-1 (https://p/): not reachable (Cognito at https://p/ failed with HTTP 503: down)")
+    }
+
     /// A JWT whose claims authctl reads (not verified here).
     static let token: String = {
         func b64(_ s: String) -> String {

@@ -106,6 +106,36 @@ def test_without_aws_credentials_the_setting_is_unknown_and_asked(signed_in, cog
     assert r.json()["addresses"][0]["keptUntilVerified"] is True, r
 
 
+def test_without_aws_credentials_a_pool_that_does_not_keep_it_is_told_by_the_read_back(signed_in, cognito):
+    # No DescribeUserPool before the change: asked (--yes), then GetUser read back tells the truth.
+    keep_original(cognito, signed_in.pool, False)
+    r = signed_in.run("account", "update", "--email", "new@example.com")
+    assert r.code == 64 and "--yes" in r.err, r
+    assert attributes(cognito, signed_in.pool)["email"] == "alice@example.com", "nothing changed without --yes"
+    r = signed_in.run("account", "update", "--email", "new@example.com", "--yes", "--output", "json")
+    assert r.code == 0, r
+    change = r.json()["addresses"][0]
+    assert change["keptUntilVerified"] is False and change["inForce"] == "new@example.com" and change["verified"] is False, r
+    assert "reads your attributes back" in r.err, r
+    r = signed_in.run("account", "update", "--email", "other@example.com", "--yes")
+    assert r.code == 0, r
+    assert "is now other@example.com, not verified yet" in r.err, r
+
+
+def test_without_aws_credentials_nor_a_read_back_the_outcome_is_said_unknown(signed_in, cognito, fake):
+    keep_original(cognito, signed_in.pool, True)
+    # GetUser fails after the update: neither the pool's setting nor the attributes in force are known.
+    fake.add_fault(operation="GetUser", kind="status", status=503, count=-1)
+    r = signed_in.run("account", "update", "--email", "new@example.com", "--yes", "--timeout", "8")
+    fake.clear_faults()
+    assert r.code == 0, r
+    assert "could not read your attributes back" in r.err and "is unknown" in r.err, r
+    assert "is now new@example.com" not in r.err, r
+    r = signed_in.run("account", "update", "--email", "new@example.com", "--yes", "--output", "json")
+    assert r.code == 0, r
+    assert r.json()["addresses"][0]["keptUntilVerified"] is True, "read back: the pool kept the old value"
+
+
 def test_other_attributes_change_without_asking(signed_in, cognito):
     r = signed_in.run("account", "update", "--attribute", "name=Alice L.", "--attribute", "nickname=al")
     assert r.code == 0, r

@@ -382,3 +382,15 @@ def test_real_browser_login_page(cli, oauth_pool, managed_login, tmp_path):
     assert r.code == 0, r
     seen = browser_result(tmp_path, timeout=60)
     assert seen["pages"][0]["title"] == "Signin" and "Signed in" in seen["final_body"]
+
+
+def test_token_endpoint_out_with_a_replica_says_the_browser_sign_in_does_not_fail_over(cli, oauth_pool, managed_login, tmp_path):
+    """Issue 20: the authorization code is exchanged at the managed-login domain, which Cognito fails
+    over by DNS only (a custom domain's failover routing); authctl says so, and names the sign-in
+    that does fail over. (The HTML answer stands in for a domain that does not answer.)"""
+    managed_login.configure(tokenEndpointHtml=True)
+    r = signin(cli, oauth_pool, managed_login, tmp_path, AUTHCTL_FAILOVER_REGION="us-west-2")
+    assert r.code == 69, r
+    assert "does not fail the managed login over to the replica" in r.err, r
+    assert "`authctl signin` without --browser fails over" in r.err, r
+    assert cli.keyring.session() is None

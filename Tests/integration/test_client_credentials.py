@@ -9,6 +9,7 @@ The cache is a real gnome-keyring.
 from __future__ import annotations
 
 import concurrent.futures
+import socket
 from datetime import datetime, timedelta, timezone
 
 import harness
@@ -145,3 +146,25 @@ def test_exec_puts_the_machine_token_in_the_environment(cli, oauth_pool, managed
     assert r.code == 0, r
     token, id_token, secret = r.out.splitlines()
     assert harness.jwt_claims(token)["scope"] == "orders/write" and id_token == "unset" and secret == "unset"
+
+
+def test_an_unreachable_domain_with_a_replica_says_the_managed_login_does_not_fail_over(cli, oauth_pool, managed_login):
+    """Issue 20: the client-credentials grant exists only at the managed-login domain. Cognito fails a
+    custom domain over to a replica by DNS (its Routing.Failover: a Route 53 health check), never by
+    another host name the client would pick, and a prefix domain serves its own region only; so with
+    a replica configured authctl says so rather than pretend to fail over."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    env = oauth_env(cli, oauth_pool, managed_login, "machine", AUTHCTL_DOMAIN=f"http://127.0.0.1:{closed}",
+                    AUTHCTL_FAILOVER_REGION="us-west-2")
+    r = cli.run("token", "--client-credentials", "--timeout", "5", env=env)
+    assert r.code == 69, r
+    assert "does not fail the managed login over to the replica" in r.err and "Route 53" in r.err, r
+    without = cli.run("token", "--client-credentials", "--timeout", "5", env={**env, "AUTHCTL_FAILOVER_REGION": ""})
+    assert without.code == 69 and "replica" not in without.err, without
+    # A refusal is no outage: nothing said about failover.
+    refused = cli.run("token", "--client-credentials", env={**oauth_env(cli, oauth_pool, managed_login, "machine",
+                                                                        AUTHCTL_CLIENT_SECRET="wrong"),
+                                                           "AUTHCTL_FAILOVER_REGION": "us-west-2"})
+    assert refused.code == 78 and "replica" not in refused.err, refused

@@ -88,6 +88,12 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case webAuthnCredentialNotSupported
     /// ForbiddenException: the pool's web ACL (WAF) refused the request.
     case forbidden
+    /// OperationNotEnabledException: the operation is not available in this region or for this
+    /// pool's configuration. botocore's model (1.44) documents it for operations "not supported in
+    /// secondary replica regions": a multi-Region pool's replica answers it to a write (its role
+    /// SECONDARY allows only "end-user operations that do not create or change attributes of a
+    /// user"), and an INACTIVE replica to end users' requests.
+    case operationNotEnabled
     /// Any other error type.
     case other
 
@@ -120,6 +126,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "WebAuthnClientMismatchException": return .webAuthnClientMismatch
         case "WebAuthnCredentialNotSupportedException": return .webAuthnCredentialNotSupported
         case "ForbiddenException": return .forbidden
+        case "OperationNotEnabledException": return .operationNotEnabled
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
              "UserLambdaValidationException":
             return .poolConfiguration

@@ -118,7 +118,7 @@ struct AccountUpdate: AuthctlCommand {
                 risky.append(attribute)
             case nil:
                 if case .unknown(let reason) = pool {
-                    context.console.message("authctl: warning: authctl cannot tell whether this pool keeps your current \(attribute.words) until the new one is verified (\(reason)). If it does not, the new one is in force at once, unverified: if it is mistyped or you cannot receive the code sent to it, you may be unable to sign in with it or reset your password.")
+                    context.console.message("authctl: warning: authctl cannot tell whether this pool keeps your current \(attribute.words) until the new one is verified (\(reason)). If it does not, the new one is in force at once, unverified: if it is mistyped or you cannot receive the code sent to it, you may be unable to sign in with it or reset your password. After the change, authctl reads your attributes back and says which it was.")
                 }
                 risky.append(attribute)
             }
@@ -157,8 +157,11 @@ struct AccountUpdateReport: CommandReport {
             case true?:
                 let current = change.inForce.map { " (\(OutsideText($0)))" } ?? ""
                 lines.append("Your \(change.attribute.words) stays the current one\(current) until the new one is verified: \(sent); \(verify)")
-            default:
+            case false?:
                 lines.append("Your \(change.attribute.words) is now \(OutsideText(change.requested)), not verified yet: \(sent); \(verify)")
+            case nil:
+                // Neither DescribeUserPool (no AWS credentials) nor the read-back (GetUser failed) told.
+                lines.append("Your \(change.attribute.words) was changed to \(OutsideText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(sent); \(verify)")
             }
         }
         return lines

@@ -141,7 +141,11 @@ struct SignOut: AuthctlCommand {
             // more when the service refuses it as expired.
             session = try sessions.withFreshSession(minValidity: 60) { session, service in
                 do {
-                    try service.globalSignOut(accessToken: session.accessToken)
+                    // At the replica when the primary does not answer (a sign-out is no directory write).
+                    try sessions.failingOver("signing out every device", client: try sessions.clientSettings(for: session),
+                                             primary: service) { service in
+                        try service.globalSignOut(accessToken: session.accessToken)
+                    }
                     return session
                 } catch let error as CognitoError {
                     // Remembered across the retry after a refresh: the first request may have done it.

@@ -67,15 +67,21 @@ struct Status: AuthctlCommand {
         }
 
         var checkFailure: AuthctlError?
+        var regions: [RegionCheck]?
         if check, let index = entries.firstIndex(where: { $0.selected }), entries[index].signedIn {
             entries[index].checked = true
             do {
-                let session = try sessions.withFreshSession { session, service in
-                    _ = try service.getUser(accessToken: session.accessToken)
-                    return session
+                let expiresAt: Date
+                if settings.hasReplica {
+                    expiresAt = try checkBothRegions(sessions, context: context, settings: settings, regions: &regions)
+                } else {
+                    expiresAt = try sessions.withFreshSession { session, service in
+                        _ = try service.getUser(accessToken: session.accessToken)
+                        return session.accessTokenExpiresAt
+                    }
                 }
                 entries[index].state = .valid
-                entries[index].accessTokenExpiresAt = session.accessTokenExpiresAt
+                entries[index].accessTokenExpiresAt = expiresAt
             } catch SessionError.ended {
                 entries[index].signedIn = false
                 entries[index].state = .ended
@@ -87,7 +93,7 @@ struct Status: AuthctlCommand {
         }
 
         let selected = entries.first { $0.selected }
-        context.emit(StatusReport(selectedProfile: settings.profile, profiles: entries, now: now))
+        context.emit(StatusReport(selectedProfile: settings.profile, profiles: entries, regions: regions, now: now))
         if let selectedFailure, selected?.state == .storeUnavailable {
             throw ExitCode(selectedFailure.code.rawValue)
         }
@@ -97,6 +103,103 @@ struct Status: AuthctlCommand {
         if selected?.signedIn != true {
             throw ExitCode(AuthctlError.Code.notAuthorized.rawValue)
         }
+    }
+
+    /// `--check` with a replica: the session (refreshed first when due, at the replica if the
+    /// primary does not answer) is shown to both regions, GetUser once each (no retry: what is
+    /// measured is one request), their answers put in `regions` (reported whatever the outcome).
+    /// Alive when either region accepts it; a refusal that ends a session ends it (removed);
+    /// neither region answering is the check's failure. Returns the access token's expiry.
+    private func checkBothRegions(_ sessions: ProfileSession, context: CommandContext,
+                                  settings: Settings, regions: inout [RegionCheck]?) throws -> Date {
+        var (session, _) = try sessions.freshSession()
+        var refreshedOnce = false
+        while true {
+            let client = try sessions.clientSettings(for: session)
+            var probes = [RegionCheck.probe(.primary, client, accessToken: session.accessToken, context: context, settings: settings)]
+            if let replica = client.atReplica() {
+                probes.append(RegionCheck.probe(.replica, replica, accessToken: session.accessToken, context: context, settings: settings))
+            }
+            regions = probes.map(\.check)
+            // Accepted: an answer (reachable) that is no refusal.
+            if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
+            let errors = probes.compactMap(\.error)
+            if let refusal = errors.first(where: { $0.endsSession }) {
+                throw sessions.end(session, reason: "Cognito refused the access token: \(refusal.message)")
+            }
+            // Refused as expired (this machine's clock is behind): refreshed once and shown again, as
+            // `withFreshSession` does without a replica.
+            if let expired = errors.first(where: { $0.refusal == .accessTokenExpired }) {
+                guard !refreshedOnce else { throw SessionError.clockSkew(serviceMessage: expired.message) }
+                refreshedOnce = true
+                let due = session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1
+                (session, _) = try sessions.freshSession(minValidity: due)
+                continue
+            }
+            if let error = errors.first { throw error }
+            return session.accessTokenExpiresAt
+        }
+    }
+}
+
+/// One region's answer to `status --check` (with a replica configured).
+struct RegionCheck: Encodable {
+    enum Role: String, Encodable { case primary, replica }
+
+    static let accepted = "accepted the session"
+
+    var role: Role
+    var region: String
+    var endpoint: String
+    /// The endpoint answered as Cognito does (a success or a refusal, not a 5xx).
+    var reachable: Bool
+    /// What it answered: `accepted the session`, or the refusal's error type, or `HTTP 503`.
+    @Nullable var answer: String?
+    /// How long the one request took, in milliseconds (answered or not).
+    @Nullable var latencyMs: Int?
+    /// Why it was not reached (no connection, timeout, HTTP 5xx, an unusable answer).
+    @Nullable var error: String?
+
+    /// GetUser with `accessToken` at `client`'s endpoint, once.
+    static func probe(_ role: Role, _ client: ClientSettings, accessToken: String, context: CommandContext,
+                      settings: Settings) -> (check: RegionCheck, error: CognitoError?) {
+        var check = RegionCheck(role: role, region: client.region, endpoint: client.endpoint, reachable: false)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var failure: CognitoError?
+        do {
+            var once = context.retryPolicy
+            once.maxAttempts = 1
+            let service = CognitoService(endpoint: client.endpoint, transport: try context.transport(settings), retryPolicy: once)
+            _ = try service.getUser(accessToken: accessToken)
+            check.reachable = true
+            check.answer = accepted
+        } catch let error as CognitoError {
+            failure = error
+            if error.kind == .service, !error.isServerError {
+                check.reachable = true
+                check.answer = error.errorType ?? "refused"
+            } else {
+                if error.kind == .service { check.answer = "HTTP \(error.httpStatus ?? 500)" }
+                check.error = AuthctlError.from(error).message
+            }
+        } catch {
+            check.error = AuthctlError.from(error).message
+        }
+        let elapsed = start.duration(to: clock.now).components
+        check.latencyMs = Int(elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000)
+        return (check, failure)
+    }
+
+    var line: String {
+        var text = "  \(role.rawValue) \(region) (\(endpoint)): "
+        if reachable {
+            text += "reachable, \(OutsideText(answer ?? "answered"))"
+        } else {
+            text += "not reachable (\(error ?? answer ?? "no answer"))"
+        }
+        if let latencyMs { text += ", \(latencyMs) ms" }
+        return text
     }
 }
 
@@ -171,10 +274,14 @@ struct ProfileStatus: Encodable {
 struct StatusReport: CommandReport {
     var selectedProfile: String
     var profiles: [ProfileStatus]
+    /// `--check` with a replica: the primary's and the replica's answers (absent otherwise).
+    var regions: [RegionCheck]? = nil
     /// For the text only.
     var now: Date
 
-    enum CodingKeys: String, CodingKey { case selectedProfile, profiles }
+    enum CodingKeys: String, CodingKey { case selectedProfile, profiles, regions }
 
-    var textOutput: [String] { profiles.map { $0.line(now: now) } }
+    var textOutput: [String] {
+        profiles.map { $0.line(now: now) } + (regions.map { ["Regions checked:"] + $0.map(\.line) } ?? [])
+    }
 }

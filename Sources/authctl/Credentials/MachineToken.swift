@@ -77,7 +77,8 @@ struct MachineTokens {
         do {
             tokens = try endpoint.clientCredentials(scopes: scopes)
         } catch let error as OAuthError {
-            throw AuthctlError.from(oauth: error, domain: domain.base)
+            // The client-credentials grant exists at the managed login only: no API call to fail over to.
+            throw Failover.managedLoginFailure(error, domain: domain.base, settings: settings)
         }
         let claims = try? JWTClaims(token: tokens.accessToken)
         let now = context.now()

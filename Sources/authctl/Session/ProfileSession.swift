@@ -222,7 +222,7 @@ struct ProfileSession {
         } catch let error as OAuthError where error.code == .invalidGrant {
             throw end(current, reason: "the managed login refused the refresh token: \(OutsideText(error.description))", in: held)
         } catch let error as OAuthError {
-            throw AuthctlError.from(oauth: error, domain: domain.base)
+            throw Failover.managedLoginFailure(error, domain: domain.base, settings: settings)
         }
     }
 
@@ -236,10 +236,29 @@ struct ProfileSession {
             do {
                 try endpoint.revoke(refreshToken: session.refreshToken)
             } catch let error as OAuthError {
-                throw AuthctlError.from(oauth: error, domain: domain)
+                throw Failover.managedLoginFailure(error, domain: domain, settings: settings)
             }
         } else {
-            try context.service(settings, client: client).revokeToken(refreshToken: session.refreshToken, client: try appClient(client))
+            let app = try appClient(client)
+            try failingOver("revoking the refresh token", client: client) { service in
+                try service.revokeToken(refreshToken: session.refreshToken, client: app)
+            }
+        }
+    }
+
+    /// `body` with the primary's service (`primary`, else a new one), and once more with the
+    /// replica's when the primary did not answer (`Failover.isOutage`), said on stderr: for the
+    /// calls a session makes that do not change the directory (RevokeToken, GlobalSignOut), so a
+    /// session either region issued can be signed out while the other is out. A refusal is thrown
+    /// as it is.
+    func failingOver<T>(_ what: String, client: ClientSettings, primary: CognitoService? = nil,
+                        _ body: (CognitoService) throws -> T) throws -> T {
+        do {
+            return try body(try primary ?? context.service(settings, client: client))
+        } catch let error as CognitoError where Failover.isOutage(error) {
+            guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
+            context.console.message(Failover.notice(what, primary: client, replica: replica, because: error.message))
+            return try body(try context.service(settings, client: atReplica))
         }
     }
 

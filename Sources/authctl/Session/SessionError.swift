@@ -84,6 +84,14 @@ enum SessionError: Error, Equatable {
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 enum Messages {
+    /// OperationNotEnabledException (`ServiceRefusal.operationNotEnabled`): the endpoint is a
+    /// multi-Region pool's replica, which allows sign-in, refresh and sign-out only (or is inactive).
+    static func operationNotEnabled(endpoint: String?, said: String) -> String {
+        "Cognito\(endpoint.map { " at \($0)" } ?? "") does not allow this operation in this region (OperationNotEnabledException: \(said)). "
+            + "A replica region of a multi-Region user pool is read-only (sign-in, refresh and sign-out only) and an inactive one answers no user: "
+            + "writes go to the pool's primary region, whose id prefixes the pool id (set --region/--endpoint to it, and the replica as --failover-region)."
+    }
+
     static let notThisSignIn = "authctl: that redirect URL is not this sign-in's (its state differs); paste the URL of this sign-in's last page, or wait for the browser"
 
     static let codeOptionRemoved = "--code is no longer accepted here: a code on the command line can be read by every local user "

@@ -128,6 +128,8 @@ struct AuthctlError: Error, CustomStringConvertible {
             return AuthctlError(.inputRejected, "Cognito does not accept this security key's passkey: \(said)")
         case .forbidden?:
             return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
+        case .operationNotEnabled?:
+            return AuthctlError(.configuration, Messages.operationNotEnabled(endpoint: endpoint, said: said.description))
         case _ where error.isNotAuthorized:
             return AuthctlError(.notAuthorized, said.description)
         default:

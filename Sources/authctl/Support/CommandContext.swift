@@ -54,8 +54,7 @@ final class CommandContext {
         self.budget = budget
         // With a replica, a primary that does not answer has half the budget, so the replica
         // still gets its turn within --timeout.
-        let hasReplica = settings.failoverRegion != nil || settings.failoverEndpoint != nil
-        let perRequest = hasReplica ? settings.timeout / 2 : settings.timeout
+        let perRequest = settings.hasReplica ? settings.timeout / 2 : settings.timeout
         let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, perRequest),
                                        requestTimeout: perRequest, userAgent: "authctl/\(Authctl.version)",
                                        budget: budget)

@@ -30,6 +30,9 @@ struct Settings: Equatable {
     var failoverRegion: String?
     var failoverEndpoint: String?
 
+    /// A replica is configured (`--failover-region`, `--failover-endpoint`).
+    var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
+
     /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
     var unknownProfileNote: String {
         guard !profilesInFile.isEmpty, !profilesInFile.contains(profile) else { return "" }
@@ -218,7 +221,7 @@ struct ClientSettings: Equatable {
     var clientId: String
     var region: String
     var endpoint: String
-    /// The replica, when one is configured: sign-in and refresh fail over to it (`Failover`).
+    /// The replica, when one is configured: sign-in, refresh and sign-out fail over to it (`Failover`).
     var replica: Replica?
 
     struct Replica: Equatable {

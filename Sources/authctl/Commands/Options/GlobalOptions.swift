@@ -22,7 +22,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Cognito endpoint URL (env AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL; default: https://cognito-idp.<region>.amazonaws.com/).", valueName: "url"))
     var endpoint: String?
 
-    @Option(help: ArgumentHelp("Region of the pool's replica (multi-Region replication): sign-in and refresh go there once when the primary does not answer (env AUTHCTL_FAILOVER_REGION, profile failover_region).", valueName: "region"))
+    @Option(help: ArgumentHelp("Region of the pool's replica (multi-Region replication): sign-in, refresh and sign-out go there once when the primary does not answer (env AUTHCTL_FAILOVER_REGION, profile failover_region).", valueName: "region"))
     var failoverRegion: String?
 
     @Option(help: ArgumentHelp("The replica's endpoint URL, for emulators (env AUTHCTL_FAILOVER_ENDPOINT; default: https://cognito-idp.<failover region>.amazonaws.com/).", valueName: "url"))

@@ -148,7 +148,8 @@ struct BrowserSignIn: SignInFlow {
                 tab.connection = connection
                 return session
             } catch let error as OAuthError {
-                let failure = AuthctlError.from(oauth: error, domain: domain.base)
+                let failure = Failover.managedLoginFailure(error, domain: domain.base, settings: settings,
+                                                           otherWay: "`authctl signin` without --browser fails over")
                 connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
                     "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
                 throw failure
