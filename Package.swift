@@ -87,7 +87,8 @@ let package = Package(
                 "CognitoClient",
                 "CQRencode",
                 .product(name: "TOMLKit", package: "TOMLKit"),
-            ]
+            ],
+            swiftSettings: essentialsOnly
         ),
         .target(
             name: "SecureStore",
@@ -109,7 +110,8 @@ let package = Package(
                 "SecurityKey",
                 "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: essentialsOnly
         ),
         // `make fuzz`: libFuzzer targets over the libraries' parsers of outside data (Fuzz/).
         .executableTarget(

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a bulk run keeps its state and record, and who runs it.
 struct BulkRecord {

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Multi-Region failover (`--failover-region`, `--failover-endpoint`): a sign-in or a refresh
 /// that the primary region's endpoint leaves unanswered (no connection, a timeout, a 5xx) is made
