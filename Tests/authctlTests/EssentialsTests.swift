@@ -67,6 +67,23 @@ final class EssentialsTests: XCTestCase {
         }
     }
 
+    /// Dates from outside (a JWT's exp, an AWS answer) may be absurd: no trap. Just past years 1
+    /// and 9999 the text is ICU's; for the absurd ones ICU and FoundationEssentials each write a
+    /// different meaningless year, so only "no crash" is checked there.
+    func testDatesOutsideTheCalendarAreNoCrash() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        for seconds: Double in [253_402_300_800, -62_135_596_801] {
+            let date = Date(timeIntervalSince1970: seconds)
+            XCTAssertEqual(Format.iso8601(date), formatter.string(from: date), "\(seconds)")
+        }
+        for seconds in [1e300, -1e300, Double.nan, .infinity, 253_402_300_800, -62_135_596_801] {
+            let date = Date(timeIntervalSince1970: seconds)
+            XCTAssertFalse(Format.localTime(date).isEmpty, "\(seconds)")
+            XCTAssertFalse(Format.iso8601(date).isEmpty, "\(seconds)")
+        }
+    }
+
     func testPercentEncodingAsAddingPercentEncoding() {
         var alphanumerics = CharacterSet.alphanumerics
         alphanumerics.insert(charactersIn: "-._~")

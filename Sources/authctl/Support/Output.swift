@@ -38,7 +38,10 @@ enum Format {
     /// `date` shows it: `2026-11-22 06:00:00 CET`. From libc (TZ, /etc/localtime): without ICU,
     /// FoundationEssentials knows no zone but GMT.
     static func localTime(_ date: Date) -> String {
-        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        // Years 1 to 9999 (as ISO 8601 writes them); also keeps NaN and huge values from time_t(_:).
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds >= -62_135_596_800, seconds <= 253_402_300_799 else { return iso8601(date) }
+        var time = time_t(seconds)
         var parts = tm()
         guard localtime_r(&time, &parts) != nil else { return iso8601(date) }
         var buffer = [CChar](repeating: 0, count: 64)
