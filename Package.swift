@@ -9,12 +9,13 @@
 // TOMLKit, CQRencode.
 import PackageDescription
 
-// CognitoClient, SecureStore and authctl-bench use FoundationEssentials, not the full Foundation (its ICU-based
-// internationalisation and NSString/NSLock/JSONSerialization layer: 1,764 protocol conformances
-// and 6 MiB of resident memory in a static binary; docs/performance.md). Their files import
-// FoundationEssentials where it exists; MemberImportVisibility stops the full Foundation's
-// extensions (String(format:), trimmingCharacters...) leaking in through another module's import.
-// (LocalFormats still uses the full Foundation: it serves only the executable, which links it.)
+// Every target but the tests and the fuzzer uses FoundationEssentials, not the full Foundation
+// (its ICU-based internationalisation and NSString/NSLock/JSONSerialization layer: ICU's 34 MB of
+// data, 1,764 protocol conformances and 6 MiB of resident memory in a static binary;
+// docs/performance.md). Their files import FoundationEssentials where it exists;
+// MemberImportVisibility stops the full Foundation's extensions (String(format:),
+// trimmingCharacters...) leaking in through another module's import, and
+// Tests/integration/test_essentials.py checks the release binary has none of it.
 let essentialsOnly: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
@@ -87,7 +88,8 @@ let package = Package(
                 "CognitoClient",
                 "CQRencode",
                 .product(name: "TOMLKit", package: "TOMLKit"),
-            ]
+            ],
+            swiftSettings: essentialsOnly
         ),
         .target(
             name: "SecureStore",
@@ -109,7 +111,8 @@ let package = Package(
                 "SecurityKey",
                 "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: essentialsOnly
         ),
         // `make fuzz`: libFuzzer targets over the libraries' parsers of outside data (Fuzz/).
         .executableTarget(

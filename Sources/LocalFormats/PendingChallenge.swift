@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A sign-in that waits in the Secret Service for a one-time code given to a second process
 /// (`authctl signin --code CODE`): an authenticator set-up handed to a script

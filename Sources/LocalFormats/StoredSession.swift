@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A signed-in session as kept in the Secret Service (the whole item's secret, as JSON).
 public struct StoredSession: Codable, Equatable, Sendable {

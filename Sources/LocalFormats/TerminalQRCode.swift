@@ -1,5 +1,12 @@
 import CQRencode
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A QR code drawn with Unicode half blocks: two module rows per text line, so a code for an
 /// otpauth:// URI fits an 80-column terminal.

@@ -1,6 +1,7 @@
-/* bench-spawn: runs one command and prints its wall-clock time and peak memory.
+/* bench-spawn: runs one command and prints its wall-clock time, peak memory and CPU time.
  *
- *     bench-spawn COMMAND [ARGS...]    ->  on stderr, last line: "bench-spawn <ns> <maxrss KiB> <exit status>"
+ *     bench-spawn COMMAND [ARGS...]    ->  on stderr, last line:
+ *         "bench-spawn <ns> <maxrss KiB> <exit status> <user+sys CPU µs>"
  *
  * Why a C program: ru_maxrss survives exec, so a child forked (or vforked) from a large process
  * (the Python driver, 60 MiB with boto3 loaded) reports at least the parent's size. Forked from
@@ -32,6 +33,8 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &end);
     long long ns = (end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    fprintf(stderr, "\nbench-spawn %lld %ld %d\n", ns, usage.ru_maxrss, code);
+    long long cpu_us = (long long)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000LL
+        + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
+    fprintf(stderr, "\nbench-spawn %lld %ld %d %lld\n", ns, usage.ru_maxrss, code, cpu_us);
     return 0;
 }

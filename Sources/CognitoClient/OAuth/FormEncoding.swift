@@ -9,31 +9,7 @@ import Foundation
 enum FormEncoding {
     /// RFC 3986 unreserved characters pass; every other UTF-8 byte is percent-encoded (space too).
     static func escape(_ value: String) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(value.utf8.count)
-        for byte in value.utf8 {
-            if isUnreserved(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0f)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-             UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
+        PercentEncoding.encode(value, keeping: PercentEncoding.isUnreserved)
     }
 
     /// `%XX` sequences decoded; nil when one is malformed or the bytes are not UTF-8 (as

@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 enum AWSCredentialsFormat: String, ExpressibleByArgument, CaseIterable {
     /// The AWS CLI's and SDKs' `credential_process` JSON.

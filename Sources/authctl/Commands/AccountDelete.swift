@@ -1,6 +1,11 @@
 import ArgumentParser
 import CognitoClient
+import LocalFormats
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct AccountDelete: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -27,7 +32,7 @@ struct AccountDelete: AuthctlCommand {
                 throw AuthctlError(.usage, "deleting the account cannot be undone: pass --yes to confirm without a terminal")
             }
             console.message("This deletes the account \(OutsideText(stored.username)) in \(stored.userPoolId) for good: it cannot be undone.")
-            let typed = console.prompt("Type the username to confirm: ", secret: false)?.trimmingCharacters(in: .whitespaces)
+            let typed = console.prompt("Type the username to confirm: ", secret: false)?.trimmedBlanks()
             guard typed == stored.username else { throw AuthctlError(.unexpected, Messages.cancelled) }
         }
         let deleted = try AccountSettings.write(sessions) { session, service in

@@ -1,6 +1,11 @@
 import ArgumentParser
 import CognitoClient
+import LocalFormats
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 struct ChangePassword: AuthctlCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,13 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import LocalFormats
 
 struct Configure: AuthctlCommand {
@@ -122,7 +129,7 @@ struct Configure: AuthctlCommand {
     }
 
     private func ask(_ question: String, _ console: Console) -> String? {
-        guard let answer = console.prompt(question, secret: false)?.trimmingCharacters(in: .whitespaces),
+        guard let answer = console.prompt(question, secret: false)?.trimmedBlanks(),
               !answer.isEmpty else { return nil }
         return answer
     }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `authctl devices`: the devices Cognito tracks for a user.
 struct Devices: ParsableCommand {

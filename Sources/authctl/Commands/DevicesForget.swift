@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// `devices forget [DEVICE_KEY]`: ForgetDevice (this device by default, its keys deleted here),

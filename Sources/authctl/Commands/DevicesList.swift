@@ -1,6 +1,11 @@
 import ArgumentParser
 import CognitoClient
+import LocalFormats
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `devices list`: ListDevices with the stored session, or AdminListDevices for `--user NAME`.
 struct DevicesList: AuthctlCommand {

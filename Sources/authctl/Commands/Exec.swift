@@ -1,5 +1,10 @@
 import ArgumentParser
+import LocalFormats
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,11 @@
 import ArgumentParser
 import CognitoClient
 import CProcess
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -245,7 +249,7 @@ struct OpsSignOut: AuthctlCommand {
     }
 
     static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+        value == value.rounded() ? String(Int(value)) : Numbers.oneDecimal(value)
     }
 
     /// The selection, a users file's content digested (standard input first copied to the state
@@ -270,12 +274,11 @@ struct OpsSignOut: AuthctlCommand {
             renameat(state.directory.descriptor, name, state.directory.descriptor, kept)
             return .file(path: state.directory.path + "/" + kept, digest: digest.hex)
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard let file = ReadableFile(path: path) else {
             throw AuthctlError(.inputRejected, "cannot read the users file \(OutsideText(path))")
         }
-        defer { try? handle.close() }
         var digest = Digest.Hasher64()
-        while let chunk = try? handle.read(upToCount: 1 << 16), !chunk.isEmpty { digest.add(chunk) }
+        while let chunk = file.read(upTo: 1 << 16), !chunk.isEmpty { digest.add(chunk) }
         return .file(path: path, digest: digest.hex)
     }
 
@@ -294,7 +297,7 @@ struct OpsSignOut: AuthctlCommand {
                 : "--execute changes users' sessions and cannot be undone: pass --yes to confirm without a terminal")
         }
         let typed = context.console.prompt("Type the pool id (\(poolId)) to go ahead: ", secret: false)?
-            .trimmingCharacters(in: .whitespaces)
+            .trimmedBlanks()
         guard typed == poolId else {
             throw AuthctlError(.unexpected, "cancelled (the pool id was not typed); nothing was changed")
         }

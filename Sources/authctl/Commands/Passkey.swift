@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `authctl passkey`: the signed-in user's passkeys (WebAuthn credentials) in the user pool.
 struct Passkey: ParsableCommand {

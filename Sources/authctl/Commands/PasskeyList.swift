@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// `passkey list`: ListWebAuthnCredentials (every page) with the stored session.

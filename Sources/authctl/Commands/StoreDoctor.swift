@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `store doctor`: each store on this host, usable or what is missing and the fix.
 struct StoreDoctor: AuthctlCommand {

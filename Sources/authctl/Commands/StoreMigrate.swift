@@ -1,5 +1,10 @@
 import ArgumentParser
+import LocalFormats
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `store migrate --to X`: moves the profile's items to X and records X.
 struct StoreMigrate: AuthctlCommand {

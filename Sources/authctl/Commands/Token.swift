@@ -1,6 +1,11 @@
 import ArgumentParser
 import CognitoClient
+import SecureStore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 struct Token: AuthctlCommand {

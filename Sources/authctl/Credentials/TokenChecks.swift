@@ -1,5 +1,12 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import LocalFormats
 
 
@@ -85,14 +92,14 @@ struct JWKSCache {
 
     static func directory(environment: [String: String]) -> String {
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/authctl/jwks" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl/jwks"
+        return Paths.home(environment) + "/.cache/authctl/jwks"
     }
 
     /// The URL with every byte but letters, digits, `-`, `_` and `.` as %XX: readable, unique,
     /// and a single path component. Nil (no caching) for a URL too long for a file name.
     private var path: String? {
-        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        guard let name = url.addingPercentEncoding(withAllowedCharacters: allowed), name.utf8.count <= 200 else {
+        let name = PercentEncoding.encode(url, keeping: { PercentEncoding.isASCIIAlphanumeric($0) || $0 == "-" || $0 == "_" || $0 == "." })
+        guard name.utf8.count <= 200 else {
             return nil
         }
         return directory + "/" + name + ".json"

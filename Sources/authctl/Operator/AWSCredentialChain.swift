@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The standard AWS credential chain, the part that needs no network: the environment, then
 /// the shared credentials file. Used only by the ops commands that call IAM-signed operations.
@@ -24,7 +28,7 @@ enum AWSCredentialChain {
         case (nil, nil):
             break
         }
-        let path = value("AWS_SHARED_CREDENTIALS_FILE") ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.aws/credentials")
+        let path = value("AWS_SHARED_CREDENTIALS_FILE") ?? (Paths.home(env) + "/.aws/credentials")
         let profile = value("AWS_PROFILE") ?? "default"
         if let text = try? String(contentsOfFile: path, encoding: .utf8) {
             let sections = parseINI(text)
@@ -46,17 +50,17 @@ enum AWSCredentialChain {
         var sections: [String: [String: String]] = [:]
         var current: String?
         for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmedBlanks()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
-                var name = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
-                if name.hasPrefix("profile ") { name = String(name.dropFirst("profile ".count)).trimmingCharacters(in: .whitespaces) }
+                var name = String(line.dropFirst().dropLast()).trimmedBlanks()
+                if name.hasPrefix("profile ") { name = String(name.dropFirst("profile ".count)).trimmedBlanks() }
                 current = name
                 continue
             }
             guard let current, let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmedBlanks().lowercased()
+            let value = line[line.index(after: equals)...].trimmedBlanks()
             sections[current, default: [:]][key] = value
         }
         return sections

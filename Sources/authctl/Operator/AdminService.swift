@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The operator's connection for IAM-authorised (admin) operations: the pool from the settings,
 /// AWS credentials from the environment or the shared credentials file, every request signed

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `signout --global --user NAME`: an operator forces any user of the pool out of every session
 /// with AdminUserGlobalSignOut, signed with SigV4. Needs no stored session; touches no local store.

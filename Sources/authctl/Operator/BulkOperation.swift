@@ -1,6 +1,14 @@
 import CognitoClient
 import CProcess
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A run was stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP after its call in flight: the checkpoint
 /// is written, and running the same command again finishes the rest.
@@ -34,7 +42,7 @@ final class BulkOperation {
     /// Throttling answers absorbed, not reported as failures.
     var throttled: Int { counterLock.withLock { throttledCount } }
     private var throttledCount = 0
-    private let counterLock = NSLock()
+    private let counterLock = Lock()
     /// Connections for calls side by side (one transport each): the run keeps up to this many
     /// users in flight, so the pace is the bucket's, not one answer's latency. Empty: `service` alone.
     var workers: [CognitoService] = []
@@ -160,7 +168,7 @@ extension BulkOperation {
             let group = DispatchGroup()
             for worker in workers.prefix(users.count) {
                 group.enter()
-                let thread = Thread {
+                Threads.start(stackSize: 1 << 20) {
                     defer { group.leave() }
                     while let index = shared.nextIndex(of: users.count, signal: self.stopRequested) {
                         do {
@@ -171,8 +179,6 @@ extension BulkOperation {
                         }
                     }
                 }
-                thread.stackSize = 1 << 20
-                thread.start()
             }
             group.wait()
         }
@@ -184,7 +190,7 @@ extension BulkOperation {
 /// The state `actInOrder`'s workers share, under one lock: the next user to start, the outcomes
 /// waiting for their turn to be committed, and what stopped the run.
 private final class InFlight: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var next = 0
     private var committed = 0
     private var finished: [Int: BulkOperation.Outcome] = [:]

@@ -1,6 +1,10 @@
 import CognitoClient
 import CProcess
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a bulk run keeps its state and record, and who runs it.
 struct BulkRecord {

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What an ops command does to each user: AdminUserGlobalSignOut, then with `--disable`
 /// AdminDisableUser. The one place these calls are made for a user (`signout --global --user`

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Progress of a bulk run on stderr: on a terminal a bar redrawn in place (done / total, rate,
 /// ETA, failures), at most ten times a second; otherwise a plain line every `interval` seconds.
@@ -54,7 +58,7 @@ final class OpsProgress {
         let fraction = total.map { $0 > 0 ? min(1, Double(done) / Double($0)) : 1 }
         let count = total.map { "\(done)/\($0)" } ?? "\(done)"
         let percent = fraction.map { " \(Int(($0 * 100).rounded(.down)))%" } ?? ""
-        let speed = String(format: "%.1f/s", rate)
+        let speed = Numbers.oneDecimal(rate) + "/s"
         let eta: String
         if let total, rate > 0 {
             eta = "ETA " + clockTime(Double(max(0, total - done)) / rate)

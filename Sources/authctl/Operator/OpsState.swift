@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,7 +94,7 @@ struct OpsStateDirectory {
 
     static func path(environment: [String: String]) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/authctl/ops" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/authctl/ops"
+        return Paths.home(environment) + "/.local/state/authctl/ops"
     }
 
     static func open(environment: [String: String]) throws -> OpsStateDirectory {
@@ -263,10 +267,8 @@ final class OpsAuditLog {
     /// The entries of `pool` and `action` after `offset` (written after the checkpoint was: at most
     /// the user a kill interrupted between the two writes), each with the offset of its end.
     static func entries(path: String, after offset: Int64, pool: String, action: String) -> [(user: String, result: OpsResult, end: Int64)] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-        defer { try? handle.close() }
-        guard (try? handle.seek(toOffset: UInt64(max(0, offset)))) != nil,
-              let data = try? handle.readToEnd(), data.count < 1 << 20 else { return [] }
+        guard let file = ReadableFile(path: path), file.seek(to: max(0, offset)),
+              let data = file.readToEnd(limit: 1 << 20), data.count < 1 << 20 else { return [] }
         var found: [(user: String, result: OpsResult, end: Int64)] = []
         var end = offset
         for line in data.split(separator: 0x0a, omittingEmptySubsequences: false) {

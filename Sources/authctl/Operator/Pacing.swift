@@ -1,5 +1,10 @@
 import CognitoClient
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Time for pacing: a monotonic clock and a sleep, injected so tests run the arithmetic without waiting.
 protocol PaceClock: AnyObject {
@@ -75,7 +80,7 @@ final class Pacer {
     private(set) var throttles = 0
     private(set) var decreases = 0
     /// Calls may be made side by side (BulkOperation's workers): every change under this lock.
-    private let lock = NSLock()
+    private let lock = Lock()
 
     init(name: String, rate: Double, clock: PaceClock, floor: Double = 0.5, increasePerSecond: Double = 1, cooldown: Double = 1) {
         self.name = name

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Whether the pool keeps an email or phone number's old value until the new one is verified
 /// (UserAttributeUpdateSettings, "keep original attribute value active when an update is

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -154,7 +158,7 @@ final class FileSource: UserSource {
 
     /// The username on a line, nil for a blank line or a comment.
     static func username(_ line: String) -> String? {
-        let name = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = line.trimmed()
         return name.isEmpty || name.hasPrefix("#") ? nil : name
     }
 }

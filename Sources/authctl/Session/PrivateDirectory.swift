@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +25,7 @@ struct PrivateDirectory {
 
     /// Creates `path` (mode 0700, and its missing parents) unless it exists, then checks it.
     static func open(_ path: String) -> Result<PrivateDirectory, Unsafe> {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = Paths.parent(of: path)
         try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
         var parentInfo = stat()

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +21,7 @@ enum ProfileLock {
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
             candidates.append(cache + "/authctl")
         } else {
-            candidates.append((environment["HOME"] ?? NSHomeDirectory()) + "/.cache/authctl")
+            candidates.append(Paths.home(environment) + "/.cache/authctl")
         }
         return candidates
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 import SecureStore
 
@@ -181,7 +185,7 @@ enum StoreLocations {
     /// The configuration directory, which the kernel keyring's namespace is a hash of: two HOMEs
     /// (or two XDG_CONFIG_HOMEs) of one user never see each other's items.
     static func configDirectory(environment: [String: String]) -> String {
-        (ConfigFile.defaultPath(environment: environment) as NSString).deletingLastPathComponent
+        Paths.parent(of: ConfigFile.defaultPath(environment: environment))
     }
 
     /// FNV-1a (64 bits) of the configuration directory, in hex: a name, not a secret (every key
@@ -199,7 +203,7 @@ enum StoreLocations {
     /// `$XDG_STATE_HOME/authctl`, by default `~/.local/state/authctl`.
     static func fileDirectory(environment: [String: String]) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/authctl" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/authctl"
+        return Paths.home(environment) + "/.local/state/authctl"
     }
 }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Checks on a new password that need no server; the pool's own policy is the service's to enforce.
 enum NewPasswordRules {

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 #if canImport(Glibc)
 import Glibc
@@ -106,7 +110,7 @@ struct RememberedDevices {
         if rememberWithoutAsking { return true }
         guard context.console.canPrompt else { return false }
         let answer = context.console.prompt("Remember this device, so later sign-ins skip MFA? [y/N] ", secret: false)
-        return ["y", "yes"].contains(answer?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
+        return ["y", "yes"].contains(answer?.trimmedBlanks().lowercased() ?? "")
     }
 
     static func hostName() -> String {

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SecureStore
 
 /// The one error type commands throw: a message for the person and the documented exit code.

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a command may touch: the console, the environment, the network, the store and the
 /// output format. `live` builds the real ones; tests build fakes.

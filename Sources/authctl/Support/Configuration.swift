@@ -1,5 +1,12 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import LocalFormats
 
 /// Everything a command needs to reach one app client, resolved from flags, the environment,
@@ -93,7 +100,7 @@ struct ConfigFile {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return xdg + "/authctl/config.toml"
         }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = Paths.home(environment)
         return home + "/.config/authctl/config.toml"
     }
 
@@ -144,7 +151,7 @@ struct ConfigFile {
     /// Writes the whole file atomically (temporary file and rename), readable by the owner only.
     func save() throws {
         let text = ConfigDocument.render(profiles)
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Paths.parent(of: path)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -161,7 +168,7 @@ struct ConfigFile {
         } catch let error as AuthctlError {
             throw error
         } catch {
-            throw AuthctlError(.configuration, "cannot write \(path): \(error.localizedDescription)")
+            throw AuthctlError(.configuration, "cannot write \(path): \(ErrorText.reason(error))")
         }
     }
 }

@@ -1,4 +1,9 @@
+import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Asks before something that cannot be undone; without a terminal, `--yes` is required.
 enum Confirmation {
@@ -8,7 +13,7 @@ enum Confirmation {
         guard console.canPrompt else {
             throw AuthctlError(.usage, "\(reason): pass --yes to confirm without a terminal")
         }
-        let answer = console.prompt(question, secret: false)?.trimmingCharacters(in: .whitespaces).lowercased()
+        let answer = console.prompt(question, secret: false)?.trimmedBlanks().lowercased()
         guard answer == "y" || answer == "yes" else {
             throw AuthctlError(.unexpected, "cancelled; nothing was changed")
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one place for defaults derived when nothing is configured: the profile name, a pool's
 /// region and Cognito's endpoint in it.

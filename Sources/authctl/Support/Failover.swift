@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Multi-Region failover (`--failover-region`, `--failover-endpoint`): a sign-in, a refresh or a
 /// sign-out (RevokeToken, GlobalSignOut) that the primary region's endpoint leaves unanswered (no

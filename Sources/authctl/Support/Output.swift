@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Formats shared by every command's output.
 enum Format {
@@ -14,11 +21,9 @@ enum Format {
         return TerminalText.jsonSafe(String(decoding: data, as: UTF8.self))
     }
 
-    /// ISO 8601 in UTC, as in JSON output: `2026-11-22T05:00:00Z`.
+    /// ISO 8601 in UTC, as in JSON output: `2026-11-22T05:00:00Z` (whole seconds, truncated).
     static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        Date.ISO8601FormatStyle().format(date)
     }
 
     /// A duration as whole seconds, for output: a checked conversion (`Int(_:)` traps on a value
@@ -29,13 +34,20 @@ enum Format {
         return Int(min(max(seconds.rounded(), -bound), bound))
     }
 
-    /// For people: local time with its zone, `2026-11-22 06:00:00 CET`.
+    /// For people: local time with the zone's abbreviation from the time-zone database, as
+    /// `date` shows it: `2026-11-22 06:00:00 CET`. From libc (TZ, /etc/localtime): without ICU,
+    /// FoundationEssentials knows no zone but GMT.
     static func localTime(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone.current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
-        return formatter.string(from: date)
+        // Years 1 to 9999 (as ISO 8601 writes them); also keeps NaN and huge values from time_t(_:).
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds >= -62_135_596_800, seconds <= 253_402_300_799 else { return iso8601(date) }
+        var time = time_t(seconds)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return iso8601(date) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        let length = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S %Z", &parts)
+        guard length > 0 else { return iso8601(date) }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

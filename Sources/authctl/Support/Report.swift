@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a command reports: one value, written by `CommandContext.emit` in the chosen format
 /// (swiftly's OutputData idea). JSON is the value encoded (a document on stdout); text is what it

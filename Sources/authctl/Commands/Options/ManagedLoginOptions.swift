@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `--domain`, shared by the commands that talk to the pool's managed login (browser sign-in,
 /// its sign-out, machine tokens, configure).

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// What the signed-in account commands (`account ...`, `whoami`) share: the attributes that
@@ -28,7 +32,7 @@ enum AccountSettings {
     /// without echo on the terminal. Never taken from the command line.
     static func readCode(console: Console, fromStdin: Bool, attribute: VerifiableAttribute) throws -> String {
         if fromStdin {
-            guard let line = console.readLine(), !line.trimmingCharacters(in: .whitespaces).isEmpty else {
+            guard let line = console.readLine(), !line.trimmedBlanks().isEmpty else {
                 throw AuthctlError(.usage, "--code-stdin: standard input held no code")
             }
             return try AccountCode.normalized(line)

@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Options the account commands (signup, confirm-signup, resend-code, forgot-password) share.
 struct AccountOptions: ParsableArguments {
@@ -33,7 +37,7 @@ struct AccountCommandSupport {
         guard context.console.canPrompt else {
             throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
         }
-        guard let typed = context.console.prompt("Username: ", secret: false)?.trimmingCharacters(in: .whitespaces),
+        guard let typed = context.console.prompt("Username: ", secret: false)?.trimmedBlanks(),
               !typed.isEmpty else {
             throw AuthctlError(.usage, "no username given")
         }
@@ -106,7 +110,7 @@ enum AccountCode {
     }
 
     static func normalized(_ code: String) throws -> String {
-        let trimmed = code.trimmingCharacters(in: .whitespaces)
+        let trimmed = code.trimmedBlanks()
         let digits = trimmed.filter { $0 != " " && $0 != "-" }
         if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) { return digits }
         guard !trimmed.isEmpty, trimmed.count <= 2048, !trimmed.contains(where: { $0.isWhitespace }) else {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +26,7 @@ struct BrowserLauncher {
                 let words = entry.split(separator: " ").map(String.init)
                 guard !words.isEmpty else { return nil }
                 return words.contains { $0.contains("%s") }
-                    ? words.map { $0.replacingOccurrences(of: "%s", with: url) }
+                    ? words.map { $0.replacing("%s", with: url) }
                     : words + [url]
             }
         }

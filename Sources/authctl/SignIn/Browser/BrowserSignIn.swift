@@ -1,6 +1,10 @@
 import ArgumentParser
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 import LocalFormats
@@ -119,7 +123,7 @@ struct BrowserSignIn: SignInFlow {
                     Run authctl signin --browser again
                     """)
             case .line(let text):
-                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                guard !text.trimmedBlanks().isEmpty else { continue }
                 guard let pasted = AuthorizationCallback(pastedURL: text, redirectURI: redirectURI) else {
                     console.message("authctl: that is not the redirect URL (it starts with \(redirectURI)?); paste the whole URL from the browser's address bar")
                     continue

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -275,8 +279,8 @@ final class LineReader {
 enum BrowserPages {
     static func page(_ title: String, _ text: String) -> String {
         let escape = { (s: String) in
-            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            s.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+                .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
         }
         return """
             <!DOCTYPE html><html><head><meta charset="utf-8"><title>authctl: \(escape(title))</title></head>\

@@ -1,3 +1,4 @@
+import CognitoClient
 /// A numbered menu on the terminal: the person answers with a number or a name (3 tries).
 enum NumberedChoice {
     static func ask<Choice>(_ console: Console, heading: String, _ choices: [Choice], name: (Choice) -> String,
@@ -7,7 +8,7 @@ enum NumberedChoice {
             console.message("  \(index + 1). \(words(choice))")
         }
         for _ in 0..<3 {
-            let answer = console.prompt("Number [1-\(choices.count)]: ", secret: false)?.trimmingCharacters(in: .whitespaces) ?? ""
+            let answer = console.prompt("Number [1-\(choices.count)]: ", secret: false)?.trimmedBlanks() ?? ""
             if let number = Int(answer), (1...choices.count).contains(number) {
                 return choices[number - 1]
             }

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// A password sign-in (USER_SRP_AUTH or USER_PASSWORD_AUTH), with a remembered device.

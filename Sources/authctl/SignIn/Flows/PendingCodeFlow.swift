@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// `signin --code CODE` finishing a sign-in that waits in the store (a code sent where no one

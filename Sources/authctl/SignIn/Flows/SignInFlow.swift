@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// A way in, in one shape: start (the first factor) → challenges (each answered through the

@@ -1,5 +1,9 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LocalFormats
 
 /// Choice-based sign-in (USER_AUTH): the first factor `--method` asks for, or the one chosen from

@@ -1,5 +1,12 @@
 import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import SecurityKey
 
 /// The one place authctl talks to a security key for a person: which key (named, or the one
