@@ -39,20 +39,29 @@ enum ProfileLock {
         let path = directory.path + "/" + name
         let fd = try directory.openFile(name, flags: O_RDWR | O_CREAT)
         defer { close(fd) }
+        try FileLock.exclusive(fd, path: path, waitingAtMost: maximumWait, polling: 50_000) {
+            AuthctlError(.throttled, """
+                another authctl process has been refreshing or signing in to profile \(profile) for over \
+                \(Int(maximumWait)) s (it holds \(path)); try again when it has finished
+                """)
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
+
+/// An exclusive `flock` of an open lock file, waited for (polling, so the wait has an end) for
+/// at most `maximumWait` seconds.
+enum FileLock {
+    static func exclusive(_ fd: Int32, path: String, waitingAtMost maximumWait: Double, polling microseconds: UInt32,
+                          busy: () -> AuthctlError) throws {
         let deadline = Date().addingTimeInterval(maximumWait)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw AuthctlError(.unexpected, "cannot lock \(path): \(String(cString: strerror(errno)))")
             }
-            guard Date() < deadline else {
-                throw AuthctlError(.throttled, """
-                    another authctl process has been refreshing or signing in to profile \(profile) for over \
-                    \(Int(maximumWait)) s (it holds \(path)); try again when it has finished
-                    """)
-            }
-            usleep(50_000)
+            guard Date() < deadline else { throw busy() }
+            usleep(microseconds)
         }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
     }
 }

@@ -18,12 +18,13 @@ extension ConfigFile {
     /// other's change instead of the last one to rename winning.
     @discardableResult
     static func update(path: String, _ change: (inout ConfigFile) throws -> Void) throws -> ConfigFile {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let parent = Paths.parent(of: path)
+        let directory = parent.isEmpty ? "." : parent
         do {
-            try FileManager.default.createDirectory(atPath: directory.isEmpty ? "/" : directory, withIntermediateDirectories: true,
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw AuthctlError(.configuration, "cannot create \(directory): \(error)")
+            throw AuthctlError(.configuration, "cannot create \(directory): \(ErrorText.reason(error))")
         }
         let lockPath = directory + "/.config.toml.lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -31,18 +32,11 @@ extension ConfigFile {
             throw AuthctlError(.configuration, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        let deadline = Date().addingTimeInterval(lockWait)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw AuthctlError(.configuration, "cannot lock \(lockPath): \(String(cString: strerror(errno)))")
-            }
-            guard Date() < deadline else {
-                throw AuthctlError(.throttled, """
-                    another authctl process has been writing \(path) for over \(Int(lockWait)) s (it holds \(lockPath)); \
-                    try again when it has finished
-                    """)
-            }
-            usleep(20_000)
+        try FileLock.exclusive(fd, path: lockPath, waitingAtMost: lockWait, polling: 20_000) {
+            AuthctlError(.throttled, """
+                another authctl process has been writing \(path) for over \(Int(lockWait)) s (it holds \(lockPath)); \
+                try again when it has finished
+                """)
         }
         defer { flock(fd, LOCK_UN) }
         var file = try load(path: path, fresh: true)
