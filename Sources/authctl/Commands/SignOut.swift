@@ -147,7 +147,7 @@ struct SignOut: AuthctlCommand {
                 do {
                     // At the replica when the primary does not answer (a sign-out is no directory write).
                     try sessions.failingOver("signing out every device", client: try sessions.clientSettings(for: session),
-                                             primary: service) { service in
+                                             primary: service) { service, _, _ in
                         try service.globalSignOut(accessToken: session.accessToken)
                     }
                     return session

@@ -142,7 +142,8 @@ struct Status: AuthctlCommand {
                 continue
             }
             if let error = errors.first { throw error }
-            return session.accessTokenExpiresAt
+            // Neither region could be asked at all (no request was made): not a live session.
+            throw AuthctlError(.unavailable, "neither region could be asked: " + probes.compactMap(\.check.error).joined(separator: "; "))
         }
     }
 }

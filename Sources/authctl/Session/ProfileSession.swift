@@ -184,13 +184,8 @@ struct ProfileSession {
     /// answer (`Failover`); the region that issued the tokens (nil: the primary).
     private func refreshWithFailover(_ current: StoredSession, client: ClientSettings, service: CognitoService,
                                      in held: LockedProfile) throws -> (AuthenticationResult, String?) {
-        do {
-            return (try refreshWithCognito(current, client: client, service: service, in: held), nil)
-        } catch let error as CognitoError where Failover.isOutage(error) {
-            guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
-            context.console.message(Failover.notice("refreshing", primary: client, replica: replica, because: error.message))
-            let replicaService = try context.service(settings, client: atReplica)
-            return (try refreshWithCognito(current, client: atReplica, service: replicaService, in: held), replica.region)
+        try failingOver("refreshing", client: client, primary: service) { service, at, replicaRegion in
+            (try refreshWithCognito(current, client: at, service: service, in: held), replicaRegion)
         }
     }
 
@@ -244,7 +239,7 @@ struct ProfileSession {
             }
         } else {
             let app = try appClient(client)
-            try failingOver("revoking the refresh token", client: client) { service in
+            try failingOver("revoking the refresh token", client: client) { service, _, _ in
                 try service.revokeToken(refreshToken: session.refreshToken, client: app)
             }
         }
@@ -252,17 +247,18 @@ struct ProfileSession {
 
     /// `body` with the primary's service (`primary`, else a new one), and once more with the
     /// replica's when the primary did not answer (`Failover.isOutage`), said on stderr: for the
-    /// calls a session makes that do not change the directory (RevokeToken, GlobalSignOut), so a
-    /// session either region issued can be signed out while the other is out. A refusal is thrown
-    /// as it is.
+    /// calls a session makes that do not change the directory (refresh, RevokeToken,
+    /// GlobalSignOut), so a session either region issued keeps working while the other is out.
+    /// `body` is given the service, the client settings it is for, and the replica's region when
+    /// it runs there. A refusal is thrown as it is.
     func failingOver<T>(_ what: String, client: ClientSettings, primary: CognitoService? = nil,
-                        _ body: (CognitoService) throws -> T) throws -> T {
+                        _ body: (CognitoService, ClientSettings, _ replicaRegion: String?) throws -> T) throws -> T {
         do {
-            return try body(try primary ?? context.service(settings, client: client))
+            return try body(try primary ?? context.service(settings, client: client), client, nil)
         } catch let error as CognitoError where Failover.isOutage(error) {
             guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
             context.console.message(Failover.notice(what, primary: client, replica: replica, because: error.message))
-            return try body(try context.service(settings, client: atReplica))
+            return try body(try context.service(settings, client: atReplica), atReplica, replica.region)
         }
     }
 
