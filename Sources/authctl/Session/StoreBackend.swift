@@ -65,6 +65,15 @@ final class StoreBackend {
     /// `--store`, taken by `run(in:)` (the environment's `AUTHCTL_STORE` is read on use).
     var option: StoreKind?
     var passphraseFD: Int32?
+    /// The terminal prompt for the file store's passphrase (nil in tests).
+    var prompter: PassphrasePrompter?
+
+    /// False where a person must not be asked (`status`, kubectl's `spec.interactive: false`): a
+    /// locked file store is then an error naming `authctl unlock`.
+    var mayPrompt: Bool {
+        get { prompter?.allowed ?? false }
+        set { prompter?.allowed = newValue }
+    }
 
     init(resolvesProfiles: Bool = true, _ open: @escaping (StoreKind, Opening) -> SecretStore) {
         self.resolvesProfiles = resolvesProfiles
@@ -79,7 +88,7 @@ final class StoreBackend {
     /// The real stores.
     static func live(console: Console) -> StoreBackend {
         let prompter = PassphrasePrompter(console: console)
-        return StoreBackend { kind, opening in
+        let backend = StoreBackend { kind, opening in
             switch kind {
             case .secretService:
                 return SecretServiceStore(timeout: 5)
@@ -89,9 +98,12 @@ final class StoreBackend {
                 let directory = StoreLocations.fileDirectory(environment: opening.environment)
                 let source = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
                                                        prompt: { try prompter.ask(directory: directory) })
-                return AgeFileStore(directory: directory, passphrase: source)
+                return AgeFileStore(directory: directory, passphrase: source,
+                                    agent: KeyAgentLauncher.use(environment: opening.environment))
             }
         }
+        backend.prompter = prompter
+        return backend
     }
 
     /// The store asked for by `--store` or `AUTHCTL_STORE`, and how it was asked for.
@@ -211,11 +223,12 @@ enum StoreLocations {
 /// yet (a mistyped new passphrase would lock the person out of what they keep).
 final class PassphrasePrompter: @unchecked Sendable {
     private let console: Console
+    var allowed = true
 
     init(console: Console) { self.console = console }
 
     func ask(directory: String) throws -> String? {
-        guard console.canPrompt else { return nil }
+        guard allowed, console.canPrompt else { return nil }
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasSuffix(".age") }
         guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else { return nil }
         if existing { return first }
@@ -283,6 +296,9 @@ final class ExplainedStore: SecretStore {
             switch (error.kind, error.cause) {
             case (_, .wrongPassphrase?), (_, .corrupted?), (_, .tooLarge?), (.failed, _):
                 error.message = "\(kind.name): \(error.message)"
+            case (_, .noPassphrase?) where kind == .file:
+                // The file store's own line already names the fix (`authctl unlock`).
+                break
             case (.unavailable, _), (.locked, _), (.timeout, _):
                 error.advice = StoreMessages.unusable(kind, profile: profile, pinned: recorded, detail: error.message)
             }
