@@ -80,3 +80,13 @@ enum KeyAgentLauncher {
         return total
     }
 }
+
+/// The key agent as `status` reports it.
+enum FileStoreAgent {
+    /// Until when the agent holds `profile`'s file; nil when it does not. Never prompts.
+    static func expiry(of profile: String, context: CommandContext) throws -> Date? {
+        guard let store = context.backend.store(.file, environment: context.environment) as? AgeFileStore,
+              let seconds = try store.agentExpiry(profile: profile) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds))
+    }
+}
