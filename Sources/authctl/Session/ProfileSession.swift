@@ -227,18 +227,19 @@ struct ProfileSession {
 
     /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
     /// for a browser session, RevokeToken for a password one.
-    func revoke(_ session: StoredSession) throws {
+    /// `appClient`: the one a sign-in just used (its secret not read from the store again).
+    func revoke(_ session: StoredSession, appClient known: AppClient? = nil) throws {
         let client = try clientSettings(for: session)
         if let domain = session.domain {
             let endpoint = TokenEndpoint(domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
-                                         client: try appClient(client))
+                                         client: try known ?? appClient(client))
             do {
                 try endpoint.revoke(refreshToken: session.refreshToken)
             } catch let error as OAuthError {
                 throw Failover.managedLoginFailure(error, domain: domain, settings: settings)
             }
         } else {
-            let app = try appClient(client)
+            let app = try known ?? appClient(client)
             try failingOver("revoking the refresh token", client: client) { service, _, _ in
                 try service.revokeToken(refreshToken: session.refreshToken, client: app)
             }
@@ -292,6 +293,24 @@ struct ProfileSession {
         }
     }
 
+    /// A session just signed in that the store failed to keep (it answered the check before the
+    /// sign-in, then failed: a keyring locked meanwhile, a file changed under it): its refresh
+    /// token is revoked, so nothing usable is left at the service that nothing here remembers,
+    /// and the error says exactly that, with the store's exit code.
+    func notKept(_ session: StoredSession, appClient: AppClient?, because error: Error) -> Error {
+        let failure = AuthctlError.from(error)
+        let revoked: String
+        do {
+            try revoke(session, appClient: appClient)
+            revoked = "its refresh token was revoked at Cognito"
+        } catch {
+            revoked = "its refresh token could not be revoked (\(AuthctlError.from(error).message)); " +
+                "it stays usable at Cognito until it expires"
+        }
+        return AuthctlError(failure.code, Messages.signedInNotKept(as: session.username, revoked: revoked,
+                                                                   reason: failure.message))
+    }
+
     /// How `token --password-stdin` gets its session: the stored one when it is fresh and of the
     /// user asked for; else a sign-in (`prepare` asks for what it needs, then `signIn` runs), under
     /// the profile's lock so that of many jobs started together on no session one signs in and the
@@ -311,6 +330,15 @@ struct ProfileSession {
             // Not signed in, the session ended, or it is another client's: sign in below.
         }
 
+        if storeFailure == nil {
+            // A read finds no file store file without asking for its passphrase: open what a
+            // write needs before the service is asked.
+            do {
+                try kept.checkCanKeep()
+            } catch let error as SecureStoreError {
+                storeFailure = error
+            }
+        }
         let prepared = try prepare(storeFailure == nil)
         if storeFailure == nil {
             var signInStarted = false
@@ -330,6 +358,9 @@ struct ProfileSession {
                         return ObtainedSession(session: fresh, service: nil, notKept: nil)
                     } catch let error as SecureStoreError {
                         return ObtainedSession(session: fresh, service: nil, notKept: error)
+                    } catch {
+                        // A store the person chose failed after the answer: nothing is handed out.
+                        throw notKept(fresh, appClient: prepared.appClient, because: error)
                     }
                 }
                 return obtained
@@ -436,6 +467,8 @@ enum StoredItem {
 /// A sign-in ready to run: the user it is for, and the call that signs in.
 struct PreparedSignIn {
     var username: String
+    /// The app client the sign-in uses (to revoke its answer without reading the store again).
+    var appClient: AppClient?
     var signIn: () throws -> StoredSession
 }
 

@@ -135,6 +135,11 @@ enum Messages {
         "The session for profile \(profile) has ended (\(reason)); it was removed from this device. Run: authctl signin"
     }
 
+    static func signedInNotKept(as username: String, revoked: String, reason: String) -> String {
+        "signed in at Cognito as \(OutsideText(username)), but the session could not be kept (\(reason)): " +
+            "nothing was kept on this machine, and \(revoked)"
+    }
+
     static func replacedNotRevoked(_ reason: String) -> String {
         "authctl: warning: the refresh token of the session this sign-in replaced could not be revoked (\(reason)); it stays usable until it expires."
     }

@@ -275,6 +275,7 @@ final class ExplainedStore: SecretStore {
     @discardableResult
     func delete(_ key: SecretKey) throws -> Bool { try explained { try store.delete(key) } }
     func keys(profile: String) throws -> [SecretKey] { try explained { try store.keys(profile: profile) } }
+    func prepareToKeep(profile: String) throws { try explained { try store.prepareToKeep(profile: profile) } }
 
     private func explained<T>(_ body: () throws -> T) throws -> T {
         do {

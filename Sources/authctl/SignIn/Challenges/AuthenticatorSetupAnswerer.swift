@@ -29,7 +29,7 @@ struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
             // The second process finds the challenge in the store: check it is there before the
             // service hands out a secret that would go nowhere.
             do {
-                try context.kept.checkPendingChallengeCanBeKept()
+                try context.kept.checkCanKeep()
             } catch let error as SecureStoreError {
                 throw AuthctlError(.configuration, """
                     --mfa-setup-output json: finishing the authenticator set-up in a second process \
