@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // authctl: a command-line client for Amazon Cognito user pools on Linux.
-// Dependencies point one way: authctl -> {LocalFormats, CognitoClient, SecureStore};
+// Dependencies point one way: authctl (entry point, commands) -> AuthctlCore -> {LocalFormats,
+// CognitoClient, SecureStore, SecurityKey};
 // CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret, CKeyutils
 // (keyctl system calls) and swift-crypto (the age file format's primitives);
 // LocalFormats (what authctl keeps and hands out locally: config.toml's profiles, the session and
@@ -102,9 +103,26 @@ let package = Package(
             ],
             swiftSettings: essentialsOnly
         ),
+        // The core of the executable: the store owner and the session layer, the sign-in
+        // pipeline, credentials, the operator's bulk runs, the console and output. It takes plain
+        // values (never ArgumentParser), so the compiler keeps commands -> core, never back.
+        .target(
+            name: "AuthctlCore",
+            dependencies: [
+                "CognitoClient",
+                "LocalFormats",
+                "SecureStore",
+                "SecurityKey",
+                "CProcess",
+            ],
+            swiftSettings: essentialsOnly
+        ),
+        // The entry point and the commands (one file per subcommand, option groups): the only
+        // target that imports ArgumentParser.
         .executableTarget(
             name: "authctl",
             dependencies: [
+                "AuthctlCore",
                 "CognitoClient",
                 "LocalFormats",
                 "SecureStore",
@@ -146,7 +164,7 @@ let package = Package(
         ),
         .testTarget(
             name: "authctlTests",
-            dependencies: ["authctl", "CognitoClient", "LocalFormats", "SecureStore", "SecurityKey"]
+            dependencies: ["authctl", "AuthctlCore", "CognitoClient", "LocalFormats", "SecureStore", "SecurityKey"]
         ),
     ],
     swiftLanguageModes: [.v5]

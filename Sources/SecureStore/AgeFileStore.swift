@@ -124,6 +124,18 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         }
     }
 
+    /// The directory safe (created 0700 if missing), a passphrase from its source, and the
+    /// profile's file, if any, opened with it: a read alone asks for no passphrase when there is
+    /// no file yet, and a write would then fail only after the service answered.
+    public func prepareToKeep(profile: String) throws {
+        try state.withLock { state in
+            try checkDirectory(&state)
+            if try current(profile: profile, state: &state) == nil {
+                _ = try passphrase(&state)
+            }
+        }
+    }
+
     @discardableResult
     public func delete(_ key: SecretKey) throws -> Bool {
         try update(profile: key.profile) { items in

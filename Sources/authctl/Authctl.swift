@@ -1,8 +1,9 @@
 import ArgumentParser
+import AuthctlCore
 
 @main
 struct Authctl: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = AuthctlVersion.current
 
     static let configuration = CommandConfiguration(
         commandName: "authctl",

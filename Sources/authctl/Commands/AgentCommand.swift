@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import SecureStore
 import CProcess
 #if canImport(FoundationEssentials)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -74,7 +75,7 @@ struct KubeToken: AuthctlCommand {
         let client = try ClientSettings(settings)
         let sessions = ProfileSession(context: context, settings: settings)
         let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                   mfa: try MFAOptions.parse([]), passwordFromStdin: false,
+                                   mfa: MFAAnswers(), passwordFromStdin: false,
                                    devices: RememberedDevices(context: context, profile: settings.profile))
         guard let name = settings.username ?? context.console.prompt("Username: ", secret: false), !name.isEmpty else {
             throw AuthctlError(.usage, "no username given")

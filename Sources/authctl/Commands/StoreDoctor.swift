@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
