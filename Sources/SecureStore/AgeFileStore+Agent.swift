@@ -125,6 +125,13 @@ extension AgeFileStore {
         return answer.fields[0]
     }
 
+    /// Whether the agent holds this directory (so a new file needs no passphrase).
+    func agentHoldsDirectory(state: inout State) -> Bool {
+        guard let agent, let answer = ask(agent, AgentMessage(.status), state: &state), answer.kind == .ok,
+              let status = try? AgentStatus.parse(answer) else { return false }
+        return status.directories.contains { $0.path == directory }
+    }
+
     /// The agent's answer; nil (and why remembered) when none answers. A misbehaving agent is
     /// remembered too and the passphrase used: nothing is lost by not asking it.
     private func ask(_ agent: AgentUse, _ request: AgentMessage, state: inout State) -> AgentMessage? {
@@ -248,5 +255,40 @@ extension AgeFileStore {
         }
         return "the file store \(directory) is locked: run `authctl unlock` (or give a passphrase source, " +
             "e.g. AUTHCTL_STORE_PASSPHRASE_FILE)"
+    }
+}
+
+extension AgeFileStore {
+    /// Reads `profile`'s file back from the disk (not the copy in memory) and opens it: with the
+    /// passphrase this store holds (one scrypt: the file opens with the passphrase, not only with
+    /// a key in memory), else through the key agent. Throws unless it holds what was last written.
+    public func verifyOnDisk(profile: String) throws {
+        try state.withLock { state in
+            let path = path(profile: profile)
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { throw SecureStoreError(kind: .failed, message: "\(path) was not written") }
+            defer { close(fd) }
+            let file = try Self.readAll(fd, path: path)
+            var plaintext: [UInt8]
+            do {
+                if let passphrase = state.passphrase {
+                    let (header, start) = try AgeFormat.openHeader(file, passphrase: passphrase)
+                    plaintext = try AgeFormat.decryptPayload(file, from: start, header: header)
+                } else if let opened = try agentOpen(file, path: path, state: &state) {
+                    plaintext = opened
+                } else {
+                    throw SecureStoreError(kind: .failed, message: "\(path) could not be opened again to check it")
+                }
+            } catch AgeFormat.Failure.wrongPassphrase {
+                throw wrongPassphrase(path, state: state)
+            } catch AgeFormat.Failure.malformed(let reason) {
+                throw Self.damaged(path, reason)
+            }
+            defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            guard let document = try? JSONDecoder().decode(Document.self, from: Data(plaintext)),
+                  document == state.profiles[profile]?.document else {
+                throw SecureStoreError(.corrupted, message: "\(path) read back does not hold what was just written")
+            }
+        }
     }
 }

@@ -48,6 +48,8 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         var directoryChecked = false
         var profiles: [String: Opened] = [:]
         /// What the last request to the key agent found, for the message when nothing opens a file.
+        /// The header a new file of the directory takes, once opened with the passphrase.
+        var directoryHeader: AgeFormat.Header?
         var agentAbsence: KeyAgentClient.Absence?
         var agentTrouble: String?
     }
@@ -130,8 +132,9 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     public func prepareToKeep(profile: String) throws {
         try state.withLock { state in
             try checkDirectory(&state)
-            if try current(profile: profile, state: &state) == nil {
-                _ = try passphrase(&state)
+            if try current(profile: profile, state: &state) == nil, !agentHoldsDirectory(state: &state) {
+                // A new file takes the directory's passphrase: checked now, before the service is asked.
+                state.directoryHeader = try localHeader(for: nil, profile: profile, state: &state)
             }
         }
     }
@@ -265,7 +268,9 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 file = sealed
             } else {
                 if header == nil {
-                    header = try localHeader(for: before, profile: profile, state: &state)
+                    header = try before == nil ? state.directoryHeader ?? localHeader(for: nil, profile: profile, state: &state)
+                        : localHeader(for: before, profile: profile, state: &state)
+                    if before == nil { state.directoryHeader = header }
                 }
                 file = try AgeFormat.encrypt(plaintext, header: header!)
             }

@@ -380,3 +380,47 @@ def test_unlocked_new_profile_file_opens_with_age(bare):
     assert r.code == 0, r
     document = age_decrypt(state_dir(bare) / "second.age", PASSPHRASE)
     assert any(item["kind"] == "session" for item in document["items"])
+
+
+def test_interrupted_migration_to_file_leaves_nothing_once_migrated_back(bare):
+    import fcntl
+    import tomllib
+
+    def profile_config() -> dict:
+        path = home(bare) / ".config" / "authctl" / "config.toml"
+        return tomllib.loads(path.read_text()).get("profiles", {}).get("default", {}) if path.exists() else {}
+
+    assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
+    env = with_passphrase(bare)
+    # Interrupted after the copy: the config lock is held from the moment the migration noted
+    # where it copies to, so recording the copy fails (after its 10 s wait) and nothing is deleted.
+    proc = subprocess.Popen([str(authctl_bin()), "store", "migrate", "--to", "file"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=env["HOME"], start_new_session=True)
+    deadline = time.monotonic() + 120
+    while profile_config().get("store_migrating_to") != "file":
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    lock = open(home(bare) / ".config" / "authctl" / ".config.toml.lock", "a+")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        _, err = proc.communicate(timeout=180)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+    assert proc.returncode != 0, err
+    copy = state_dir(bare) / "default.age"
+    assert copy.exists(), "the interrupted migration left its copy"
+    assert profile_config().get("store") == "kernel-keyring"
+
+    doctor = bare.run("store", "doctor", env=env, timeout=120)
+    assert "interrupted" in doctor.err and "authctl store migrate --to kernel-keyring" in doctor.err, doctor
+    assert "recommended here: kernel-keyring" in doctor.err, doctor
+
+    # Migrating back removes the copy and the note; the profile works from where it always was.
+    r = bare.run("store", "migrate", "--to", "kernel-keyring", env=env, timeout=120)
+    assert r.code == 0, r
+    assert not copy.exists()
+    assert "store_migrating_to" not in profile_config()
+    assert bare.run("token").code == 0

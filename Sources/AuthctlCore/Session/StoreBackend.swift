@@ -181,8 +181,25 @@ package enum StoreRecord {
             if onlyIfUnset, entry.store != nil { return }
             entry.store = kind.rawValue
             entry.storeMigratingFrom = migratingFrom?.rawValue
+            entry.storeMigratingTo = nil
             file.profiles[profile] = entry
         }
+    }
+
+    /// Notes (or clears) the store a migration is copying into, before the first item is copied.
+    static func noteMigrating(to kind: StoreKind?, profile: String, environment: [String: String]) throws {
+        try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
+            var entry = file.profiles[profile] ?? ProfileConfig()
+            entry.storeMigratingTo = kind?.rawValue
+            file.profiles[profile] = entry
+        }
+    }
+
+    /// The store an interrupted migration was copying into (its copy may be partial).
+    package static func migratingTo(profile: String, environment: [String: String]) throws -> StoreKind? {
+        let path = ConfigFile.defaultPath(environment: environment)
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingTo, !value.isEmpty else { return nil }
+        return try StoreKind.parse(value, origin: "store_migrating_to in [profiles.\(profile)] of \(path)")
     }
 
     package static func migratingFrom(profile: String, environment: [String: String]) throws -> StoreKind? {
@@ -259,7 +276,21 @@ package enum StoreMessages {
                 + " (\(other.need))"
         }
         let lead = kind == .secretService ? Messages.keyringUnavailable(detail) : "\(kind.name) cannot be used: \(detail)"
-        return "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        let rest = "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        guard kind == .secretService else { return rest }
+        return headlessAdvice(profile: profile, keyctlWorks: (try? KernelKeyringStore(namespace: "probe").persistence) != nil)
+            + "\n" + rest
+    }
+
+    /// The first line on a host without a Secret Service: one command for this host (the kernel
+    /// keyring where keyctl works, else the file store with `authctl unlock`); the details after.
+    package static func headlessAdvice(profile: String, keyctlWorks: Bool) -> String {
+        let flag = profileFlag(profile)
+        return keyctlWorks
+            ? "No Secret Service on this host: use the kernel keyring, `authctl configure --store kernel-keyring\(flag)` " +
+                "(kept in kernel memory, lost at reboot)"
+            : "No Secret Service on this host and keyctl is blocked: use the encrypted file store, " +
+                "`authctl configure --store file\(flag)`, then `authctl unlock` once per session"
     }
 
     package static func profileFlag(_ profile: String) -> String {
