@@ -231,9 +231,13 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         let origin: PassphraseOrigin
         do {
             (text, origin) = try source.passphrase()
-        } catch var error as SecureStoreError where error.cause == .noPassphrase && agent != nil {
-            error.message = lockedMessage(state)
-            throw error
+        } catch let error as SecureStoreError where error.cause == .noPassphrase && agent != nil {
+            // Files to open (or an agent that held them): locked, and `authctl unlock` is the fix.
+            // A first file with no passphrase source is the plain missing passphrase.
+            guard state.agentAbsence == .gone || state.agentTrouble != nil || ((try? directoryHeaders()) ?? []).isEmpty == false else {
+                throw error
+            }
+            throw SecureStoreError(.storeLocked, message: lockedMessage(state))
         }
         state.passphrase = Array(text.utf8)
         state.origin = origin

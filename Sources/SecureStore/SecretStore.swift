@@ -44,6 +44,9 @@ public struct SecureStoreError: Error, Sendable, CustomStringConvertible {
         case corrupted
         /// No passphrase source gave a passphrase. Kind `.unavailable`.
         case noPassphrase
+        /// The file store has files, no key agent holds them and nothing may ask for the
+        /// passphrase here: `authctl unlock` is the fix. Kind `.unavailable`.
+        case storeLocked
         /// The store directory or file is reachable by other users, or not the user's. Kind `.unavailable`.
         case insecure
         /// The secret is larger than the store can keep (a kernel user key: 32767 bytes). Kind `.failed`.
@@ -52,7 +55,7 @@ public struct SecureStoreError: Error, Sendable, CustomStringConvertible {
         /// The kind a caller that does not know this cause treats it as.
         public var kind: Kind {
             switch self {
-            case .blocked, .noPassphrase, .insecure: return .unavailable
+            case .blocked, .noPassphrase, .storeLocked, .insecure: return .unavailable
             case .wrongPassphrase: return .locked
             case .corrupted, .tooLarge: return .failed
             }

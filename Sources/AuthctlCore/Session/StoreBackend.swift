@@ -328,7 +328,7 @@ package final class ExplainedStore: SecretStore {
             switch (error.kind, error.cause) {
             case (_, .wrongPassphrase?), (_, .corrupted?), (_, .tooLarge?), (.failed, _):
                 error.message = "\(kind.name): \(error.message)"
-            case (_, .noPassphrase?) where kind == .file:
+            case (_, .storeLocked?):
                 // The file store's own line already names the fix (`authctl unlock`).
                 break
             case (.unavailable, _), (.locked, _), (.timeout, _):

@@ -57,7 +57,7 @@ package struct AuthctlError: Error, CustomStringConvertible {
             case .wrongPassphrase?:
                 // As a wrong password: the file is left untouched.
                 return AuthctlError(.notAuthorized, text)
-            case .corrupted?, .insecure?, .blocked?, .noPassphrase?:
+            case .corrupted?, .insecure?, .blocked?, .noPassphrase?, .storeLocked?:
                 return AuthctlError(.configuration, text)
             case .tooLarge?, nil:
                 break

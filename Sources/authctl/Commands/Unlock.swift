@@ -37,7 +37,7 @@ struct Unlock: AuthctlCommand {
         let report: UnlockReport
         do {
             report = try store.unlock(lifetime)
-        } catch let error as SecureStoreError where error.cause == .noPassphrase {
+        } catch let error as SecureStoreError where error.cause == .noPassphrase || error.cause == .storeLocked {
             throw AuthctlError(.configuration, """
                 authctl unlock needs the file store's passphrase and none was given: run it on a terminal, or give \
                 --passphrase-fd N, \(PassphraseSource.fileVariable) (a file holding it), a systemd credential \
