@@ -33,7 +33,7 @@ release_clamp_times "$stage"
 
 sed -e "s/@VERSION@/$release_version/g" \
     -e "s/@DATE@/$(LC_ALL=C date -u -d "@$release_epoch" '+%a %b %d %Y')/" \
-    -e "s/@MAINTAINER@/$release_maintainer/" Packaging/authctl.spec.in > "$work/authctl.spec"
+    -e "s/@MAINTAINER@/$release_maintainer/g" Packaging/authctl.spec.in > "$work/authctl.spec"
 
 # No debug package or build-id links (the binary is already stripped, as the .deb's); the host
 # name and every time fixed; the payload compressed the same way wherever it is built.
@@ -44,6 +44,7 @@ rpmbuild -bb --quiet --target "$arch" \
     --define "_build_id_links none" \
     --define "__strip /bin/true" \
     --define "__brp_strip /bin/true" \
+    --define "__brp_compress /bin/true" \
     --define "_buildhost reproducible" \
     --define "use_source_date_epoch_as_buildtime 1" \
     --define "clamp_mtime_to_source_date_epoch 1" \
