@@ -39,7 +39,10 @@ package struct ProfileSession {
 
     /// The stored session; `SessionError.notSignedIn` without one. Makes no request.
     package func signedIn() throws -> StoredSession {
-        guard let session = try stored() else { throw SessionError.notSignedIn(profile: profile) }
+        guard let session = try stored() else {
+            let pinnedToKernel = kept.source.isRecorded(profile) && (try? kept.storeKind) == .kernelKeyring
+            throw SessionError.notSignedIn(profile: profile, keptIn: pinnedToKernel ? StoreKind.kernelKeyring.name : nil)
+        }
         return session
     }
 

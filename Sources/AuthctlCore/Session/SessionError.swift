@@ -9,8 +9,9 @@ import LocalFormats
 /// What the session layer (`ProfileSession`) can end with, as values a command can act on.
 /// Only `AuthctlError.from`, in the one `run()`, turns them into a message and an exit code.
 package enum SessionError: Error, Equatable {
-    /// No session is stored for the profile.
-    case notSignedIn(profile: String)
+    /// No session is stored for the profile; `keptIn` names the kernel keyring when the profile is
+    /// pinned there (its items are lost at reboot and after the keyring's idle expiry).
+    case notSignedIn(profile: String, keptIn: String? = nil)
     /// The stored item exists but cannot be decoded (the keyring itself answered).
     case unreadable(profile: String)
     /// The service no longer accepts the session; it was removed from this device.
@@ -50,8 +51,8 @@ package enum SessionError: Error, Equatable {
     /// The message and exit code.
     package var failure: AuthctlError {
         switch self {
-        case .notSignedIn(let profile):
-            return AuthctlError(.notAuthorized, Messages.notSignedIn(profile: profile))
+        case .notSignedIn(let profile, let keptIn):
+            return AuthctlError(.notAuthorized, Messages.notSignedIn(profile: profile, keptIn: keptIn))
         case .unreadable(let profile):
             return AuthctlError(.notAuthorized, Messages.unreadableSession(profile: profile))
         case .ended(let profile, let reason):
@@ -123,8 +124,11 @@ package enum Messages {
             + "authctl signin --browser without --scope (the default scopes include it) or with --scope \(ServiceRefusal.userAdminScope)"
     }
 
-    package static func notSignedIn(profile: String) -> String {
-        "Not signed in (profile \(profile)). Run: authctl signin"
+    package static func notSignedIn(profile: String, keptIn: String? = nil) -> String {
+        let command = "authctl signin" + StoreMessages.profileFlag(profile)
+        guard let keptIn else { return "Not signed in (profile \(profile)). Run: \(command)" }
+        return "Not signed in (profile \(profile)): \(keptIn) holds no session for it; unless you signed out, it was dropped " +
+            "(the kernel keyring is emptied at reboot and after its idle expiry). Run: \(command)"
     }
 
     package static func unreadableSession(profile: String) -> String {

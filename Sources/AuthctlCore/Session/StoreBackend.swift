@@ -65,6 +65,15 @@ package final class StoreBackend {
     /// `--store`, taken by `run(in:)` (the environment's `AUTHCTL_STORE` is read on use).
     package var option: StoreKind?
     package var passphraseFD: Int32?
+    /// The terminal prompt for the file store's passphrase (nil in tests).
+    package var prompter: PassphrasePrompter?
+
+    /// False where a person must not be asked (`status`, kubectl's `spec.interactive: false`): a
+    /// locked file store is then an error naming `authctl unlock`.
+    package var mayPrompt: Bool {
+        get { prompter?.allowed ?? false }
+        set { prompter?.allowed = newValue }
+    }
 
     package init(resolvesProfiles: Bool = true, _ open: @escaping (StoreKind, Opening) -> SecretStore) {
         self.resolvesProfiles = resolvesProfiles
@@ -79,7 +88,7 @@ package final class StoreBackend {
     /// The real stores.
     package static func live(console: Console) -> StoreBackend {
         let prompter = PassphrasePrompter(console: console)
-        return StoreBackend { kind, opening in
+        let backend = StoreBackend { kind, opening in
             switch kind {
             case .secretService:
                 return SecretServiceStore(timeout: 5)
@@ -89,9 +98,12 @@ package final class StoreBackend {
                 let directory = StoreLocations.fileDirectory(environment: opening.environment)
                 let source = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
                                                        prompt: { try prompter.ask(directory: directory) })
-                return AgeFileStore(directory: directory, passphrase: source)
+                return AgeFileStore(directory: directory, passphrase: source,
+                                    agent: KeyAgentLauncher.use(environment: opening.environment))
             }
         }
+        backend.prompter = prompter
+        return backend
     }
 
     /// The store asked for by `--store` or `AUTHCTL_STORE`, and how it was asked for.
@@ -169,8 +181,25 @@ package enum StoreRecord {
             if onlyIfUnset, entry.store != nil { return }
             entry.store = kind.rawValue
             entry.storeMigratingFrom = migratingFrom?.rawValue
+            entry.storeMigratingTo = nil
             file.profiles[profile] = entry
         }
+    }
+
+    /// Notes (or clears) the store a migration is copying into, before the first item is copied.
+    static func noteMigrating(to kind: StoreKind?, profile: String, environment: [String: String]) throws {
+        try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
+            var entry = file.profiles[profile] ?? ProfileConfig()
+            entry.storeMigratingTo = kind?.rawValue
+            file.profiles[profile] = entry
+        }
+    }
+
+    /// The store an interrupted migration was copying into (its copy may be partial).
+    package static func migratingTo(profile: String, environment: [String: String]) throws -> StoreKind? {
+        let path = ConfigFile.defaultPath(environment: environment)
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingTo, !value.isEmpty else { return nil }
+        return try StoreKind.parse(value, origin: "store_migrating_to in [profiles.\(profile)] of \(path)")
     }
 
     package static func migratingFrom(profile: String, environment: [String: String]) throws -> StoreKind? {
@@ -211,11 +240,12 @@ package enum StoreLocations {
 /// yet (a mistyped new passphrase would lock the person out of what they keep).
 package final class PassphrasePrompter: @unchecked Sendable {
     private let console: Console
+    package var allowed = true
 
     package init(console: Console) { self.console = console }
 
     package func ask(directory: String) throws -> String? {
-        guard console.canPrompt else { return nil }
+        guard allowed, console.canPrompt else { return nil }
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasSuffix(".age") }
         guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else { return nil }
         if existing { return first }
@@ -246,7 +276,21 @@ package enum StoreMessages {
                 + " (\(other.need))"
         }
         let lead = kind == .secretService ? Messages.keyringUnavailable(detail) : "\(kind.name) cannot be used: \(detail)"
-        return "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        let rest = "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        guard kind == .secretService else { return rest }
+        return headlessAdvice(profile: profile, keyctlWorks: (try? KernelKeyringStore(namespace: "probe").persistence) != nil)
+            + "\n" + rest
+    }
+
+    /// The first line on a host without a Secret Service: one command for this host (the kernel
+    /// keyring where keyctl works, else the file store with `authctl unlock`); the details after.
+    package static func headlessAdvice(profile: String, keyctlWorks: Bool) -> String {
+        let flag = profileFlag(profile)
+        return keyctlWorks
+            ? "No Secret Service on this host: use the kernel keyring, `authctl configure --store kernel-keyring\(flag)` " +
+                "(kept in kernel memory, lost at reboot)"
+            : "No Secret Service on this host and keyctl is blocked: use the encrypted file store, " +
+                "`authctl configure --store file\(flag)`, then `authctl unlock` once per session"
     }
 
     package static func profileFlag(_ profile: String) -> String {
@@ -284,6 +328,9 @@ package final class ExplainedStore: SecretStore {
             switch (error.kind, error.cause) {
             case (_, .wrongPassphrase?), (_, .corrupted?), (_, .tooLarge?), (.failed, _):
                 error.message = "\(kind.name): \(error.message)"
+            case (_, .noPassphrase?) where kind == .file:
+                // The file store's own line already names the fix (`authctl unlock`).
+                break
             case (.unavailable, _), (.locked, _), (.timeout, _):
                 error.advice = StoreMessages.unusable(kind, profile: profile, pinned: recorded, detail: error.message)
             }

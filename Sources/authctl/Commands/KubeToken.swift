@@ -31,6 +31,9 @@ struct KubeToken: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
+        // kubectl's interactiveMode Never (spec.interactive false): nothing asks on the terminal,
+        // not even for the file store's passphrase (a locked store is exit 78 naming `authctl unlock`).
+        context.backend.mayPrompt = request.interactive
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
 
