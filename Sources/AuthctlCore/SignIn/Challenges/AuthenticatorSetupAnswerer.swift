@@ -105,7 +105,8 @@ package enum AuthenticatorEnrolment {
         do {
             code = try TerminalQRCode(encoding: uri)
         } catch let failure as TerminalQRCode.Failure {
-            throw AuthctlError(.unexpected, failure.description)
+            // A missing libqrencode is the machine's set-up, as a missing libfido2 or libsecret.
+            throw AuthctlError(failure.libraryUnavailable ? .configuration : .unexpected, failure.description)
         }
         console.drawing(code.render(colors: colors))
         console.message("Secret (Base32): \(secret)")
