@@ -424,3 +424,25 @@ def test_interrupted_migration_to_file_leaves_nothing_once_migrated_back(bare):
     assert not copy.exists()
     assert "store_migrating_to" not in profile_config()
     assert bare.run("token").code == 0
+
+
+def test_messages_lead_to_the_fix_on_a_host_without_a_secret_service(bare):
+    from test_stores import kernel_items, keyctl
+
+    # The first refusal: one line naming one store for this host (keyctl works here), details after.
+    r = bare.signin("alice", None)
+    assert r.code == 78, r
+    first = r.err.strip().splitlines()[0]
+    assert first.startswith("authctl: No Secret Service on this host: use the kernel keyring"), r.err
+    assert "authctl configure --store kernel-keyring" in first and "lost at reboot" in first, r.err
+
+    # A kernel-keyring session gone (as after a reboot): said so, with the profile in the command.
+    assert bare.signin("alice", None, "--store", "kernel-keyring", "--profile", "ops").code == 0
+    ring = keyctl("get_persistent", "@s")
+    for name, item in kernel_items(bare).items():
+        if name.endswith(":ops"):
+            keyctl("unlink", item["_id"], ring)
+    r = bare.run("token", "--profile", "ops")
+    assert r.code == 77, r
+    assert "kernel keyring holds no session" in r.err and "reboot" in r.err, r
+    assert "authctl signin --profile ops" in r.err, r
