@@ -297,12 +297,4 @@ extension CommandContext {
     package func kept(_ profile: String) -> ProfileStore {
         backend.profile(profile, environment: environment)
     }
-
-    /// For tests: a context over any store.
-    package convenience init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
-                     makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-                     makeStore: @escaping () -> SecretStore) {
-        self.init(console: console, environment: environment, now: now, makeTransport: makeTransport,
-                  backend: StoreBackend(makeStore))
-    }
 }

@@ -62,12 +62,16 @@ package final class StoreBackend {
     private var opened: [StoreKind: SecretStore] = [:]
     private var resolved: [String: StoreKind] = [:]
     private var pinned: Set<String> = []
-    /// `--store`, taken by `run(in:)` (the environment's `AUTHCTL_STORE` is read on use).
-    package var option: StoreKind?
-    package var passphraseFD: Int32?
+    /// `--store` (the environment's `AUTHCTL_STORE` is read on use).
+    package let option: StoreKind?
+    /// `--passphrase-fd`.
+    package let passphraseFD: Int32?
 
-    package init(resolvesProfiles: Bool = true, _ open: @escaping (StoreKind, Opening) -> SecretStore) {
+    package init(resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil,
+                 _ open: @escaping (StoreKind, Opening) -> SecretStore) {
         self.resolvesProfiles = resolvesProfiles
+        self.option = option
+        self.passphraseFD = passphraseFD
         self.open = open
     }
 
@@ -76,10 +80,10 @@ package final class StoreBackend {
         self.init(resolvesProfiles: false) { _, _ in open() }
     }
 
-    /// The real stores.
-    package static func live(console: Console) -> StoreBackend {
+    /// How the real stores are opened.
+    package static func liveStores(console: Console) -> (StoreKind, Opening) -> SecretStore {
         let prompter = PassphrasePrompter(console: console)
-        return StoreBackend { kind, opening in
+        return { kind, opening in
             switch kind {
             case .secretService:
                 return SecretServiceStore(timeout: 5)

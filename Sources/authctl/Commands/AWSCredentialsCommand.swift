@@ -40,7 +40,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let pool = try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
         let credentials = try IdentityPoolCredentials(context: context, settings: settings, pool: pool).credentials()
         context.emit(AWSCredentialsOutput(credentials: credentials, format: format))

@@ -41,8 +41,8 @@ struct AccountVerify: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let settings = try context.settings
+        let sessions = try context.sessions
         _ = try sessions.signedIn()
         let console = context.console
         if !codeStdin && !sendOnly && !console.canPrompt {

@@ -13,25 +13,26 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 }
 
 extension AuthctlCommand {
-    /// Runs in `context`, which takes this command's `--output` (the one place that reads it).
-    func run(in context: CommandContext) throws {
-        context.outputFormat = global.output
-        context.backend.option = global.store
-        context.backend.passphraseFD = global.passphraseFd
-        try execute(in: context)
+    /// This invocation's state, built once from the host and the global options.
+    func context(in host: ProcessHost) -> CommandContext {
+        CommandContext(host: host, options: global.invocationOptions)
+    }
+
+    /// Runs over `host` (tests hand in fakes); errors are thrown as they are.
+    func run(in host: ProcessHost) throws {
+        try execute(in: context(in: host))
     }
 
     func run() throws {
         ProcessSafety.forbidCoreDumps()
-        let context = CommandContext.live()
+        let context = context(in: .live())
         do {
-            try run(in: context)
+            try execute(in: context)
         } catch let exit as ExitCode {
             throw exit
         } catch {
             var failure = AuthctlError.from(error)
-            if self is DirectoryWrite, failure.code == .unavailable,
-               let settings = try? SettingsResolver.resolve(global, environment: context.environment),
+            if self is DirectoryWrite, failure.code == .unavailable, let settings = context.settingsIfResolvable,
                let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" }) {
                 failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)
             }

@@ -29,12 +29,12 @@ struct ChangePassword: AuthctlCommand {
     var signOutOthers = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let console = context.console
         if !stdin && !console.isInteractive {
             throw AuthctlError(.usage, "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin")
         }
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         // Fail on "not signed in" before asking for any password.
         let signedIn = try sessions.signedIn()
 

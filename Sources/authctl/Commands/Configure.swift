@@ -98,17 +98,19 @@ struct Configure: AuthctlCommand {
             context.backend.forget(profileName)
         }
 
-        let sessions = ProfileSession(context: context, settings: written)
+        // The configuration is what this command writes, so it keeps the client secret through
+        // the store owner, for the client it wrote, not through the session layer.
+        let kept = context.kept(profileName)
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
             let secret = isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
-            try sessions.keepClientSecret(secret)
+            try kept.keepClientSecret(secret, userPoolId: poolId, clientId: clientId)
         } else if let previousClientId, previousClientId != clientId {
             // The secret kept for the previous client belongs to it, not to the new one.
-            _ = try? sessions.forgetClientSecret()
+            _ = try? kept.forgetClientSecret()
         }
         // Written under the config lock over the file as it is now: another process's profiles,
         // and this profile's store recorded meanwhile (unless --store set it), are kept.

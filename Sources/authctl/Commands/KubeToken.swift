@@ -31,8 +31,8 @@ struct KubeToken: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let settings = try context.settings
+        let sessions = try context.sessions
 
         let session: StoredSession
         do {
@@ -70,7 +70,7 @@ struct KubeToken: AuthctlCommand {
     /// mode), through the same pipeline as `authctl signin`; only stderr is written.
     private func signIn(settings: Settings, context: CommandContext) throws {
         let client = try ClientSettings(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
                                    mfa: MFAAnswers(), passwordFromStdin: false,
                                    devices: RememberedDevices(context: context, profile: settings.profile))

@@ -67,7 +67,7 @@ struct OpsSignOut: AuthctlCommand {
     var action: OpsAction { disable ? .signOutAndDisable : .signOut }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let admin = try AdminService(settings: settings, context: context, bulk: true)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let chosen = try userSelection(context, state)

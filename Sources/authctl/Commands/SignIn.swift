@@ -48,11 +48,11 @@ struct SignIn: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         // A malformed code fails before anything is sent (the challenge decides 6 or 6–8 digits).
         if let code = mfa.mfaCode { _ = try OneTimeCode.normalized(code) }
         let client = try ClientSettings(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let console = context.console
 
         // A sign-in waiting for this code (a set-up handed to a script, a code sent where no one

@@ -47,13 +47,13 @@ struct SignOut: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         if let user {
             try AdminSignOut(settings: settings, username: user, confirmed: yes).run(in: context)
             return
         }
         // First: ForgetDevice needs the session's access token, which signing out ends.
-        let device = forgetDevice ? forgetThisDevice(context, settings) : .skipped
+        let device = forgetDevice ? forgetThisDevice(context, settings, try context.sessions) : .skipped
         if everywhere {
             try globalSignOut(context, settings, device: device)
         } else {
@@ -64,7 +64,7 @@ struct SignOut: AuthctlCommand {
     // MARK: this device
 
     private func localSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         var revokeOutcome = SignOutReport.Outcome.ok
         let outcome = try sessions.signOutLocally { session in
             do {
@@ -119,7 +119,7 @@ struct SignOut: AuthctlCommand {
     // MARK: every device
 
     private func globalSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let stored: StoredSession
         switch try sessions.item(of: settings.profile) {
         case .none:
@@ -246,8 +246,8 @@ struct SignOut: AuthctlCommand {
 
     /// `--forget-device`: ForgetDevice for the remembered device of the session's user, then its
     /// keys here. A failure is said and the sign-out goes on (the session must still end).
-    private func forgetThisDevice(_ context: CommandContext, _ settings: Settings) -> SignOutReport.Outcome {
-        let sessions = ProfileSession(context: context, settings: settings)
+    private func forgetThisDevice(_ context: CommandContext, _ settings: Settings,
+                                  _ sessions: ProfileSession) -> SignOutReport.Outcome {
         let devices = RememberedDevices(context: context, profile: settings.profile)
         do {
             guard let session = try sessions.stored(),

@@ -24,10 +24,10 @@ struct Status: AuthctlCommand {
     var check = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let file = try ConfigFile.load(path: settings.configFile)
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let now = context.now()
 
         var entries: [ProfileStatus] = []

@@ -58,18 +58,18 @@ struct Token: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         if machine.clientCredentials {
             return context.emit(try MachineTokens(context: context, settings: settings, options: machine.choice)
                 .token(minValidity: freshness.minValid))
         }
         let checks = TokenChecks(context: context, settings: settings)
         guard signsIn else {
-            let (session, service) = try ProfileSession(context: context, settings: settings).freshSession(minValidity: freshness.minValid)
+            let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid)
             return try emit(session, checks: checks, service: service, context: context)
         }
         let client = try ClientSettings(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         // Where no store answers, the sign-in keeps nothing (and sends no remembered device).
         let obtained = try SignInPipeline.obtain(sessions, minValidity: freshness.minValid, as: how.username) { storeAvailable in
             let signIn = SignInContext(command: context, settings: settings, client: client,

@@ -23,8 +23,8 @@ struct WhoAmI: AuthctlCommand {
     var factors = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let settings = try context.settings
+        let sessions = try context.sessions
         let checks = TokenChecks(context: context, settings: settings)
         let (session, user) = try sessions.withFreshSession { session, service in
             try checks.checkClaims(session, .access)
