@@ -73,12 +73,8 @@ struct ChangePassword: AuthctlCommand {
             throw AuthctlError(failure.code, "The password was changed, but the other sessions could not be signed out: \(failure.message)\nThey stay signed in; run: authctl signout --global")
         }
         do {
-            let client = try ClientSettings(settings)
-            let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                       mfa: MFAAnswers(), passwordFromStdin: stdin,
-                                       devices: RememberedDevices(context: context, profile: settings.profile))
-            signIn.password = password
-            _ = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: username, flow: .srp), keep: true)
+            let request = SignInRequest(username: username, method: .password(.srp), password: .known(password))
+            _ = try SignInPipeline.signIn(request, in: context, keep: true)
         } catch {
             // Every session, this one included, was signed out: what is kept here is of no use.
             _ = sessions.remove()

@@ -69,16 +69,7 @@ struct KubeToken: AuthctlCommand {
     /// A password sign-in on the terminal (kubectl hands over its standard input in interactive
     /// mode), through the same pipeline as `authctl signin`; only stderr is written.
     private func signIn(settings: Settings, context: CommandContext) throws {
-        let client = try ClientSettings(settings)
-        let sessions = try context.sessions
-        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                   mfa: MFAAnswers(), passwordFromStdin: false,
-                                   devices: RememberedDevices(context: context, profile: settings.profile))
-        guard let name = settings.username ?? context.console.prompt("Username: ", secret: false), !name.isEmpty else {
-            throw AuthctlError(.usage, "no username given")
-        }
-        _ = try signIn.readPassword(for: name)
-        let session = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: name, flow: .srp), keep: true)
+        let session = try SignInPipeline.signIn(SignInRequest(method: .password(.srp)), in: context, keep: true)
         context.console.message(SignInSummary(session).textMessages.joined(separator: "\n"))
     }
 }
