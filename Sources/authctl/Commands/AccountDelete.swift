@@ -24,7 +24,6 @@ struct AccountDelete: AuthctlCommand {
     var yes = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         let stored = try sessions.signedIn()
         let console = context.console

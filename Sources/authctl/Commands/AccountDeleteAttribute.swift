@@ -29,7 +29,6 @@ struct AccountDeleteAttribute: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         let stored = try sessions.signedIn()
         if let address = VerifiableAttribute(rawValue: name) {

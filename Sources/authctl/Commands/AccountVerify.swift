@@ -41,7 +41,6 @@ struct AccountVerify: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         _ = try sessions.signedIn()
         let console = context.console

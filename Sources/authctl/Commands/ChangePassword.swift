@@ -42,15 +42,12 @@ struct ChangePassword: AuthctlCommand {
         try NewPasswordRules.check(proposed, current: current)
 
         // An access token refused as expired is refreshed and the change asked once more (the
-        // refused request changed nothing); one refused otherwise ends the session.
-        try sessions.withFreshSession(minValidity: 60) { session, service in
-            do {
-                try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
-            } catch let error as CognitoError where Self.refusesSession(error) {
-                throw error
-            } catch let error as CognitoError {
-                throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: error.outcomeUnknown)
-            }
+        // refused request changed nothing); one refused otherwise ends the session. A plain
+        // NotAuthorizedException is the current password here, not the session.
+        let policy = SessionPolicy(endsSession: { $0.endsSession && $0.refusal != .notAuthorized },
+                                   otherRefusal: { Self.failure($0, endpoint: $1.endpoint, mayHaveActed: $0.outcomeUnknown) })
+        _ = try sessions.withFreshSession(minValidity: 60, policy: policy) { session, service in
+            try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
         }
         guard signOutOthers else {
             context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
@@ -105,13 +102,6 @@ struct ChangePassword: AuthctlCommand {
             throw AuthctlError(.inputRejected, "Passwords do not match")
         }
         return (current, proposed)
-    }
-
-    /// The access token, not the current password, was refused (NotAuthorizedException covers both),
-    /// or the user is gone or disabled: the session's business (`withFreshSession`), not a wrong
-    /// password. A NotAuthorizedException with no more particular message is the current password here.
-    static func refusesSession(_ error: CognitoError) -> Bool {
-        error.refusal == .accessTokenExpired || (error.endsSession && error.refusal != .notAuthorized)
     }
 
     static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {

@@ -26,7 +26,6 @@ struct MFADisable: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         let stored = try sessions.signedIn()
         let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }

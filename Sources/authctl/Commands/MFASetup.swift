@@ -24,7 +24,6 @@ struct MFASetup: AuthctlCommand {
     var yes = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let console = context.console
         guard console.canPrompt else {
             throw AuthctlError(.usage, "mfa setup needs a terminal to show the QR code and ask for the first code")

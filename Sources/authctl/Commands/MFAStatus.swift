@@ -16,7 +16,6 @@ struct MFAStatus: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
         var enabled = Set(user.enabledFactors)

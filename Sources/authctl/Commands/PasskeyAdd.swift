@@ -25,7 +25,6 @@ struct PasskeyAdd: AuthctlCommand {
     var securityKey: SecurityKeyOptions
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         let key = SecurityKeyUse(choice: securityKey.choice(environment: context.environment), console: context.console,
                                  environment: context.environment)

@@ -17,7 +17,6 @@ struct PasskeyList: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         let (session, credentials) = try sessions.withFreshSession { session, service in
             (session, try service.listWebAuthnCredentials(accessToken: session.accessToken))

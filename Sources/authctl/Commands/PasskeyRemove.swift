@@ -29,7 +29,6 @@ struct PasskeyRemove: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         let sessions = try context.sessions
         try Confirmation.require("Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
                                  console: context.console, withoutTerminal: "this removes a passkey")

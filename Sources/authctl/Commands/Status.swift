@@ -118,9 +118,9 @@ struct Status: AuthctlCommand {
     /// neither region answering is the check's failure. Returns the access token's expiry.
     private func checkBothRegions(_ sessions: ProfileSession, context: CommandContext,
                                   settings: Settings, regions: inout [RegionCheck]?) throws -> Date {
-        var (session, _) = try sessions.freshSession()
-        var refreshedOnce = false
-        while true {
+        // The standard policy, as without a replica: refused as expired (this machine's clock is
+        // behind), refreshed once and shown again; a refusal that ends the session ends it.
+        try sessions.withFreshSession { session, _ in
             let client = try sessions.clientSettings(for: session)
             var probes = [RegionCheck.probe(.primary, client, accessToken: session.accessToken, context: context, settings: settings)]
             if let replica = client.atReplica() {
@@ -130,19 +130,11 @@ struct Status: AuthctlCommand {
             // Accepted: an answer (reachable) that is no refusal.
             if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
             let errors = probes.compactMap(\.error)
-            if let refusal = errors.first(where: { $0.endsSession }) {
-                throw sessions.end(session, reason: "Cognito refused the access token: \(refusal.message)")
+            // The refusal that decides: one that ends the session, else one as expired, else any.
+            if let refusal = errors.first(where: { $0.endsSession }) ?? errors.first(where: { $0.refusal == .accessTokenExpired })
+                ?? errors.first {
+                throw refusal
             }
-            // Refused as expired (this machine's clock is behind): refreshed once and shown again, as
-            // `withFreshSession` does without a replica.
-            if let expired = errors.first(where: { $0.refusal == .accessTokenExpired }) {
-                guard !refreshedOnce else { throw SessionError.clockSkew(serviceMessage: expired.message) }
-                refreshedOnce = true
-                let due = session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1
-                (session, _) = try sessions.freshSession(minValidity: due)
-                continue
-            }
-            if let error = errors.first { throw error }
             // Neither region could be asked at all (no request was made): not a live session.
             throw AuthctlError(.unavailable, "neither region could be asked: " + probes.compactMap(\.check.error).joined(separator: "; "))
         }

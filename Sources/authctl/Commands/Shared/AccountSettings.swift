@@ -68,14 +68,9 @@ enum AccountSettings {
     /// session's own refusals are `withFreshSession`'s (refresh and retry, or end the session).
     static func write<T>(_ sessions: ProfileSession, attribute: String? = nil,
                          _ body: (StoredSession, CognitoService) throws -> T) throws -> T {
-        try sessions.withFreshSession { session, service in
-            do {
-                return try body(session, service)
-            } catch let error as CognitoError where error.refusal == .accessTokenExpired || error.endsSession {
-                throw error
-            } catch let error as CognitoError {
-                throw failure(error, attribute: attribute) ?? error
-            }
-        }
+        let policy = SessionPolicy(otherRefusal: { (error: CognitoError, _) -> Error in
+            failure(error, attribute: attribute) ?? error
+        })
+        return try sessions.withFreshSession(policy: policy, body).get()
     }
 }
