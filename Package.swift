@@ -127,7 +127,6 @@ let package = Package(
                 "LocalFormats",
                 "SecureStore",
                 "SecurityKey",
-                "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: essentialsOnly
