@@ -156,7 +156,7 @@ final class StatusCommandTests: XCTestCase {
     func testNotSignedInExits77WithJSON() throws {
         let harness = Harness(now: now)
         XCTAssertThrowsError(try Status.parse(["--output", "json"]).run(in: harness.host)) { error in
-            XCTAssertEqual((error as? ExitCode)?.rawValue, 77)
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         let object = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as? [String: Any]
         let profiles = object?["profiles"] as? [[String: Any]]

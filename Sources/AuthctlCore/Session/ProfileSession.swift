@@ -49,9 +49,9 @@ package struct ProfileSession {
     }
 
     /// What the store holds for `profile` (any profile: `status` lists them all).
-    package func item(of profile: String) throws -> StoredItem {
+    package func item(of profile: String) throws -> SessionItem {
         do {
-            return try context.kept(profile).session().map(StoredItem.session) ?? .none
+            return try context.kept(profile).session().map(SessionItem.session) ?? .none
         } catch SessionError.unreadable {
             return .unreadable
         }
@@ -152,8 +152,8 @@ package struct ProfileSession {
     }
 }
 
-/// What the store holds for a profile.
-package enum StoredItem {
+/// What the store holds for a profile's session.
+package enum SessionItem {
     case none
     case session(StoredSession)
     /// An item that cannot be decoded (damaged, or written by another version).

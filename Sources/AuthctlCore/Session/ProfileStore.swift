@@ -187,12 +187,6 @@ package struct ProfileStore {
                           secret: try KeptRecordCodec.encode(entry))
     }
 
-    /// Removes the profile's cached credentials, whatever their identity pool.
-    @discardableResult
-    package func forgetAWSCredentials() throws -> Bool {
-        try backend.delete(KeptItem.awsCredentials(identityPoolId: "").key(profile: profile))
-    }
-
     // MARK: cached machine tokens
 
     /// The cached client_credentials tokens of `clientId` by scope set; an unreadable item is an

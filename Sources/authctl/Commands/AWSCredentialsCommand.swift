@@ -22,7 +22,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
             In ~/.aws/config: credential_process = authctl aws-credentials --profile NAME. The session's id \
             token (refreshed first when needed) is exchanged for the credentials of the identity pool's \
             authenticated role (GetId, then GetCredentialsForIdentity). Stdout carries the credentials and \
-            nothing else; messages go to stderr. They are cached in the Secret Service until 5 minutes before \
+            nothing else; messages go to stderr. They are cached in the profile's store until 5 minutes before \
             they expire, and parallel calls fetch once.
             """)
 

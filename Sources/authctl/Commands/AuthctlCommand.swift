@@ -28,15 +28,14 @@ extension AuthctlCommand {
         let context = context(in: .live())
         do {
             try execute(in: context)
-        } catch let exit as ExitCode {
-            throw exit
         } catch {
             var failure = AuthctlError.from(error)
             if self is DirectoryWrite, failure.code == .unavailable, let settings = context.settingsIfResolvable,
                let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" }) {
                 failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)
             }
-            context.console.message("authctl: \(failure.message)")
+            // A failure the report already explained (`AuthctlError.reported`) says nothing more.
+            if !failure.message.isEmpty { context.console.message("authctl: \(failure.message)") }
             throw ExitCode(failure.code.rawValue)
         }
     }

@@ -106,11 +106,11 @@ struct ChangePassword: AuthctlCommand {
 
     static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
         if error.kind == .service {
-            if error.isNotAuthorized {
+            if error.refusal?.deniesAuthorization == true {
                 return AuthctlError(.notAuthorized, "Current password is incorrect")
             }
             if error.refusal == .throttled {
-                return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+                return AuthctlError(.throttled, Messages.tooManyAttempts)
             }
             if error.refusal == .invalidPassword || error.refusal == .invalidParameter {
                 return AuthctlError(.inputRejected, error.message)

@@ -14,7 +14,7 @@ import LocalFormats
 struct Configure: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "configure",
-        abstract: "Write a profile to the config file (and an app client secret to the Secret Service).",
+        abstract: "Write a profile to the config file (and an app client secret to the profile's store).",
         discussion: """
             Settings come from the global flags (--profile, --user-pool-id, --client-id, --region, --endpoint) \
             and --username; on a terminal, what is missing is asked. The file is \
@@ -31,7 +31,7 @@ struct Configure: AuthctlCommand {
     @Option(help: ArgumentHelp("Identity pool id, <region>:<uuid>, for `authctl aws-credentials`.", valueName: "id"))
     var identityPoolId: String?
 
-    @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the Secret Service.")
+    @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the profile's store (never in the file).")
     var clientSecretStdin = false
 
     @OptionGroup var managedLogin: ManagedLoginOptions

@@ -11,7 +11,7 @@ import LocalFormats
 struct SignIn: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "signin",
-        abstract: "Sign in with a username and password and keep the session in the Secret Service.",
+        abstract: "Sign in with a username and password and keep the session in the profile's store (--store).",
         discussion: """
             The password is asked on the terminal without echo, or read from the first line of \
             standard input with --password-stdin. It is never taken from the command line. \

@@ -101,13 +101,13 @@ struct Status: AuthctlCommand {
         let selected = entries.first { $0.selected }
         context.emit(StatusReport(selectedProfile: settings.profile, profiles: entries, regions: regions, now: now))
         if let selectedFailure, selected?.state == .storeUnavailable {
-            throw ExitCode(selectedFailure.code.rawValue)
+            throw AuthctlError.reported(selectedFailure.code)
         }
         if let checkFailure {
             throw AuthctlError(checkFailure.code, "could not check the session: \(checkFailure.message)")
         }
         if selected?.signedIn != true {
-            throw ExitCode(AuthctlError.Code.notAuthorized.rawValue)
+            throw AuthctlError.reported(.notAuthorized)
         }
     }
 

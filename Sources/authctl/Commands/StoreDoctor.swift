@@ -38,7 +38,7 @@ struct StoreDoctor: AuthctlCommand {
                                        stores: checks, problem: note)
         context.emit(report)
         if note != nil || checks.first(where: \.selected)?.usable != true {
-            throw ExitCode(AuthctlError.Code.configuration.rawValue)
+            throw AuthctlError.reported(.configuration)
         }
     }
 }

@@ -32,7 +32,7 @@ struct StoreMigrate: AuthctlCommand {
         let report = StoreMigrateReport(profile: profile, from: outcome.from?.rawValue, to: to.rawValue, moved: outcome.moved,
                                         resumed: outcome.resumed, problems: outcome.removalFailures)
         context.emit(report)
-        if !outcome.removalFailures.isEmpty { throw ExitCode(AuthctlError.Code.unexpected.rawValue) }
+        if !outcome.removalFailures.isEmpty { throw AuthctlError.reported(.unexpected) }
     }
 }
 
