@@ -57,12 +57,10 @@ let package = Package(
         // uses it, and loading it costs every start about 2.5 M instructions). OpenSSL's headers
         // are used for the types only.
         .target(name: "COpenSSL"),
-        // libqrencode: QR codes for authenticator-app setup, drawn in the terminal.
-        .systemLibrary(
-            name: "CQRencode",
-            pkgConfig: "libqrencode",
-            providers: [.apt(["libqrencode-dev"])]
-        ),
+        // C shim over libqrencode (QR codes for authenticator-app set-up, drawn in the terminal),
+        // which it loads with dlopen when the first code is drawn (not linked: only MFA set-up
+        // needs it); <qrencode.h> (libqrencode-dev) for types only.
+        .target(name: "CQRencode"),
         // C shim over libfido2 (FIDO2 security keys, for passkeys), which it loads with dlopen on
         // the first key operation (not linked: with libcbor, libcrypto and libudev it is loaded
         // only by `passkey` and `signin --method passkey`); <fido.h> (libfido2-dev) for types only.
@@ -134,7 +132,7 @@ let package = Package(
         // `make fuzz`: libFuzzer targets over the libraries' parsers of outside data (Fuzz/).
         .executableTarget(
             name: "authctl-fuzz",
-            dependencies: ["CognitoClient", "LocalFormats"],
+            dependencies: ["CognitoClient", "LocalFormats", "SecureStore"],
             path: "Fuzz/Sources"
         ),
         // `make bench`: release-build timings written to docs/performance.md.

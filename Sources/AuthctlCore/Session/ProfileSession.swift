@@ -44,7 +44,10 @@ package struct ProfileSession {
 
     /// The stored session; `SessionError.notSignedIn` without one. Makes no request.
     package func signedIn() throws -> StoredSession {
-        guard let session = try stored() else { throw SessionError.notSignedIn(profile: profile) }
+        guard let session = try stored() else {
+            let pinnedToKernel = kept.source.isRecorded(profile) && (try? kept.storeKind) == .kernelKeyring
+            throw SessionError.notSignedIn(profile: profile, keptIn: pinnedToKernel ? StoreKind.kernelKeyring.name : nil)
+        }
         return session
     }
 
@@ -59,18 +62,19 @@ package struct ProfileSession {
 
     /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
     /// for a browser session, RevokeToken for a password one.
-    package func revoke(_ session: StoredSession) throws {
+    /// `appClient`: the one a sign-in just used (its secret not read from the store again).
+    package func revoke(_ session: StoredSession, appClient known: AppClient? = nil) throws {
         let client = try clientSettings(for: session)
         if let domain = session.domain {
             let endpoint = TokenEndpoint(domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
-                                         client: try appClient(client))
+                                         client: try known ?? appClient(client))
             do {
                 try endpoint.revoke(refreshToken: session.refreshToken)
             } catch let error as OAuthError {
                 throw Failover.managedLoginFailure(error, domain: domain, settings: settings)
             }
         } else {
-            let app = try appClient(client)
+            let app = try known ?? appClient(client)
             try failingOver("revoking the refresh token", client: client) { service, _, _ in
                 try service.revokeToken(refreshToken: session.refreshToken, client: app)
             }

@@ -121,10 +121,11 @@ package struct ProfileStore {
         return pending
     }
 
-    /// Reaches the store where a pending sign-in would be kept, before the service is asked for
-    /// something that only a kept challenge can finish.
-    package func checkPendingChallengeCanBeKept() throws {
-        _ = try backend.read(KeptItem.pendingChallenge.key(profile: profile))
+    /// Opens everything a write of this profile's items needs (the file store: its directory, a
+    /// passphrase, the existing file) without writing: before a sign-in or a challenge that only
+    /// a kept item can finish, so an unusable store is refused before the service is asked.
+    package func checkCanKeep() throws {
+        try backend.prepareToKeep(profile: profile)
     }
 
     package func keep(_ pending: PendingChallenge) throws {

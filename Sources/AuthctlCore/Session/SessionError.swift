@@ -9,8 +9,9 @@ import LocalFormats
 /// What the session layer (`ProfileSession`) can end with, as values a command can act on.
 /// Only `AuthctlError.from`, in the one `run()`, turns them into a message and an exit code.
 package enum SessionError: Error, Equatable {
-    /// No session is stored for the profile.
-    case notSignedIn(profile: String)
+    /// No session is stored for the profile; `keptIn` names the kernel keyring when the profile is
+    /// pinned there (its items are lost at reboot and after the keyring's idle expiry).
+    case notSignedIn(profile: String, keptIn: String? = nil)
     /// The stored item exists but cannot be decoded (the keyring itself answered).
     case unreadable(profile: String)
     /// The service no longer accepts the session; it was removed from this device.
@@ -50,8 +51,8 @@ package enum SessionError: Error, Equatable {
     /// The message and exit code.
     package var failure: AuthctlError {
         switch self {
-        case .notSignedIn(let profile):
-            return AuthctlError(.notAuthorized, Messages.notSignedIn(profile: profile))
+        case .notSignedIn(let profile, let keptIn):
+            return AuthctlError(.notAuthorized, Messages.notSignedIn(profile: profile, keptIn: keptIn))
         case .unreadable(let profile):
             return AuthctlError(.notAuthorized, Messages.unreadableSession(profile: profile))
         case .ended(let profile, let reason):

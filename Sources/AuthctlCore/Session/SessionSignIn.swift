@@ -40,6 +40,24 @@ extension ProfileSession {
         }
     }
 
+    /// A session just signed in that the store failed to keep (it answered the check before the
+    /// sign-in, then failed: a keyring locked meanwhile, a file changed under it): its refresh
+    /// token is revoked, so nothing usable is left at the service that nothing here remembers,
+    /// and the error says exactly that, with the store's exit code.
+    func notKept(_ session: StoredSession, appClient: AppClient?, because error: Error) -> Error {
+        let failure = AuthctlError.from(error)
+        let revoked: String
+        do {
+            try revoke(session, appClient: appClient)
+            revoked = "its refresh token was revoked at Cognito"
+        } catch {
+            revoked = "its refresh token could not be revoked (\(AuthctlError.from(error).message)); " +
+                "it stays usable at Cognito until it expires"
+        }
+        return AuthctlError(failure.code, Messages.signedInNotKept(as: session.username, revoked: revoked,
+                                                                   reason: failure.message))
+    }
+
     /// How `token --password-stdin` gets its session: the stored one when it is fresh and of the
     /// user asked for; else a sign-in (`prepare` asks for what it needs, then `signIn` runs), under
     /// the profile's lock so that of many jobs started together on no session one signs in and the
@@ -59,6 +77,15 @@ extension ProfileSession {
             // Not signed in, the session ended, or it is another client's: sign in below.
         }
 
+        if storeFailure == nil {
+            // A read finds no file store file without asking for its passphrase: open what a
+            // write needs before the service is asked.
+            do {
+                try kept.checkCanKeep()
+            } catch let error as SecureStoreError {
+                storeFailure = error
+            }
+        }
         let prepared = try prepare(storeFailure == nil)
         if storeFailure == nil {
             var signInStarted = false
@@ -78,6 +105,9 @@ extension ProfileSession {
                         return ObtainedSession(session: fresh, service: nil, notKept: nil)
                     } catch let error as SecureStoreError {
                         return ObtainedSession(session: fresh, service: nil, notKept: error)
+                    } catch {
+                        // A store the person chose failed after the answer: nothing is handed out.
+                        throw notKept(fresh, appClient: prepared.appClient, because: error)
                     }
                 }
                 return obtained
@@ -94,6 +124,8 @@ extension ProfileSession {
 /// A sign-in ready to run: the user it is for, and the call that signs in.
 package struct PreparedSignIn {
     package var username: String
+    /// The app client the sign-in uses (to revoke its answer without reading the store again).
+    package var appClient: AppClient?
     package var signIn: () throws -> StoredSession
 }
 

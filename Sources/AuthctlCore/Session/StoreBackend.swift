@@ -54,6 +54,8 @@ package final class StoreBackend {
     package struct Opening {
         package var environment: [String: String]
         package var passphraseFD: Int32?
+        /// A person may be asked for the file store's passphrase on the terminal.
+        package var mayPrompt = true
     }
 
     private let open: (StoreKind, Opening) -> SecretStore
@@ -66,12 +68,17 @@ package final class StoreBackend {
     package let option: StoreKind?
     /// `--passphrase-fd`.
     package let passphraseFD: Int32?
+    /// False where a person must not be asked (`status`, kubectl's `spec.interactive: false`): a
+    /// locked file store is then an error naming `authctl unlock`. The command's, given when the
+    /// invocation is made (`AuthctlCommand.mayPrompt`).
+    package let mayPrompt: Bool
 
-    package init(resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil,
+    package init(resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
                  _ open: @escaping (StoreKind, Opening) -> SecretStore) {
         self.resolvesProfiles = resolvesProfiles
         self.option = option
         self.passphraseFD = passphraseFD
+        self.mayPrompt = mayPrompt
         self.open = open
     }
 
@@ -92,8 +99,9 @@ package final class StoreBackend {
             case .file:
                 let directory = StoreLocations.fileDirectory(environment: opening.environment)
                 let source = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
-                                                       prompt: { try prompter.ask(directory: directory) })
-                return AgeFileStore(directory: directory, passphrase: source)
+                                                       prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
+                return AgeFileStore(directory: directory, passphrase: source,
+                                    agent: KeyAgentLauncher.use(environment: opening.environment))
             }
         }
     }
@@ -129,7 +137,7 @@ package final class StoreBackend {
     /// The opened store of `kind`.
     package func store(_ kind: StoreKind, environment: [String: String]) -> SecretStore {
         if let store = opened[kind] { return store }
-        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD))
+        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt))
         opened[kind] = store
         return store
     }
@@ -173,8 +181,25 @@ package enum StoreRecord {
             if onlyIfUnset, entry.store != nil { return }
             entry.store = kind.rawValue
             entry.storeMigratingFrom = migratingFrom?.rawValue
+            entry.storeMigratingTo = nil
             file.profiles[profile] = entry
         }
+    }
+
+    /// Notes (or clears) the store a migration is copying into, before the first item is copied.
+    static func noteMigrating(to kind: StoreKind?, profile: String, environment: [String: String]) throws {
+        try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
+            var entry = file.profiles[profile] ?? ProfileConfig()
+            entry.storeMigratingTo = kind?.rawValue
+            file.profiles[profile] = entry
+        }
+    }
+
+    /// The store an interrupted migration was copying into (its copy may be partial).
+    package static func migratingTo(profile: String, environment: [String: String]) throws -> StoreKind? {
+        let path = ConfigFile.defaultPath(environment: environment)
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingTo, !value.isEmpty else { return nil }
+        return try StoreKind.parse(value, origin: "store_migrating_to in [profiles.\(profile)] of \(path)")
     }
 
     package static func migratingFrom(profile: String, environment: [String: String]) throws -> StoreKind? {
@@ -250,7 +275,21 @@ package enum StoreMessages {
                 + " (\(other.need))"
         }
         let lead = kind == .secretService ? Messages.keyringUnavailable(detail) : "\(kind.name) cannot be used: \(detail)"
-        return "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        let rest = "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        guard kind == .secretService else { return rest }
+        return headlessAdvice(profile: profile, keyctlWorks: (try? KernelKeyringStore(namespace: "probe").persistence) != nil)
+            + "\n" + rest
+    }
+
+    /// The first line on a host without a Secret Service: one command for this host (the kernel
+    /// keyring where keyctl works, else the file store with `authctl unlock`); the details after.
+    package static func headlessAdvice(profile: String, keyctlWorks: Bool) -> String {
+        let flag = profileFlag(profile)
+        return keyctlWorks
+            ? "No Secret Service on this host: use the kernel keyring, `authctl configure --store kernel-keyring\(flag)` " +
+                "(kept in kernel memory, lost at reboot)"
+            : "No Secret Service on this host and keyctl is blocked: use the encrypted file store, " +
+                "`authctl configure --store file\(flag)`, then `authctl unlock` once per session"
     }
 
     package static func profileFlag(_ profile: String) -> String {
@@ -279,6 +318,7 @@ package final class ExplainedStore: SecretStore {
     @discardableResult
     package func delete(_ key: SecretKey) throws -> Bool { try explained { try store.delete(key) } }
     package func keys(profile: String) throws -> [SecretKey] { try explained { try store.keys(profile: profile) } }
+    package func prepareToKeep(profile: String) throws { try explained { try store.prepareToKeep(profile: profile) } }
 
     private func explained<T>(_ body: () throws -> T) throws -> T {
         do {
@@ -287,6 +327,9 @@ package final class ExplainedStore: SecretStore {
             switch (error.kind, error.cause) {
             case (_, .wrongPassphrase?), (_, .corrupted?), (_, .tooLarge?), (.failed, _):
                 error.message = "\(kind.name): \(error.message)"
+            case (_, .noPassphrase?) where kind == .file:
+                // The file store's own line already names the fix (`authctl unlock`).
+                break
             case (.unavailable, _), (.locked, _), (.timeout, _):
                 error.advice = StoreMessages.unusable(kind, profile: profile, pinned: recorded, detail: error.message)
             }

@@ -137,6 +137,15 @@ extension ProfileStore {
             return MigrationOutcome(from: unfinished, to: target, moved: [], resumed: true, removalFailures: failures)
         }
         let from = intended.recorded ?? intended.requested?.kind ?? .default
+        // An interrupted copy into another store than the one asked for now (migrating back): removed.
+        if let leftover = try StoreRecord.migratingTo(profile: profile, environment: environment), leftover != target,
+           leftover != from {
+            let failures = removeAll(from: explained(leftover))
+            guard failures.isEmpty else {
+                return MigrationOutcome(from: leftover, to: target, moved: [], resumed: true, removalFailures: failures)
+            }
+            try StoreRecord.noteMigrating(to: nil, profile: profile, environment: environment)
+        }
         guard from != target else {
             try StoreRecord.record(target, profile: profile, environment: environment)
             source.forget(profile)
@@ -158,6 +167,7 @@ extension ProfileStore {
             }
         }
         keys += deviceKeys
+        try StoreRecord.noteMigrating(to: target, profile: profile, environment: environment)
         var moved: [String] = []
         for key in keys {
             guard let secret = try old.read(key) else { continue }
@@ -166,6 +176,11 @@ extension ProfileStore {
                 throw AuthctlError(.unexpected, "\(target.name) did not give back the \(key.kind) just copied; nothing was removed from \(from.name)")
             }
             moved.append(key.kind)
+        }
+        // The file store: the new file, read back from the disk, opens with the passphrase before
+        // anything is deleted from the old store.
+        if target == .file, let file = source.store(.file, environment: environment) as? AgeFileStore {
+            do { try file.verifyOnDisk(profile: profile) } catch { throw AuthctlError.from(error) }
         }
         try StoreRecord.record(target, profile: profile, environment: environment, migratingFrom: from)
         source.forget(profile)

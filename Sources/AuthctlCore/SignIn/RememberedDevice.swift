@@ -77,6 +77,8 @@ package struct RememberedDevices {
                 try kept.keep(known)
                 context.console.message("This device is now remembered: later sign-ins of \(username) skip MFA where the pool allows it.")
             }
+        } catch let error as DeviceNotKept {
+            context.console.message(error.notice)
         } catch {
             context.console.message("authctl: warning: this device could not be registered with Cognito (\(AuthctlError.from(error).message)); the next sign-in will ask for MFA again.")
         }
@@ -98,7 +100,13 @@ package struct RememberedDevices {
                                   devicePassword: password, deviceName: name, remembered: remembered, confirmedAt: context.now(),
                                   aliases: alias == username.lowercased() ? [] : [alias])
         // A device kept before for this user (refused, or replaced by the service) is replaced whole.
-        try kept.keep(device)
+        do {
+            try kept.keep(device)
+        } catch {
+            // Confirmed at Cognito but kept nowhere here: no later sign-in could use it, so it
+            // is forgotten at Cognito again rather than left there as an orphan.
+            throw DeviceNotKept(reason: error, forgotten: Result { try service.forgetDevice(accessToken: accessToken, deviceKey: deviceKey) })
+        }
         if remembered {
             context.console.message("This device is remembered as \"\(name)\": later sign-ins of \(username) skip MFA where the pool allows it.")
         } else {
@@ -118,5 +126,25 @@ package struct RememberedDevices {
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this machine" }
         let name = String(cString: buffer)
         return name.isEmpty ? "this machine" : name
+    }
+}
+
+/// A device Cognito confirmed that the store then failed to keep, and whether it was forgotten
+/// at Cognito again.
+private struct DeviceNotKept: Error {
+    var reason: Error
+    var forgotten: Result<Void, Error>
+
+    var notice: String {
+        let outcome: String
+        switch forgotten {
+        case .success:
+            outcome = "it was forgotten at Cognito again"
+        case .failure(let error):
+            outcome = "it could not be forgotten at Cognito (\(AuthctlError.from(error).message)): " +
+                "remove it with `authctl devices forget`"
+        }
+        return "authctl: warning: Cognito registered this device, but it could not be kept on this machine " +
+            "(\(AuthctlError.from(reason).message)); \(outcome). The next sign-in will ask for MFA again."
     }
 }

@@ -55,13 +55,17 @@ package struct InvocationOptions {
     package var store: StoreKind?
     /// `--passphrase-fd`.
     package var passphraseFD: Int32?
+    /// The command may ask a person for the file store's passphrase (not `status`, nor kube-token
+    /// when kubectl says no one can answer).
+    package var mayPrompt: Bool
 
     package init(settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
-                 store: StoreKind? = nil, passphraseFD: Int32? = nil) {
+                 store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true) {
         self.settings = settings
         self.output = output
         self.store = store
         self.passphraseFD = passphraseFD
+        self.mayPrompt = mayPrompt
     }
 }
 
@@ -88,7 +92,7 @@ package final class CommandContext {
         now = host.now
         makeTransport = host.makeTransport
         backend = StoreBackend(resolvesProfiles: host.resolvesProfiles, option: options.store,
-                               passphraseFD: options.passphraseFD, host.openStore)
+                               passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
         outputFormat = options.output
         settingsInput = options.settings
     }

@@ -43,8 +43,11 @@ package enum Messages {
             + "authctl signin --browser without --scope (the default scopes include it) or with --scope \(ServiceRefusal.userAdminScope)"
     }
 
-    package static func notSignedIn(profile: String) -> String {
-        "Not signed in (profile \(profile)). Run: authctl signin"
+    package static func notSignedIn(profile: String, keptIn: String? = nil) -> String {
+        let command = "authctl signin" + StoreMessages.profileFlag(profile)
+        guard let keptIn else { return "Not signed in (profile \(profile)). Run: \(command)" }
+        return "Not signed in (profile \(profile)): \(keptIn) holds no session for it; unless you signed out, it was dropped " +
+            "(the kernel keyring is emptied at reboot and after its idle expiry). Run: \(command)"
     }
 
     package static func unreadableSession(profile: String) -> String {
@@ -53,6 +56,11 @@ package enum Messages {
 
     package static func sessionEnded(profile: String, reason: String) -> String {
         "The session for profile \(profile) has ended (\(reason)); it was removed from this device. Run: authctl signin"
+    }
+
+    package static func signedInNotKept(as username: String, revoked: String, reason: String) -> String {
+        "signed in at Cognito as \(OutsideText(username)), but the session could not be kept (\(reason)): " +
+            "nothing was kept on this machine, and \(revoked)"
     }
 
     package static func replacedNotRevoked(_ reason: String) -> String {

@@ -6,6 +6,9 @@ import AuthctlCore
 protocol AuthctlCommand: ParsableCommandWithGlobals {
     /// The command's work; it reports through `context.emit`.
     func execute(in context: CommandContext) throws
+
+    /// Whether a person may be asked for the file store's passphrase (default: yes).
+    func mayPrompt(environment: [String: String]) -> Bool
 }
 
 protocol ParsableCommandWithGlobals: ParsableCommand {
@@ -13,9 +16,13 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 }
 
 extension AuthctlCommand {
+    func mayPrompt(environment: [String: String]) -> Bool { true }
+
     /// This invocation's state, built once from the host and the global options.
     func context(in host: ProcessHost) -> CommandContext {
-        CommandContext(host: host, options: global.invocationOptions)
+        var options = global.invocationOptions
+        options.mayPrompt = mayPrompt(environment: host.environment)
+        return CommandContext(host: host, options: options)
     }
 
     /// Runs over `host` (tests hand in fakes); errors are thrown as they are.

@@ -29,6 +29,12 @@ struct KubeToken: AuthctlCommand {
     func validate() throws { try freshness.requireOneType() }
     private var minValid: Double { freshness.minValid }
 
+    /// kubectl's interactiveMode Never (spec.interactive false): nothing asks on the terminal, not
+    /// even for the file store's passphrase (a locked store is exit 78 naming `authctl unlock`).
+    func mayPrompt(environment: [String: String]) -> Bool {
+        (try? ExecCredentialRequest(environment["KUBERNETES_EXEC_INFO"]))?.interactive ?? false
+    }
+
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
         let settings = try context.settings

@@ -23,6 +23,9 @@ struct Status: AuthctlCommand {
     @Flag(help: "Ask Cognito whether the selected profile's session is still alive.")
     var check = false
 
+    /// status never asks for a passphrase: a locked file store is reported as such.
+    func mayPrompt(environment: [String: String]) -> Bool { false }
+
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
         let file = try ConfigFile.load(path: settings.configFile)
@@ -40,6 +43,7 @@ struct Status: AuthctlCommand {
             do {
                 let kind = try kept.storeKind
                 entry.store = kind.rawValue
+                if kind == .file { entry.unlockedUntil = try? FileStoreAgent.expiry(of: name, context: context) }
                 if let failure = storeFailures[kind.rawValue] { throw failure }
                 switch try sessions.item(of: name) {
                 case .none:
@@ -65,7 +69,8 @@ struct Status: AuthctlCommand {
                 let failure = AuthctlError.from(error)
                 if let store = entry.store { storeFailures[store] = failure }
                 entry.signedIn = false
-                entry.state = .storeUnavailable
+                entry.state = entry.store == StoreKind.file.rawValue && entry.unlockedUntil == nil
+                    && failure.code == .configuration ? .locked : .storeUnavailable
                 entry.problem = failure.message
                 if entry.selected { selectedFailure = failure }
             }
@@ -210,6 +215,8 @@ struct ProfileStatus: Encodable {
         case ended
         case unreadable
         case storeUnavailable = "store-unavailable"
+        /// The file store: no key agent holds its key and nothing may ask for the passphrase here.
+        case locked
     }
 
     /// How the session was signed in: it decides where it is refreshed and revoked.
@@ -236,6 +243,8 @@ struct ProfileStatus: Encodable {
     @Nullable var store: String? = nil
     /// What that store promises (kernel memory, lost at reboot, its idle expiry; the file's place).
     @Nullable var keptIn: String? = nil
+    /// The file store: until when the key agent holds this profile's file unlocked (nil: it does not).
+    @Nullable var unlockedUntil: Date? = nil
     /// The kinds of item the profile keeps (session, pending-challenge, client-secret,
     /// aws-credentials, machine-token, and the user's remembered device).
     var kept: [String] = []
@@ -252,6 +261,7 @@ struct ProfileStatus: Encodable {
         case .ended: text += "session ended (removed)"
         case .unreadable: text += "unreadable session: \(problem ?? "")"
         case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
+        case .locked: text += "locked (the file store): run `authctl unlock`"
         case .valid, .expiredRefreshable:
             text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
             if issuedByReplica { text += " (issued by the replica in \(issuedIn ?? "?"))" }
@@ -262,6 +272,7 @@ struct ProfileStatus: Encodable {
             }
             if signedInWith == .browser { text += "; signed in through the browser at \(OutsideText(domain ?? "?"))" }
             text += "; kept in \(keptIn ?? "the Secret Service")"
+            if let unlockedUntil { text += ", unlocked by the key agent until \(Format.localTime(unlockedUntil))" }
             let others = kept.filter { $0 != KeptItem.Kind.session.rawValue }
             if !others.isEmpty { text += " with \(others.joined(separator: ", "))" }
             if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }

@@ -29,7 +29,7 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
             // The second process finds the challenge in the store: check it is there before the
             // service hands out a secret that would go nowhere.
             do {
-                try context.kept.checkPendingChallengeCanBeKept()
+                try context.kept.checkCanKeep()
             } catch let error as SecureStoreError {
                 throw AuthctlError(.configuration, """
                     --mfa-setup-output json: finishing the authenticator set-up in a second process \
@@ -105,7 +105,8 @@ package enum AuthenticatorEnrolment {
         do {
             code = try TerminalQRCode(encoding: uri)
         } catch let failure as TerminalQRCode.Failure {
-            throw AuthctlError(.unexpected, failure.description)
+            // A missing libqrencode is the machine's set-up, as a missing libfido2 or libsecret.
+            throw AuthctlError(failure.libraryUnavailable ? .configuration : .unexpected, failure.description)
         }
         console.drawing(code.render(colors: colors))
         console.message("Secret (Base32): \(secret)")

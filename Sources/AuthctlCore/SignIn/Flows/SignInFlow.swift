@@ -36,12 +36,21 @@ package struct SignInPipeline {
 
     /// `signin`: signs in with `flow`, keeping the session unless `keep` is false.
     package func signIn(with flow: SignInFlow, keep: Bool) throws -> StoredSession {
+        // A store that cannot keep the answer is refused before the service is asked (a wasted
+        // sign-in, and a device registered for nothing, otherwise).
+        if keep { try context.kept.checkCanKeep() }
         // A new sign-in replaces one that was left waiting for a code.
         if keep && !(flow is PendingCodeFlow) { context.kept.discardPendingChallenge() }
         let session: StoredSession
         do {
             session = try Self.run(flow, in: context)
-            if keep { try sessions.store(signedIn: session) }
+            if keep {
+                do {
+                    try sessions.store(signedIn: session)
+                } catch {
+                    throw sessions.notKept(session, appClient: context.appClient, because: error)
+                }
+            }
         } catch {
             flow.concluded(.failure(error))
             throw error
@@ -74,7 +83,7 @@ package struct SignInPipeline {
                        prepare: (_ storeAvailable: Bool) throws -> (SignInContext, SignInFlow)) throws -> ObtainedSession {
         try sessions.signInOrReuse(as: username, minValidity: minValidity) { storeAvailable in
             let (context, flow) = try prepare(storeAvailable)
-            return PreparedSignIn(username: flow.username ?? "") { try run(flow, in: context) }
+            return PreparedSignIn(username: flow.username ?? "", appClient: context.appClient) { try run(flow, in: context) }
         }
     }
 }
