@@ -37,11 +37,13 @@ BENCH_ARGS ?= --record docs/performance.md
 SYSROOT ?= $(BUILD_DIR)/bullseye-root
 PORTABLE_BUILD_DIR ?= $(BUILD_DIR)/portable
 PORTABLE_LINK_DIR = $(PORTABLE_BUILD_DIR)/link
+# --disable-local-rpath: no RUNPATH $ORIGIN, which would make the installed binary look for
+# libraries in /usr/bin (rpmlint's binary-or-shlib-defines-rpath).
 ifneq ($(SYSROOT),)
-PORTABLE_FLAGS = $(RELEASE_FLAGS) -Xswiftc -Xclang-linker -Xswiftc --sysroot=$(SYSROOT) \
+PORTABLE_FLAGS = $(RELEASE_FLAGS) --disable-local-rpath -Xswiftc -Xclang-linker -Xswiftc --sysroot=$(SYSROOT) \
 	-Xlinker -L$(PORTABLE_LINK_DIR) -Xlinker $(PORTABLE_LINK_DIR)/glibc-compat.o
 else
-PORTABLE_FLAGS = $(RELEASE_FLAGS)
+PORTABLE_FLAGS = $(RELEASE_FLAGS) --disable-local-rpath
 endif
 PORTABLE_BIN = $(PORTABLE_BUILD_DIR)/release/authctl
 DIST_DIR ?= $(CURDIR)/dist
@@ -204,7 +206,8 @@ man: release
 	@echo "$(BUILD_DIR)/man/share/man/man1/authctl.1"
 
 # Installs an already built binary: BIN=path/to/authctl (default: the debug build). Shell
-# completions come from the binary itself; the man page is MANPAGE when it exists, else the
+# completions come from the binary itself (without the bash script's #! line: completions are
+# sourced, never run, and a packaged script with one and no execute bit is an rpmlint error); the man page is MANPAGE when it exists, else the
 # plugin's tool (generate-manual, from the swift-argument-parser dependency, built in
 # TOOLS_BUILD_DIR) run on BIN.
 install-files:
@@ -216,7 +219,7 @@ install-files:
 	install -m 0755 "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/authctl"
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	for shell in bash zsh fish; do \
-		"$(BIN)" --generate-completion-script $$shell > "$$tmp/$$shell"; \
+		"$(BIN)" --generate-completion-script $$shell | sed '1{/^#!/d}' > "$$tmp/$$shell"; \
 		test -s "$$tmp/$$shell"; \
 	done; \
 	install -m 0644 "$$tmp/bash" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/authctl"; \

@@ -23,8 +23,8 @@ public struct TerminalQRCode: Sendable {
 
     public init(encoding text: String) throws {
         guard authctl_qr_load() == 1 else {
-            throw Failure(description: "cannot draw the QR code: \(String(cString: authctl_qr_load_error()))",
-                          libraryUnavailable: true)
+            let reason = String(cString: authctl_qr_load_error())
+            throw Failure(description: "cannot draw the QR code: \(reason)", libraryUnavailable: true)
         }
         guard let code = authctl_qr_encode_string(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
             throw Failure(description: "cannot draw the QR code: \(String(cString: strerror(errno)))")

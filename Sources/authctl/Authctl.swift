@@ -12,8 +12,8 @@ struct Authctl: ParsableCommand {
     /// without /proc every command would run as a bare `authctl` (the help, exit 0). Refused.
     static func main() {
         if CommandLine.arguments.count <= 1, access("/proc/self/cmdline", R_OK) != 0 {
-            fputs("authctl: cannot read its command line: /proc is not mounted (in a chroot or container, "
-                  + "mount it: mount -t proc proc /proc)\n", stderr)
+            let reason = "/proc is not mounted (in a chroot or container, mount it: mount -t proc proc /proc)"
+            fputs("authctl: cannot read its command line: \(reason)\n", stderr)
             Glibc.exit(78)
         }
         main(nil)
