@@ -36,6 +36,8 @@ struct Settings: Equatable {
     /// The replica (`--failover-region` / AUTHCTL_FAILOVER_REGION / failover_region, `--failover-endpoint`).
     var failoverRegion: String?
     var failoverEndpoint: String?
+    /// The profile's `passkey_rp_id` (RelyingPartyPin).
+    var passkeyRpId: String? = nil
 
     /// A replica is configured (`--failover-region`, `--failover-endpoint`).
     var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
@@ -213,6 +215,7 @@ enum SettingsResolver {
         settings.identityProviderName = nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
         settings.failoverRegion = nonEmpty(options.failoverRegion) ?? nonEmpty(env["AUTHCTL_FAILOVER_REGION"]) ?? nonEmpty(profile.failoverRegion)
         settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
+        settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }

@@ -17,12 +17,15 @@ struct SecurityKeyUse {
     let choice: SecurityKeyChoice
     let console: Console
     let environment: [String: String]
+    /// The only relying party the key is asked to sign for.
+    let relyingParty: RelyingPartyPin
 
     /// makeCredential for the service's creation options (the clientDataJSON written here).
     func register(_ options: WebAuthnCreationOptions) throws -> WebAuthnRegistration {
-        guard let rpId = options.rpId, !rpId.isEmpty else {
+        guard let asked = options.rpId, !asked.isEmpty else {
             throw AuthctlError(.unavailable, "Cognito's passkey options name no relying party (rp.id)")
         }
+        let rpId = try relyingParty.checkRegistration(asked)
         guard let userId = Base64URL.decode(options.user.id) else {
             throw AuthctlError(.unavailable, "Cognito's passkey options carry a user id that is not base64url")
         }
@@ -34,7 +37,7 @@ struct SecurityKeyUse {
         let exclude = (options.excludeCredentials ?? []).compactMap(\.rawId)
         // A CTAP 2.0 key with a PIN set makes no credential without it, whatever the pool asks.
         let made = try withKey(timeout: options.timeout, verification: options.authenticatorSelection?.userVerification,
-                               pinWheneverSet: true) { key, pin, uv in
+                               pinWheneverSet: true, purpose: "to register a passkey for \(rpId)") { key, pin, uv in
             try key.makeCredential(clientDataHash: clientData.hash, rpId: rpId, rpName: options.rp.name ?? rpId,
                                    userId: [UInt8](userId), userName: options.user.name,
                                    userDisplayName: options.user.displayName ?? options.user.name, algorithm: algorithm,
@@ -50,12 +53,14 @@ struct SecurityKeyUse {
 
     /// getAssertion for WEB_AUTHN's request options.
     func authenticate(_ options: WebAuthnRequestOptions) throws -> WebAuthnAssertion {
-        guard let rpId = options.rpId, !rpId.isEmpty else {
+        guard let asked = options.rpId, !asked.isEmpty else {
             throw AuthctlError(.unavailable, "Cognito's WEB_AUTHN challenge names no relying party (rpId)")
         }
+        let rpId = try relyingParty.checkSignIn(asked)
         let clientData = WebAuthnClientData(.get, challenge: options.challenge, rpId: rpId)
         let allow = (options.allowCredentials ?? []).compactMap(\.rawId)
-        let signed = try withKey(timeout: options.timeout, verification: options.userVerification) { key, pin, uv in
+        let signed = try withKey(timeout: options.timeout, verification: options.userVerification,
+                                 purpose: "to sign in to \(rpId)") { key, pin, uv in
             try key.getAssertion(clientDataHash: clientData.hash, rpId: rpId, allow: allow, userVerification: uv, pin: pin)
         }
         return WebAuthnAssertion(credentialId: signed.credentialId, clientData: clientData,
@@ -65,7 +70,7 @@ struct SecurityKeyUse {
 
     /// Opens the key, settles user verification (PIN, the key's own, or none) and runs `body`
     /// after the touch prompt; key failures become `AuthctlError`s.
-    private func withKey<T>(timeout: Double?, verification: String?, pinWheneverSet: Bool = false,
+    private func withKey<T>(timeout: Double?, verification: String?, pinWheneverSet: Bool = false, purpose: String,
                             _ body: (SecurityKey, String?, FidoOption) throws -> T) throws -> T {
         let path = try devicePath()
         // The service's timeout (ms), within 10 s .. 5 min.
@@ -87,7 +92,7 @@ struct SecurityKeyUse {
             // A PIN typed on the terminal may be retyped while the key allows (three times at most).
             var typings = 1
             while true {
-                console.message("Touch your security key.")
+                console.message("Touch your security key \(purpose).")
                 do {
                     return try body(key, pin, uv)
                 } catch let error as SecurityKeyError
