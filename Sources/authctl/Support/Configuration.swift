@@ -58,6 +58,16 @@ struct Settings: Equatable {
         AWSName.isUserPoolId(poolId)
     }
 
+    /// `region` when it has a region's shape (`eu-west-1`); exit 78 otherwise. Every region goes
+    /// into a host name (cognito-idp.<region>.amazonaws.com), so `eu-west-1@evil:443/` would
+    /// otherwise name another host (issue 31, finding 2).
+    static func checkedRegion(_ region: String, origin: String) throws -> String {
+        guard AWSName.isRegion(region) else {
+            throw AuthctlError(.configuration, "region \"\(OutsideText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))")
+        }
+        return region
+    }
+
     static func defaultEndpoint(region: String) -> String {
         "https://cognito-idp.\(region).amazonaws.com/"
     }
@@ -246,7 +256,8 @@ struct ClientSettings: Equatable {
         guard AWSName.isClientId(clientId) else {
             throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
         }
-        let region = Defaults.region(configured: settings.region, poolId: poolId)
+        let region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
+                                                origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
         let endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try Self.checkEndpoint(endpoint)
         self.userPoolId = poolId
@@ -254,9 +265,20 @@ struct ClientSettings: Equatable {
         self.region = region
         self.endpoint = endpoint
         if settings.failoverRegion != nil || settings.failoverEndpoint != nil {
-            let replicaRegion = settings.failoverRegion ?? "replica"
+            let replicaRegion = try settings.failoverRegion.map {
+                try Settings.checkedRegion($0, origin: "--failover-region, AUTHCTL_FAILOVER_REGION or the profile's failover_region")
+            } ?? "replica"
             let replicaEndpoint = settings.failoverEndpoint ?? Settings.defaultEndpoint(region: replicaRegion)
             try Self.checkEndpoint(replicaEndpoint, origin: "(from --failover-endpoint, AUTHCTL_FAILOVER_ENDPOINT or --failover-region)")
+            // An endpoint override is for an emulator on this machine: a real replica is named by its
+            // region, so an environment variable cannot send the session's tokens elsewhere.
+            if let override = settings.failoverEndpoint,
+               !(URLComponents(string: override)?.host.map(Self.isLoopback) ?? false) {
+                throw AuthctlError(.configuration, """
+                    failover endpoint \(override) is not on this machine: --failover-endpoint and AUTHCTL_FAILOVER_ENDPOINT are \
+                    for an emulator on loopback (localhost, 127.0.0.1, [::1]); name a real replica by its region with --failover-region
+                    """)
+            }
             guard !Self.sameEndpoint(replicaEndpoint, endpoint) else {
                 throw AuthctlError(.configuration, "the failover replica's endpoint \(replicaEndpoint) is the primary's: set --failover-region to the replica's region (or --failover-endpoint to its endpoint)")
             }
