@@ -360,3 +360,100 @@ def test_a_rerun_retries_the_users_that_failed(big, fake, tmp_path):
 
     third = ops(big, fake, tmp_path, *args, "--execute", "--yes")
     assert third.code == 0 and "Nothing left to do" in third.err, third
+
+
+# ---------------------------------------------------------------------------
+# Issue 31, finding 3: the audit log never decides whom a rerun acts on
+# ---------------------------------------------------------------------------
+
+def _as_nobody(*command: str) -> None:
+    """A real second local user (uid/gid 65534, no groups), as the review's attacker."""
+    import shutil
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command], check=True, timeout=10)
+
+
+def _forged_line(pool, user: str, result: str, action: str = "signOut+disable") -> str:
+    return json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 5)), "pool": pool.pool_id,
+                       "user": user, "action": action, "result": result, "error": "Forged" if result == "failed" else None,
+                       "requestIds": [], "operator": {"accessKeyId": "AKIAFORGED", "local": "mallory@elsewhere"}}) + "\n"
+
+
+def _enabled(moto, pool, name: str) -> bool:
+    return moto_client(moto).admin_get_user(UserPoolId=pool.pool_id, Username=name)["Enabled"]
+
+
+def test_an_audit_log_another_user_can_write_is_refused(big, fake, moto, tmp_path):
+    """The review's attack with a real second user: nobody plants a world-writable audit log in a
+    directory it can write; the operator's run with --audit-log there used it, nobody appended a
+    `failed` line for a user never selected, and the rerun disabled that user. Now the planted log
+    (not the operator's, writable by others) is refused before anything is done: exit 78."""
+    import shutil
+    import tempfile
+    shared = Path(tempfile.mkdtemp(prefix="ops-shared-", dir="/tmp"))  # pytest's tmp_path is 0700: nobody cannot enter it
+    request_cleanup = shared
+    shared.chmod(0o1777)
+    planted = shared / "audit.jsonl"
+    _as_nobody("sh", "-c", f"umask 0; : > {planted}")
+    names = ["inc-1600", "inc-1601"]
+    args = [a for n in names for a in ("--user", n)] + ["--disable", "--rate", "5", "--audit-log", str(planted)]
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="InvalidParameterException",
+                   message="refused for the test", count=1)
+    mark = fake.mark()
+    first = ops(big, fake, tmp_path / "state", *args, "--execute", "--yes")
+    fake.clear_faults()
+    if first.code != 78:
+        # The unfixed binary: nobody now chooses whom the rerun disables.
+        _as_nobody("sh", "-c", f"printf '%s' '{_forged_line(big, 'inc-1602', 'failed')}' >> {planted}")
+        rerun = ops(big, fake, tmp_path / "state", *args, "--execute", "--yes")
+        assert _enabled(moto, big, "inc-1602"), f"a user never selected was disabled through the planted log: {rerun}"
+    assert first.code == 78 and "audit log" in first.err, first
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    # An audit log in a directory others can write (not sticky) is refused too: the file could be replaced.
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    r = ops(big, fake, tmp_path / "state", *args[:-1], str(open_dir / "audit.jsonl"), "--execute", "--yes")
+    assert r.code == 78 and "audit log" in r.err, r
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    shutil.rmtree(request_cleanup, ignore_errors=True)
+
+
+def test_a_rerun_retries_only_the_selected_users_the_checkpoint_says_failed(big, fake, moto, tmp_path):
+    """What a rerun retries comes from the private checkpoint: a `failed` line for another user added
+    to the audit log is not acted on (before: that user was disabled, and the summary said -1 failed)."""
+    names = ["inc-1610", "inc-1611"]
+    args = [a for n in names for a in ("--user", n)] + ["--disable", "--rate", "5"]
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="InvalidParameterException",
+                   message="refused for the test", count=1)
+    first = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert first.code == 4 and first.json()["failed"] == 1, first
+    [log] = (tmp_path / "authctl" / "ops").glob("*.audit.jsonl")
+    with log.open("a") as f:
+        f.write(_forged_line(big, "inc-1612", "failed"))
+    again = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert again.code == 0, again
+    assert _enabled(moto, big, "inc-1612"), "a user outside the selection was disabled"
+    summary = again.json()
+    assert (summary["done"], summary["disabled"], summary["failed"]) == (2, 2, 0), summary
+    assert "-1 failed" not in again.err
+
+
+def test_a_resume_acts_on_every_selected_user_not_in_the_checkpoint(big, fake, moto, tmp_path):
+    """A run stopped before any user (the credentials refused) is resumed; a `disabled` line for a
+    selected user appended to the audit log after the checkpoint does not make the resume skip it
+    (before: it was counted as done and stayed enabled)."""
+    names = ["inc-1620", "inc-1621"]
+    args = [a for n in names for a in ("--user", n)] + ["--disable", "--rate", "5"]
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="UnrecognizedClientException",
+                   message="The security token included in the request is invalid.", count=1)
+    first = ops(big, fake, tmp_path, *args, "--execute", "--yes")
+    assert first.code != 0 and "Stopped after 0 of 2 users" in first.err, first
+    [log] = (tmp_path / "authctl" / "ops").glob("*.audit.jsonl")
+    with log.open("a") as f:
+        f.write(_forged_line(big, "inc-1620", "disabled"))
+    again = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert again.code == 0, again
+    assert not _enabled(moto, big, "inc-1620") and not _enabled(moto, big, "inc-1621")
+    assert again.json()["disabled"] == 2, again.json()

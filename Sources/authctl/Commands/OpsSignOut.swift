@@ -89,10 +89,8 @@ struct OpsSignOut: AuthctlCommand {
 
         if let earlier, earlier.complete {
             // A finished run with failed users: running it again tries those users again (the
-            // audit log names them; a later success there takes a user off the list).
-            let failedUsers = earlier.counts.failed > 0
-                ? OpsAuditLog.failedUsers(path: earlier.auditLog, pool: admin.poolId, action: action.auditName, since: earlier.startedAt)
-                : []
+            // private checkpoint names them, never the audit log).
+            let failedUsers = earlier.failedUsers ?? []
             if !failedUsers.isEmpty {
                 return try retry(failedUsers, of: earlier, stem: stem, report: report, admin: admin, operation: operation,
                                  state: state, chosen: chosen, context: context)
@@ -113,11 +111,7 @@ struct OpsSignOut: AuthctlCommand {
             total = plan.total
             firstUsers = plan.firstUsers
         }
-        // A user recorded in the audit log after the checkpoint (a kill between the two writes) is
-        // done too: the run counts it without acting on it again.
-        let alreadyDone = earlier.map {
-            $0.counts.done + OpsAuditLog.entries(path: $0.auditLog, after: $0.auditOffset, pool: admin.poolId, action: action.auditName).count
-        } ?? 0
+        let alreadyDone = earlier?.counts.done ?? 0
         let remaining = max(0, total - alreadyDone)
         report.selected = total
         report.firstUsers = firstUsers
@@ -157,9 +151,9 @@ struct OpsSignOut: AuthctlCommand {
         try conclude(report, checkpoint: checkpoint, total: total, throttled: operation.throttled, stop: stop, admin: admin, context: context)
     }
 
-    /// A finished run's failed users acted on again, at the same pace, into the same audit log;
-    /// their new outcomes replace `failed` in the run's counts. Resumable like any run: what an
-    /// interrupted retry did is in the audit log, so the next rerun retries only the rest.
+    /// A finished run's failed users (from its checkpoint) acted on again, at the same pace, into
+    /// the same audit log; their new outcomes replace `failed` in the run's counts and list. An
+    /// interrupted retry keeps what it did in the checkpoint: the next rerun retries only the rest.
     private func retry(_ users: [String], of earlier: OpsCheckpoint, stem: String, report: OpsSignOutReport, admin: AdminService,
                        operation: BulkOperation, state: OpsStateDirectory, chosen: UserSelection, context: CommandContext) throws {
         var report = report
@@ -192,7 +186,10 @@ struct OpsSignOut: AuthctlCommand {
         let started = operation.clock.now()
         let stop = retrying.runDeferringSignals(&retried, record: record, progress: progress)
         var merged = earlier
-        merged.counts.absorb(retry: retried.counts)
+        // The retried users are committed in order: the first `done` of them have a new outcome.
+        let retriedUsers = Set(users.prefix(retried.counts.done))
+        merged.failedUsers = (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
+        merged.counts.absorb(retry: retried.counts, stillFailing: merged.failedUsers?.count ?? 0)
         merged.updatedAt = context.now()
         try state.save(merged, stem)
         state.remove(retryStem)
