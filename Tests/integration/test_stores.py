@@ -316,3 +316,14 @@ def test_doctor_on_a_host_with_no_bus(bare):
     r = bare.run("store", "doctor", "--store", "kernel-keyring")
     assert r.code == 0, r
     assert "* kernel-keyring  usable" in r.out, r
+
+
+def test_passphrase_fd_0_to_2_never_reaches_execs_command(bare):
+    """Issue 31, finding 7: `printf 'pass\\n' | authctl exec --passphrase-fd 0 -- sh -c cat` printed
+    the passphrase (a kernel-keyring profile never read the descriptor, and stdin is the command's).
+    --passphrase-fd 0, 1 or 2 with exec is refused (exit 64) before anything runs."""
+    assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
+    for fd in ("0", "1", "2"):
+        r = bare.run("exec", "--passphrase-fd", fd, "--", "sh", "-c", "cat; echo ran", input=PASSPHRASE + "\n")
+        assert PASSPHRASE not in r.out and "ran" not in r.out, r
+        assert r.code == 64 and "--passphrase-fd" in r.err, r
