@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -65,8 +66,8 @@ def _no_quota(fake):
 
 
 def ops_env(pool, endpoint: str, state: Path, **extra: str | None) -> dict[str, str]:
-    return base_env(None, pool, endpoint, AUTHCTL_CLIENT_ID=None, AWS_ACCESS_KEY_ID="AKIAOPSBULK000000001",
-                    AWS_SECRET_ACCESS_KEY="bulk/secret", USER="ops-oncall", XDG_STATE_HOME=str(state), **extra)
+    return base_env(None, pool, endpoint, **{"AUTHCTL_CLIENT_ID": None, "AWS_ACCESS_KEY_ID": "AKIAOPSBULK000000001",
+                    "AWS_SECRET_ACCESS_KEY": "bulk/secret", "USER": "ops-oncall", "XDG_STATE_HOME": str(state), **extra})
 
 
 def ops(pool, fake, state: Path, *args: str, input: str | None = None, timeout: float = 180, **extra):
@@ -178,7 +179,8 @@ def test_execute_signs_every_member_out_through_throttling(big, fake, cognito, t
     assert {line["result"] for line in lines} == {"signedOut"}
     first = lines[0]
     assert first["pool"] == big.pool_id and first["action"] == "signOut" and first["requestId"]
-    assert first["operator"]["accessKeyId"] == "AKIAOPSBULK000000001" and first["operator"]["local"].startswith("ops-oncall@")
+    assert first["operator"]["accessKeyId"] == "AKIAOPSBULK000000001"
+    assert first["operator"]["local"].startswith(pwd.getpwuid(os.getuid()).pw_name + "@")
     answered = [c for c in fake.calls(mark, operation="AdminUserGlobalSignOut") if c["status"] == 200]
     assert len(answered) == GROUP_SIZE
     for name, token in tokens.items():
@@ -457,3 +459,20 @@ def test_a_resume_acts_on_every_selected_user_not_in_the_checkpoint(big, fake, m
     assert again.code == 0, again
     assert not _enabled(moto, big, "inc-1620") and not _enabled(moto, big, "inc-1621")
     assert again.json()["disabled"] == 2, again.json()
+
+
+def test_the_operator_is_the_processs_real_user_and_sudo_user_is_marked_claimed(big, fake, tmp_path):
+    """Issue 31, finding 8: the audit line's operator came from $USER / $LOGNAME (anyone can write
+    another name there; under cron or a bare container it said unknown@host). It is the process's
+    real user (getpwuid(getuid())); SUDO_USER is recorded beside it as a claim."""
+    import pwd
+    import socket
+    real = f"{pwd.getpwuid(os.getuid()).pw_name}@{socket.gethostname()}"
+    r = ops(big, fake, tmp_path, "--user", "inc-1630", "--execute", "--yes", USER="mallory", LOGNAME="mallory",
+            SUDO_USER="alice")
+    assert r.code == 0, r
+    r = ops(big, fake, tmp_path / "bare", "--user", "inc-1631", "--execute", "--yes", USER=None, LOGNAME=None)
+    assert r.code == 0, r
+    lines = audit_lines(tmp_path) + audit_lines(tmp_path / "bare")
+    assert [line["operator"]["local"] for line in lines] == [real, real], lines
+    assert lines[0]["operator"].get("claimedSudoUser") == "alice" and "claimedSudoUser" not in lines[1]["operator"], lines

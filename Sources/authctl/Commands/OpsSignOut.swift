@@ -300,12 +300,12 @@ struct OpsSignOut: AuthctlCommand {
         }
     }
 
-    /// The operator, for the audit log: the AWS access key id and the local user@host.
+    /// The operator, for the audit log: the AWS access key id, the process's real user@host, and
+    /// SUDO_USER as a claim.
     static func who(_ admin: AdminService, _ context: CommandContext) -> OpsAuditLog.Entry.Operator {
-        var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "unknown-host"
-        let user = context.environment["USER"] ?? context.environment["LOGNAME"] ?? "unknown"
-        return .init(accessKeyId: admin.credentials.accessKeyId, local: "\(user)@\(host)")
+        let local = LocalOperator(environment: context.environment)
+        return .init(accessKeyId: admin.credentials.accessKeyId, local: "\(local.user)@\(local.host)",
+                     claimedSudoUser: local.claimedSudoUser)
     }
 }
 

@@ -262,7 +262,10 @@ final class OpsAuditLog {
 
         struct Operator: Codable {
             var accessKeyId: String
+            /// The process's real user, from the password database (`user@host`).
             var local: String
+            /// SUDO_USER when set: said by the environment, so recorded as a claim.
+            var claimedSudoUser: String? = nil
         }
     }
 
