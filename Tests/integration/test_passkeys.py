@@ -11,6 +11,7 @@ signature or counter is refused by py_webauthn, not by the fakes' own checks.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -472,3 +473,80 @@ def test_passkey_add_refuses_another_relying_party_than_the_pinned_one(passkey_c
     r = add(passkey_cli, second)
     assert r.code == 78 and "google.com" in r.err and "auth.example.com" in r.err, r
     assert "makeCredential" not in second.log and second.credentials == [], second.log
+
+
+# Issue 31, finding 5: a `unix:` security-key socket of another user is never talked to. ------------------------
+
+_RECORDER = """
+import socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1])
+server.listen(4)
+print("ready", flush=True)
+with open(sys.argv[2], "ab", buffering=0) as record:
+    while True:
+        conn, _ = server.accept()
+        conn.settimeout(2)
+        try:
+            while data := conn.recv(4096):
+                record.write(data)
+        except OSError:
+            pass
+        conn.close()
+"""
+
+
+def test_a_socket_of_another_user_is_refused_before_a_byte_is_sent(passkey_cli, key, authenticators):
+    """A stale AUTHCTL_FIDO_DEVICE or a squatted path: the socket is another user's (nobody, a real
+    second user through setpriv), in a directory only it can write. Before the fix authctl spoke
+    CTAPHID (and the PIN protocol) to it; now the peer's uid (SO_PEERCRED) is checked first: exit 78."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    base = Path(tempfile.mkdtemp(prefix="fidoother", dir="/tmp"))  # nobody's directory, closed to others
+    os.chown(base, 65534, 65534)
+    base.chmod(0o755)
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    socket_path, record = base / "key.sock", base / "received"
+    squatter = subprocess.Popen([*nobody, sys.executable, "-c", _RECORDER, str(socket_path), str(record)],
+                                stdout=subprocess.PIPE, text=True)
+    private = Path(tempfile.mkdtemp(prefix="fidomine", dir="/tmp"))  # the user's own, mode 0700
+    try:
+        assert squatter.stdout.readline().strip() == "ready"
+        # In nobody's directory (nobody could swap it), then moved into the user's own directory
+        # (a stale path now served by another user): the peer's uid is what refuses it there.
+        moved = private / "key.sock"
+        for device, why in ((socket_path, "another user"), (moved, "served by another user")):
+            if device == moved:
+                os.rename(socket_path, moved)
+            r = passkey_cli.run("passkey", "add", "--fido-device", f"unix:{device}", "--pin-fd", "0", input="2468\n",
+                                timeout=60)
+            time.sleep(0.5)
+            received = record.read_bytes() if record.exists() else b""
+            assert received == b"", f"{len(received)} bytes reached another user's socket: {r}"
+            assert r.code == 78 and why in r.err, r
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+        squatter.kill()
+        squatter.wait()
+        shutil.rmtree(base, ignore_errors=True)
+
+    # The user's own socket in a directory others can write (it could be swapped): refused too.
+    open_dir = Path(tempfile.mkdtemp(prefix="fidoopen", dir="/tmp"))
+    open_dir.chmod(0o777)
+    exposed = SoftAuthenticator(str(open_dir / "key.sock")).start()
+    try:
+        r = add(passkey_cli, exposed)
+        assert r.code == 78 and "others can write" in r.err, r
+        assert exposed.log == [], exposed.log
+    finally:
+        exposed.stop()
+        shutil.rmtree(open_dir, ignore_errors=True)
+    # The user's own socket in a private directory still works.
+    assert add(passkey_cli, key).code == 0
+

@@ -197,6 +197,8 @@ struct SecurityKeyUse {
             return AuthctlError(.inputRejected, "this security key\(at) already holds a passkey of this account: nothing was registered (see `authctl passkey list`)")
         case .noCredentials:
             return AuthctlError(.notAuthorized, "this security key\(at) holds no passkey of this account: use the key you registered, or sign in another way and run `authctl passkey add`")
+        case .untrustedSocket:
+            return AuthctlError(.configuration, "\(error.message): refused before anything was sent to it (the PIN protocol would have gone to whoever serves it); use a socket of your own in a directory only you can write")
         case .unsupportedAlgorithm:
             return AuthctlError(.unavailable, "the security key\(at) supports none of the algorithms Cognito offers: \(error.message)")
         case .other:
