@@ -327,3 +327,24 @@ def test_passphrase_fd_0_to_2_never_reaches_execs_command(bare):
         r = bare.run("exec", "--passphrase-fd", fd, "--", "sh", "-c", "cat; echo ran", input=PASSPHRASE + "\n")
         assert PASSPHRASE not in r.out and "ran" not in r.out, r
         assert r.code == 64 and "--passphrase-fd" in r.err, r
+
+
+def test_a_stale_migration_note_never_deletes_what_the_target_lacks(bare):
+    """Issue 31, finding 6: with `store = "file"` and `store_migrating_from = "kernel-keyring"`
+    edited into config.toml (a stale or hostile note), `store migrate --to file` said it finished an
+    interrupted move and deleted the keyring's items; nothing had been copied. Now an item absent
+    from the target is copied there (and read back) before its old copy is removed."""
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE=PASSPHRASE)
+    assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
+    session = json.loads(kernel_items(bare)["session:default"]["secret"])
+    path = home(bare) / ".config" / "authctl" / "config.toml"
+    text = path.read_text().replace('store = "kernel-keyring"', 'store = "file"\nstore_migrating_from = "kernel-keyring"')
+    path.write_text(text)
+    assert config(bare)["profiles"]["default"]["store_migrating_from"] == "kernel-keyring", text
+    r = bare.run("store", "migrate", "--to", "file", env=env)
+    assert r.code == 0, r
+    items = age_decrypt(state_dir(bare) / "default.age")["items"] if (state_dir(bare) / "default.age").exists() else []
+    assert "session" in [i["kind"] for i in items], (r, items)
+    assert "session:default" not in kernel_items(bare)
+    t = bare.run("token", env=env)
+    assert t.code == 0 and t.out.strip() == session["accessToken"], t
