@@ -130,6 +130,12 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     /// nil when there is no file.
     private func current(profile: String, state: inout State) throws -> Opened? {
         let path = path(profile: profile)
+        // A file is read only from a directory, and as a file, that no one else could have put
+        // there (issue 31, finding 4), as for writes.
+        guard try checkDirectory(&state, creating: false) else {
+            state.profiles[profile] = nil
+            return nil
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT {
@@ -140,6 +146,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         }
         defer { close(fd) }
         let identity = try Self.identity(fd, path: path)
+        try Self.checkOwnFile(fd, path: path)
         if let cached = state.profiles[profile], cached.identity == identity { return cached }
         let bytes = try Self.readAll(fd, path: path)
         defer { _ = bytes }
@@ -198,9 +205,10 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     /// anything, and so does `update`.
     private func update(profile: String, _ change: (inout [StoredItem]) -> Bool) throws -> Bool {
         try state.withLock { state in
-            try checkDirectory(&state)
+            try checkDirectory(&state, creating: true)
             let lock = try Self.lock(directory + "/" + Self.fileName(profile) + ".lock")
             defer { close(lock) }  // closing the descriptor releases the flock
+            removeStaleTemporaries(profile: profile)
             let before = try current(profile: profile, state: &state)
             var items = before?.document.items ?? []
             guard change(&items) else { return false }
@@ -212,9 +220,11 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 return true
             }
             let header: AgeFormat.Header
-            if let existing = before?.header {
+            if let existing = before?.header, existing.workFactor >= workFactor {
                 header = existing
             } else {
+                // A new file, or one wrapped more weakly than this store writes (age -p at a low
+                // work factor, an old file): re-keyed at the store's work factor.
                 header = try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor)
             }
             let document = Document(items: items)
@@ -262,13 +272,15 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         guard fsync(fd) == 0 else { throw fileError("cannot sync", directory) }
     }
 
-    /// Creates the directory (and missing parents) 0700, or checks that the existing one is the
-    /// user's and closed to group and other.
-    private func checkDirectory(_ state: inout State) throws {
-        if state.directoryChecked { return }
+    /// Creates the directory (and missing parents) 0700 when `creating`, or checks that the
+    /// existing one is the user's and closed to group and other. False: there is none (not creating).
+    @discardableResult
+    private func checkDirectory(_ state: inout State, creating: Bool) throws -> Bool {
+        if state.directoryChecked { return true }
         var info = stat()
         if stat(directory, &info) != 0 {
             guard errno == ENOENT else { throw fileError("cannot inspect", directory) }
+            guard creating else { return false }
             try Self.makeDirectories(directory)
             guard stat(directory, &info) == 0 else { throw fileError("cannot inspect", directory) }
         }
@@ -285,6 +297,32 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 "the file store refuses it: `chmod 700 \(directory)`")
         }
         state.directoryChecked = true
+        return true
+    }
+
+    /// The user's own file, readable and writable by the user alone.
+    private static func checkOwnFile(_ fd: Int32, path: String) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw SecureStoreError(kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_uid == geteuid() else {
+            throw SecureStoreError(.insecure, message:
+                "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw SecureStoreError(.insecure, message:
+                "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); " +
+                "the file store refuses it: `chmod 600 \(path)`")
+        }
+    }
+
+    /// Temporary files of `profile` left by a writer killed mid-write: under the profile's lock no
+    /// other writer has one in flight, so every one there is stale.
+    private func removeStaleTemporaries(profile: String) {
+        let prefix = Self.fileName(profile) + ".age.tmp-"
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in entries where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
     }
 
     private static func makeDirectories(_ path: String) throws {
