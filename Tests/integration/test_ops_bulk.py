@@ -476,3 +476,33 @@ def test_the_operator_is_the_processs_real_user_and_sudo_user_is_marked_claimed(
     lines = audit_lines(tmp_path) + audit_lines(tmp_path / "bare")
     assert [line["operator"]["local"] for line in lines] == [real, real], lines
     assert lines[0]["operator"].get("claimedSudoUser") == "alice" and "claimedSudoUser" not in lines[1]["operator"], lines
+
+
+def test_a_huge_line_in_a_users_file_is_refused_without_being_held_or_printed(big, fake, tmp_path):
+    """Issue 31, finding 9: a 100 MB line cost 500 MB and was printed back. Usernames are at most
+    128 characters: a line over 1024 bytes refuses the file (exit 65), naming the line, not its text."""
+    users = tmp_path / "users.txt"
+    users.write_text("inc-0001\n" + "x" * (8 << 20) + "\ninc-0002\n")
+    mark = fake.mark()
+    r = ops(big, fake, tmp_path, "--users-file", str(users), "--execute", "--yes")
+    assert r.code == 65 and "line 2" in r.err and "128" in r.err, r.err[:500]
+    assert "x" * 200 not in r.err and len(r.err) < 4000
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    users.write_text("inc-0001\n" + "y" * 129 + "\n")
+    r = ops(big, fake, tmp_path, "--users-file", str(users))
+    assert r.code == 65 and "line 2" in r.err, r
+
+
+def test_a_filter_selecting_the_whole_pool_asks_what_all_users_asks(cognito, fake, tmp_path):
+    """Issue 31, finding 9: `--filter 'username ^= ""'` selected every user with --yes alone, where
+    --all-users demands --confirm-pool. A group or filter selecting the whole pool asks the same."""
+    small = harness.make_pool(cognito, name="authctl-ops-everyone")
+    mark = fake.mark()
+    r = ops(small, fake, tmp_path, "--filter", 'username ^= ""', "--execute", "--yes")
+    assert r.code == 64 and "--confirm-pool" in r.err, r
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    r = ops(small, fake, tmp_path, "--filter", 'username ^= ""', "--execute", "--confirm-pool", small.pool_id)
+    assert r.code == 0, r
+    # A filter selecting part of the pool needs only --yes.
+    r = ops(small, fake, tmp_path / "part", "--filter", 'username = "alice"', "--execute", "--yes")
+    assert r.code == 0, r

@@ -471,3 +471,18 @@ def test_a_stale_temporary_file_is_removed_by_the_next_write(bare):
     other.write_bytes(b"another profile's")
     assert bare.run("token", "--min-valid", "3700", env=env).code == 0
     assert not stale.exists() and other.exists()
+
+
+def test_a_passphrase_file_others_can_read_is_said(bare):
+    """Issue 31, finding 9: a passphrase file readable by others was used silently. It is still
+    used (refusing would break jobs), with a warning, and `store doctor` reports it."""
+    path = passphrase_file(bare)
+    os.chmod(path, 0o644)
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE_FILE=path)
+    r = bare.signin("alice", None, "--store", "file", env=env)
+    assert r.code == 0 and "can be read by other users" in r.err and "chmod 600" in r.err, r
+    d = bare.run("store", "doctor", env=env)
+    assert "can be read by other users" in d.out + d.err, d
+    os.chmod(path, 0o600)
+    r = bare.run("token", "--min-valid", "3700", env=env)
+    assert r.code == 0 and "other users" not in r.err, r

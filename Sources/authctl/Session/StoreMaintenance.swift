@@ -79,7 +79,8 @@ extension StoreBackend {
                 let file = AgeFileStore(directory: directory, passphrase: .fixed(resolved.passphrase))
                 let items = try file.keys(profile: profile)
                 let opened = FileManager.default.fileExists(atPath: file.path(profile: profile)) ? "opens \(file.path(profile: profile)), " : ""
-                return (true, "\(directory)/; passphrase from \(resolved.origin); \(opened)\(items.count) item(s) of profile \(profile)")
+                let exposure = PassphraseFileExposure.of(resolved.origin).map { "; warning: \($0)" } ?? ""
+                return (true, "\(directory)/; passphrase from \(resolved.origin); \(opened)\(items.count) item(s) of profile \(profile)\(exposure)")
             }
         } catch let error as SecureStoreError {
             return (false, error.message)
