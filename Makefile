@@ -2,8 +2,12 @@
 #   make demo              sign in against a local Cognito emulator and a private keyring
 #   make test              unit tests (swift test) and integration tests (pytest)
 #   make bench             authctl side by side with secret-tool, pycognito, the AWS CLI (release build)
-#   make install PREFIX=/usr/local   binary, bash/zsh/fish completions, man page
+#   make release           the portable release build (glibc 2.31 and later; docs/cli.md "Installing")
+#   make install PREFIX=/usr/local   the release build, bash/zsh/fish completions, man page
 #   make deb               a Debian package of the release build in $(DEB_DIR) (reproducible)
+#   make dist              dist/authctl-VERSION-linux-ARCH.tar.gz and dist/SHA256SUMS (reproducible)
+#   make rpm               dist/authctl-VERSION-1.ARCH.rpm (rpmbuild; reproducible)
+#   make test-portable     all of these, checked; the tarball run in a Debian 11 root
 #   make install-files BIN=path/to/authctl DESTDIR=... PREFIX=...   the same for a built binary
 
 SWIFT      ?= swift
@@ -16,13 +20,30 @@ PYTEST_ARGS ?= -q
 BIN        ?= $(AUTHCTL_BIN)
 MANPAGE    ?=
 TOOLS_BUILD_DIR ?= $(BUILD_DIR)
-PLUGIN_MANPAGE = $(BUILD_DIR)/plugins/GenerateManual/outputs/authctl/authctl.1
 # The release build (install, bench): the Swift runtime and Foundation linked in statically, so
 # the dynamic loader has a few C libraries to map at start-up instead of the whole Swift toolchain's.
 # The debug build (`swift build`, tests) stays dynamic.
 RELEASE_FLAGS ?= -c release --static-swift-stdlib
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --show-bin-path)
 BENCH_ARGS ?= --record docs/performance.md
+
+# The portable release build (install, deb, dist, rpm), in its own scratch path: RELEASE_FLAGS,
+# linked against Debian 11's glibc 2.31 (SYSROOT, a debootstrap root made once and kept), with
+# GCC 12's static libstdc++ and Packaging/glibc-compat.c, so the binary asks for no glibc symbol
+# version above 2.31 and its NEEDED list holds only the C runtime (docs/architecture.md).
+# SYSROOT= (empty) links against this machine's glibc instead: no debootstrap, no root needed,
+# a binary for this machine and newer only.
+SYSROOT ?= $(BUILD_DIR)/bullseye-root
+PORTABLE_BUILD_DIR ?= $(BUILD_DIR)/portable
+PORTABLE_LINK_DIR = $(PORTABLE_BUILD_DIR)/link
+ifneq ($(SYSROOT),)
+PORTABLE_FLAGS = $(RELEASE_FLAGS) -Xswiftc -Xclang-linker -Xswiftc --sysroot=$(SYSROOT) \
+	-Xlinker -L$(PORTABLE_LINK_DIR) -Xlinker $(PORTABLE_LINK_DIR)/glibc-compat.o
+else
+PORTABLE_FLAGS = $(RELEASE_FLAGS)
+endif
+PORTABLE_BIN = $(PORTABLE_BUILD_DIR)/release/authctl
+DIST_DIR ?= $(CURDIR)/dist
 
 # Fuzzing (docs/testing.md): libFuzzer + AddressSanitizer build of Fuzz/ in its own scratch path.
 FUZZ_SECONDS ?= 60
@@ -31,9 +52,9 @@ FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
 # Corpora, logs and crashes of the runs: not under FUZZ_BUILD_DIR, where new files made SwiftPM
 # plan again and rebuild everything (3 min) on the next `make fuzz`.
 FUZZ_WORK_DIR ?= $(CURDIR)/.build-fuzz-runs
-FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after webauthn config-toml stored-session pending-challenge otpauth-qr
+FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after webauthn config-toml stored-session pending-challenge otpauth-qr agent-message
 
-.PHONY: deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
+.PHONY: release sysroot dist rpm test-portable deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 
 all: build
 
@@ -117,28 +138,57 @@ bench: deps
 		--hello "$$($(SWIFT) build $(RELEASE_FLAGS) --package-path Tests/support/bench-hello --scratch-path "$(BUILD_DIR)/bench-hello" --show-bin-path)/hello" \
 		$(BENCH_ARGS)
 
+# The Debian 11 root the portable build links against and test-portable runs the tarball in.
+sysroot:
+	bash Tests/support/make-bullseye-root.sh "$(SYSROOT)"
+
+# Built once per scratch path; install, deb, dist and rpm all package this binary.
+release: $(if $(SYSROOT),sysroot)
+ifneq ($(SYSROOT),)
+	@mkdir -p "$(PORTABLE_LINK_DIR)"
+	ln -sf "$$(clang -print-file-name=libstdc++.a)" "$(PORTABLE_LINK_DIR)/libstdc++.a"
+	clang -c -O2 -fPIC -Wall -Werror -o "$(PORTABLE_LINK_DIR)/glibc-compat.o" Packaging/glibc-compat.c
+endif
+	$(SWIFT) build $(PORTABLE_FLAGS) --scratch-path "$(PORTABLE_BUILD_DIR)" --product authctl
+
 # The Debian package of the release build (Tests/support/make-deb.sh: binary, man page, completions,
 # README and docs, copyright; Depends from what the binary links and loads; reproducible with
 # SOURCE_DATE_EPOCH, the commit's time by default).
 DEB_DIR ?= $(BUILD_DIR)/deb
-deb:
-	$(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --product authctl
-	$(MAKE) --no-print-directory man
-	bash Tests/support/make-deb.sh "$(RELEASE_BIN)/authctl" "$(DEB_DIR)" "$(PLUGIN_MANPAGE)"
+deb: release
+	bash Tests/support/make-deb.sh "$(PORTABLE_BIN)" "$(DEB_DIR)"
 
-# Release build, man page (swift-argument-parser's generate-manual plugin, which reuses the release
-# build), then install-files with that binary and page.
-install:
-	$(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --product authctl
-	$(MAKE) --no-print-directory man
-	$(MAKE) --no-print-directory install-files \
-		BIN="$(RELEASE_BIN)/authctl" \
-		MANPAGE="$(PLUGIN_MANPAGE)"
+# dist/authctl-VERSION-linux-ARCH.tar.gz of the release build, and dist/SHA256SUMS
+# (Tests/support/make-dist.sh; reproducible with SOURCE_DATE_EPOCH).
+dist: release
+	bash Tests/support/make-dist.sh "$(PORTABLE_BIN)" "$(DIST_DIR)"
 
-# authctl.1 by the GenerateManual plugin: builds the package (release) and formats the binary's help.
-man:
-	$(SWIFT) package --scratch-path "$(BUILD_DIR)" plugin --allow-writing-to-package-directory generate-manual
-	@test -s "$(PLUGIN_MANPAGE)" || { echo "generate-manual made no $(PLUGIN_MANPAGE)" >&2; exit 1; }
+# dist/authctl-VERSION-1.ARCH.rpm of the release build, with rpmbuild (Tests/support/make-rpm.sh).
+rpm: release
+	bash Tests/support/make-rpm.sh "$(PORTABLE_BIN)" "$(DIST_DIR)"
+
+# Every release target on one release build, then checked (Tests/integration/test_portable.py:
+# NEEDED, glibc floor, the tarball run in the Debian 11 root, checksums, reproducibility, the RPM
+# under rpmlint; test_package.py on the release binary).
+test-portable: deps dist rpm deb
+	rm -rf "$(BUILD_DIR)/install-check"
+	$(MAKE) --no-print-directory install DESTDIR="$(BUILD_DIR)/install-check" PREFIX=/usr/local
+	AUTHCTL_PORTABLE_BIN="$(PORTABLE_BIN)" AUTHCTL_DIST_DIR="$(DIST_DIR)" AUTHCTL_DEB_DIR="$(DEB_DIR)" \
+		AUTHCTL_INSTALLED="$(BUILD_DIR)/install-check/usr/local" AUTHCTL_BULLSEYE_ROOT="$(SYSROOT)" \
+		AUTHCTL_BIN="$(PORTABLE_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) \
+		Tests/integration/test_portable.py Tests/integration/test_package.py
+
+# The release build with its completions and man page (install-files).
+install: release
+	$(MAKE) --no-print-directory install-files BIN="$(PORTABLE_BIN)"
+
+# authctl.1 of the release build in $(BUILD_DIR)/man: generate-manual (swift-argument-parser's
+# tool, built in TOOLS_BUILD_DIR) run on the built binary. Not the generate-manual plugin: it
+# builds the package again in the same scratch path, with the default flags, over the release binary.
+man: release
+	rm -rf "$(BUILD_DIR)/man"
+	$(MAKE) --no-print-directory install-files BIN="$(PORTABLE_BIN)" DESTDIR="$(BUILD_DIR)/man" PREFIX=/
+	@echo "$(BUILD_DIR)/man/share/man/man1/authctl.1"
 
 # Installs an already built binary: BIN=path/to/authctl (default: the debug build). Shell
 # completions come from the binary itself; the man page is MANPAGE when it exists, else the
@@ -170,4 +220,4 @@ install-files:
 	install -m 0644 "$$page" "$(DESTDIR)$(PREFIX)/share/man/man1/authctl.1"
 
 clean:
-	rm -rf .build .build-fuzz .build-fuzz-runs Tests/integration/__pycache__ Tests/integration/.pytest_cache
+	rm -rf dist .build .build-fuzz .build-fuzz-runs Tests/integration/__pycache__ Tests/integration/.pytest_cache

@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // authctl: a command-line client for Amazon Cognito user pools on Linux.
-// Dependencies point one way: authctl -> {LocalFormats, CognitoClient, SecureStore};
+// Dependencies point one way: authctl (entry point, commands) -> AuthctlCore -> {LocalFormats,
+// CognitoClient, SecureStore, SecurityKey};
 // CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret, CKeyutils
 // (keyctl system calls) and swift-crypto (the age file format's primitives);
 // LocalFormats (what authctl keeps and hands out locally: config.toml's profiles, the session and
@@ -56,12 +57,10 @@ let package = Package(
         // uses it, and loading it costs every start about 2.5 M instructions). OpenSSL's headers
         // are used for the types only.
         .target(name: "COpenSSL"),
-        // libqrencode: QR codes for authenticator-app setup, drawn in the terminal.
-        .systemLibrary(
-            name: "CQRencode",
-            pkgConfig: "libqrencode",
-            providers: [.apt(["libqrencode-dev"])]
-        ),
+        // C shim over libqrencode (QR codes for authenticator-app set-up, drawn in the terminal),
+        // which it loads with dlopen when the first code is drawn (not linked: only MFA set-up
+        // needs it); <qrencode.h> (libqrencode-dev) for types only.
+        .target(name: "CQRencode"),
         // C shim over libfido2 (FIDO2 security keys, for passkeys), which it loads with dlopen on
         // the first key operation (not linked: with libcbor, libcrypto and libudev it is loaded
         // only by `passkey` and `signin --method passkey`); <fido.h> (libfido2-dev) for types only.
@@ -102,9 +101,26 @@ let package = Package(
             ],
             swiftSettings: essentialsOnly
         ),
+        // The core of the executable: the store owner and the session layer, the sign-in
+        // pipeline, credentials, the operator's bulk runs, the console and output. It takes plain
+        // values (never ArgumentParser), so the compiler keeps commands -> core, never back.
+        .target(
+            name: "AuthctlCore",
+            dependencies: [
+                "CognitoClient",
+                "LocalFormats",
+                "SecureStore",
+                "SecurityKey",
+                "CProcess",
+            ],
+            swiftSettings: essentialsOnly
+        ),
+        // The entry point and the commands (one file per subcommand, option groups): the only
+        // target that imports ArgumentParser.
         .executableTarget(
             name: "authctl",
             dependencies: [
+                "AuthctlCore",
                 "CognitoClient",
                 "LocalFormats",
                 "SecureStore",
@@ -117,7 +133,7 @@ let package = Package(
         // `make fuzz`: libFuzzer targets over the libraries' parsers of outside data (Fuzz/).
         .executableTarget(
             name: "authctl-fuzz",
-            dependencies: ["CognitoClient", "LocalFormats"],
+            dependencies: ["CognitoClient", "LocalFormats", "SecureStore"],
             path: "Fuzz/Sources"
         ),
         // `make bench`: release-build timings written to docs/performance.md.
@@ -146,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "authctlTests",
-            dependencies: ["authctl", "CognitoClient", "LocalFormats", "SecureStore", "SecurityKey"]
+            dependencies: ["authctl", "AuthctlCore", "CognitoClient", "LocalFormats", "SecureStore", "SecurityKey"]
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -5,6 +5,8 @@
 // (OpenSSL, nghttp2, libssh2, librtmp, Kerberos, LDAP, libidn2, brotli, zstd...) it is 27 shared
 // libraries, about 8 ms of the dynamic loader's work at every start, which `authctl token` on a
 // fresh session, `status` or `--version` would pay without making a request (docs/performance.md).
+// CURLOPT_PROTOCOLS is deprecated since 7.85, but it is what older libcurl understands.
+#define CURL_DISABLE_DEPRECATION 1
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,8 +14,6 @@
 #include <string.h>
 #include <curl/curl.h>
 #include "CCurl.h"
-#include <stdlib.h>
-#include <string.h>
 
 // The libcurl functions authctl uses, resolved from the library opened by authctl_curl_global_init.
 static struct {
@@ -158,6 +158,24 @@ CURLcode authctl_curl_easy_setopt_blob(CURL *handle, CURLoption option, const vo
 CURLcode authctl_curl_easy_setopt_data_callback(CURL *handle, CURLoption option,
                                                 authctl_curl_data_callback callback) {
     return lib.easy_setopt(handle, option, callback);
+}
+
+// The first libcurl with CURLOPT_PROTOCOLS_STR and CURLOPT_REDIR_PROTOCOLS_STR.
+#define AUTHCTL_CURL_PROTOCOLS_STR_VERSION 0x075500
+
+CURLcode authctl_curl_easy_setopt_protocols(CURL *handle, int allow_http) {
+    const curl_version_info_data *info = lib.version_info(CURLVERSION_NOW);
+    CURLcode code;
+    if (info != NULL && info->version_num >= AUTHCTL_CURL_PROTOCOLS_STR_VERSION) {
+        const char *protocols = allow_http ? "http,https" : "https";
+        code = lib.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, protocols);
+        if (code == CURLE_OK) code = lib.easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS_STR, protocols);
+    } else {
+        long protocols = allow_http ? (CURLPROTO_HTTP | CURLPROTO_HTTPS) : CURLPROTO_HTTPS;
+        code = lib.easy_setopt(handle, CURLOPT_PROTOCOLS, protocols);
+        if (code == CURLE_OK) code = lib.easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS, protocols);
+    }
+    return code;
 }
 
 CURLcode authctl_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

@@ -21,18 +21,28 @@ static int loaded;
 static char load_error[512];
 
 static void load(void) {
-    // RTLD_LAZY as in CCurl.c.
-    void *handle = dlopen(AUTHCTL_LIBCRYPTO, RTLD_LAZY | RTLD_LOCAL);
+    // RTLD_LAZY as in CCurl.c. OpenSSL 3 first; 1.1 only where 3 is not installed at all.
+    const char *soname = AUTHCTL_LIBCRYPTO;
+    void *handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
     if (handle == NULL) {
         const char *reason = dlerror();
-        snprintf(load_error, sizeof load_error, "cannot load %s (%s); install OpenSSL 3 (Debian: libssl3)",
-                 AUTHCTL_LIBCRYPTO, reason ? reason : "unknown error");
+        snprintf(load_error, sizeof load_error, "%s", reason ? reason : "unknown error");
+        soname = AUTHCTL_LIBCRYPTO_1_1;
+        handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
+    }
+    if (handle == NULL) {
+        char first[256];
+        snprintf(first, sizeof first, "%s", load_error);
+        snprintf(load_error, sizeof load_error,
+                 "cannot load %s (%s) or %s; install OpenSSL's libcrypto (Debian: libssl3; Fedora, Amazon Linux: "
+                 "openssl-libs)", AUTHCTL_LIBCRYPTO, first, AUTHCTL_LIBCRYPTO_1_1);
         return;
     }
+    load_error[0] = '\0';
 #define AUTHCTL_BN_RESOLVE(name)                                                                  \
     *(void **)(&lib.name) = dlsym(handle, #name);                                                 \
     if (lib.name == NULL) {                                                                       \
-        snprintf(load_error, sizeof load_error, "%s has no %s", AUTHCTL_LIBCRYPTO, #name);       \
+        snprintf(load_error, sizeof load_error, "%s has no %s", soname, #name);                  \
         return;                                                                                   \
     }
     AUTHCTL_BN_FUNCTIONS(AUTHCTL_BN_RESOLVE)

@@ -4,6 +4,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 int authctl_forbid_core_dumps(void) {
     int result = 0;
@@ -49,4 +52,27 @@ int authctl_release_termination_signals(void) {
 
 int authctl_pending_termination_signal(void) {
     return arrived;
+}
+
+int authctl_spawn_detached(const char *path, char *const argv[], char *const envp[]) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    // The child: only async-signal-safe calls until execve.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int signo = 1; signo < NSIG; signo++) {
+        if (signo != SIGKILL && signo != SIGSTOP) signal(signo, SIG_DFL);
+    }
+    if (setsid() < 0) _exit(127);
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0) _exit(127);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+        for (int fd = 3; fd < 65536; fd++) close(fd);
+    }
+    execve(path, argv, envp);
+    _exit(127);
 }

@@ -22,6 +22,9 @@ public struct ProfileConfig: Equatable, Sendable {
     /// The store `store migrate` is moving the profile's items out of, until their old copies
     /// are deleted (a migration interrupted after its pin is finished by running it again).
     public var storeMigratingFrom: String?
+    /// The store `store migrate` is copying the profile's items into, until the copy is recorded:
+    /// set, a copy there may be partial (an interrupted migration), removed by migrating back.
+    public var storeMigratingTo: String?
     /// The identity pool's name for the user pool (the Logins key), when not the original one.
     public var identityProviderName: String?
     /// The replica pool's region for failover.
@@ -55,6 +58,7 @@ public struct ProfileConfig: Equatable, Sendable {
         ("redirect_port", \.redirectPort),
         ("store", \.store),
         ("store_migrating_from", \.storeMigratingFrom),
+        ("store_migrating_to", \.storeMigratingTo),
         ("identity_provider_name", \.identityProviderName),
         ("failover_region", \.failoverRegion),
         ("passkey_rp_id", \.passkeyRpId),

@@ -14,16 +14,22 @@ public struct TerminalQRCode: Sendable {
     /// `modules[y][x]` is true for a dark module.
     public let modules: [[Bool]]
 
-    /// libqrencode could not encode the text (too long for a QR code, out of memory).
+    /// libqrencode is missing (`libraryUnavailable`: it is loaded when the first code is drawn,
+    /// CQRencode.h) or could not encode the text (too long for a QR code, out of memory).
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        public var libraryUnavailable = false
     }
 
     public init(encoding text: String) throws {
-        guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
+        guard authctl_qr_load() == 1 else {
+            throw Failure(description: "cannot draw the QR code: \(String(cString: authctl_qr_load_error()))",
+                          libraryUnavailable: true)
+        }
+        guard let code = authctl_qr_encode_string(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else {
             throw Failure(description: "cannot draw the QR code: \(String(cString: strerror(errno)))")
         }
-        defer { QRcode_free(code) }
+        defer { authctl_qr_free(code) }
         let width = Int(code.pointee.width)
         var rows: [[Bool]] = []
         for y in 0..<width {

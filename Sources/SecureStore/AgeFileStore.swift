@@ -39,23 +39,31 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     public let directory: String
     public let workFactor: Int
     private let source: PassphraseSource
-    private let state = Mutex(State())
+    let agent: AgentUse?
+    let state = Mutex(State())
 
-    private struct State {
+    struct State {
         var passphrase: [UInt8]?
         var origin: PassphraseOrigin?
         var directoryChecked = false
         var profiles: [String: Opened] = [:]
+        /// What the last request to the key agent found, for the message when nothing opens a file.
+        /// The header a new file of the directory takes, once opened with the passphrase.
+        var directoryHeader: AgeFormat.Header?
+        var agentAbsence: KeyAgentClient.Absence?
+        var agentTrouble: String?
     }
 
-    /// A file as last read or written by this store.
-    private struct Opened {
+    /// A file as last read or written by this store: `header` with its file key when this process
+    /// unwrapped it, nil when the key agent opened the file (it keeps the key).
+    struct Opened {
         var identity: FileIdentity
-        var header: AgeFormat.Header
+        var header: AgeFormat.Header?
+        var headerBytes: [UInt8]
         var document: Document
     }
 
-    private struct FileIdentity: Equatable {
+    struct FileIdentity: Equatable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
@@ -72,9 +80,12 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     ///     `~/.local/state/authctl`); created 0700 on the first write.
     ///   - passphrase: resolved the first time a file must be opened or created.
     ///   - workFactor: log2 of scrypt's N for new files. Lower than the default only in unit tests.
-    public init(directory: String, passphrase: PassphraseSource, workFactor: Int = AgeFileStore.defaultWorkFactor) {
+    ///   - agent: the key agent to ask before the passphrase (nil: never ask one).
+    public init(directory: String, passphrase: PassphraseSource, workFactor: Int = AgeFileStore.defaultWorkFactor,
+                agent: AgentUse? = nil) {
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.source = passphrase
+        self.agent = agent
         self.workFactor = min(max(workFactor, 1), AgeFormat.maximumWorkFactor)
     }
 
@@ -112,6 +123,19 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 items.sort { $0.kind < $1.kind }
             }
             return true
+        }
+    }
+
+    /// The directory safe (created 0700 if missing), a passphrase from its source, and the
+    /// profile's file, if any, opened with it: a read alone asks for no passphrase when there is
+    /// no file yet, and a write would then fail only after the service answered.
+    public func prepareToKeep(profile: String) throws {
+        try state.withLock { state in
+            try checkDirectory(&state)
+            if try current(profile: profile, state: &state) == nil, !agentHoldsDirectory(state: &state) {
+                // A new file takes the directory's passphrase: checked now, before the service is asked.
+                state.directoryHeader = try localHeader(for: nil, profile: profile, state: &state)
+            }
         }
     }
 
@@ -158,16 +182,25 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     private func decrypt(_ file: [UInt8], path: String, identity: FileIdentity, profile: String,
                          state: inout State) throws -> Opened {
         do {
-            let header: AgeFormat.Header
+            var header: AgeFormat.Header?
             let start: Int
-            if let cached = state.profiles[profile], let known = try AgeFormat.reopenHeader(file, known: cached.header) {
+            var plaintext: [UInt8]
+            if let cached = state.profiles[profile]?.header, let known = try AgeFormat.reopenHeader(file, known: cached) {
                 (header, start) = known
+                plaintext = try AgeFormat.decryptPayload(file, from: start, header: known.0)
             } else {
                 // Parse first, so a damaged file is reported as such without asking for a passphrase.
-                _ = try AgeFormat.parseHeader(file)
-                (header, start) = try AgeFormat.openHeader(file, passphrase: try passphrase(&state))
+                let parsed = try AgeFormat.parseHeader(file)
+                if let opened = try agentOpen(file, path: path, state: &state) {
+                    start = parsed.end
+                    plaintext = opened
+                } else {
+                    let known = try AgeFormat.openHeader(file, passphrase: try passphrase(&state))
+                    (header, start) = known
+                    feedAgentAfterPrompt(known.0, state: state)
+                    plaintext = try AgeFormat.decryptPayload(file, from: start, header: known.0)
+                }
             }
-            var plaintext = try AgeFormat.decryptPayload(file, from: start, header: header)
             defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             guard let document = try? JSONDecoder().decode(Document.self, from: Data(plaintext)) else {
                 throw SecureStoreError(.corrupted, message:
@@ -177,23 +210,38 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             guard document.items.allSatisfy({ $0.profile == profile }) else {
                 throw SecureStoreError(.corrupted, message: "\(path) holds items of another profile; it was left untouched")
             }
-            return Opened(identity: identity, header: header, document: document)
+            return Opened(identity: identity, header: header, headerBytes: Array(file[0..<start]), document: document)
         } catch AgeFormat.Failure.wrongPassphrase {
-            let origin = state.origin.map { " (from \($0))" } ?? ""
-            throw SecureStoreError(.wrongPassphrase, message:
-                "the passphrase\(origin) does not open \(path); the file was left untouched")
+            throw wrongPassphrase(path, state: state)
         } catch AgeFormat.Failure.malformed(let reason) {
-            throw SecureStoreError(.corrupted, message:
-                "\(path) is damaged or not an authctl store file: \(reason); it was left untouched " +
-                "(move it away to start afresh, or inspect it with `age -d`)")
+            throw Self.damaged(path, reason)
         } catch let error as CryptoKitError {
             throw SecureStoreError(kind: .failed, message: "scrypt failed on \(path) (\(error)); is memory short?")
         }
     }
 
-    private func passphrase(_ state: inout State) throws -> [UInt8] {
+    func wrongPassphrase(_ path: String, state: State) -> SecureStoreError {
+        let origin = state.origin.map { " (from \($0))" } ?? ""
+        return SecureStoreError(.wrongPassphrase, message:
+            "the passphrase\(origin) does not open \(path); the file was left untouched")
+    }
+
+    static func damaged(_ path: String, _ reason: String) -> SecureStoreError {
+        SecureStoreError(.corrupted, message:
+            "\(path) is damaged or not an authctl store file: \(reason); it was left untouched " +
+            "(move it away to start afresh, or inspect it with `age -d`)")
+    }
+
+    func passphrase(_ state: inout State) throws -> [UInt8] {
         if let passphrase = state.passphrase { return passphrase }
-        let (text, origin) = try source.passphrase()
+        let text: String
+        let origin: PassphraseOrigin
+        do {
+            (text, origin) = try source.passphrase()
+        } catch var error as SecureStoreError where error.cause == .noPassphrase && agent != nil {
+            error.message = lockedMessage(state)
+            throw error
+        }
         state.passphrase = Array(text.utf8)
         state.origin = origin
         return state.passphrase!
@@ -219,20 +267,31 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 state.profiles[profile] = nil
                 return true
             }
-            let header: AgeFormat.Header
-            if let existing = before?.header, existing.workFactor >= workFactor {
-                header = existing
-            } else {
-                // A new file, or one wrapped more weakly than this store writes (age -p at a low
-                // work factor, an old file): re-keyed at the store's work factor.
-                header = try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor)
-            }
             let document = Document(items: items)
             var plaintext = Array(try StoredItem.encoder().encode(document))
             defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-            let file = try AgeFormat.encrypt(plaintext, header: header)
+            let file: [UInt8]
+            var header = before?.header
+            // A file wrapped more weakly than this store writes (age -p at a low work factor, an old
+            // file) is re-keyed at the store's work factor, here rather than by the agent (issue 31).
+            let weakBefore = try before.map { try AgeFormat.parseHeader($0.headerBytes).workFactor < workFactor } ?? false
+            if header == nil, !weakBefore, let sealed = try agentSeal(plaintext, header: before?.headerBytes, state: &state) {
+                file = sealed
+            } else {
+                if header == nil {
+                    header = try before == nil ? state.directoryHeader ?? localHeader(for: nil, profile: profile, state: &state)
+                        : localHeader(for: before, profile: profile, state: &state)
+                    if before == nil { state.directoryHeader = header }
+                }
+                if let weak = header, weak.workFactor < workFactor {
+                    header = try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor)
+                    if before == nil { state.directoryHeader = header }
+                }
+                file = try AgeFormat.encrypt(plaintext, header: header!)
+            }
+            let headerBytes = try header?.bytes ?? Array(file[0..<AgeFormat.parseHeader(file).end])
             let identity = try replace(path, with: file)
-            state.profiles[profile] = Opened(identity: identity, header: header, document: document)
+            state.profiles[profile] = Opened(identity: identity, header: header, headerBytes: headerBytes, document: document)
             return true
         }
     }
@@ -272,8 +331,13 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         guard fsync(fd) == 0 else { throw fileError("cannot sync", directory) }
     }
 
-    /// Creates the directory (and missing parents) 0700 when `creating`, or checks that the
-    /// existing one is the user's and closed to group and other. False: there is none (not creating).
+    /// Creates the directory (and missing parents) 0700, or checks that the existing one is the
+    /// user's and closed to group and other.
+    func checkDirectory(_ state: inout State) throws {
+        try checkDirectory(&state, creating: true)
+    }
+
+    /// As `checkDirectory`, creating it only when `creating`. False: there is none (not creating).
     @discardableResult
     private func checkDirectory(_ state: inout State, creating: Bool) throws -> Bool {
         if state.directoryChecked { return true }
@@ -351,7 +415,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
 
     // MARK: - Files
 
-    private static func identity(_ fd: Int32, path: String) throws -> FileIdentity {
+    static func identity(_ fd: Int32, path: String) throws -> FileIdentity {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             throw SecureStoreError(kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
@@ -363,7 +427,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                             modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
     }
 
-    private static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
+    static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

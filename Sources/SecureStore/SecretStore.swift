@@ -92,6 +92,10 @@ public protocol SecretStore: AnyObject {
     /// The keys of every item of `profile` (with their pool and client ids), sorted by kind:
     /// what `store migrate` moves and `status` lists.
     func keys(profile: String) throws -> [SecretKey]
+    /// Opens what a write of `profile`'s items would need (the keyring's collection, keyctl, the
+    /// file store's directory, passphrase and existing file) without writing: called before a
+    /// sign-in, so a store that cannot keep its answer is refused before the service is asked.
+    func prepareToKeep(profile: String) throws
 }
 
 extension SecretStore {
@@ -99,5 +103,11 @@ extension SecretStore {
     /// store of this library implements it.
     public func keys(profile: String) throws -> [SecretKey] {
         throw SecureStoreError(kind: .failed, message: "this store cannot list its items")
+    }
+
+    /// A read of the profile's items reaches everything a write needs in the stores whose reads
+    /// and writes open the same things (the Secret Service, the kernel keyring).
+    public func prepareToKeep(profile: String) throws {
+        _ = try keys(profile: profile)
     }
 }

@@ -1,8 +1,23 @@
 import ArgumentParser
+import AuthctlCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct Authctl: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = AuthctlVersion.current
+
+    /// The Swift runtime reads the command line from /proc/self/cmdline: in a chroot or container
+    /// without /proc every command would run as a bare `authctl` (the help, exit 0). Refused.
+    static func main() {
+        if CommandLine.arguments.count <= 1, access("/proc/self/cmdline", R_OK) != 0 {
+            fputs("authctl: cannot read its command line: /proc is not mounted (in a chroot or container, "
+                  + "mount it: mount -t proc proc /proc)\n", stderr)
+            Glibc.exit(78)
+        }
+        main(nil)
+    }
 
     static let configuration = CommandConfiguration(
         commandName: "authctl",
@@ -32,6 +47,9 @@ struct Authctl: ParsableCommand {
             MFA.self,
             Devices.self,
             Store.self,
+            Unlock.self,
+            LockCommand.self,
+            AgentCommand.self,
             Passkey.self,
             Configure.self,
             Ops.self,

@@ -1,4 +1,5 @@
 @testable import authctl
+@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import LocalFormats

@@ -1,7 +1,8 @@
 """The built binary itself: what it links, and what it loads for which command.
 
-libcurl, libsecret and libcrypto are opened with dlopen on first use (Sources/CCurl,
-Sources/CLibSecret, Sources/COpenSSL; docs/performance.md), so a command that makes no request does
+libcurl, libsecret, libcrypto, libfido2 and libqrencode are opened with dlopen on first use
+(Sources/CCurl, Sources/CLibSecret, Sources/COpenSSL, Sources/CFido2, Sources/CQRencode;
+docs/performance.md), so a command that makes no request does
 not load libcurl's 27 libraries, one that needs no keyring does not load libsecret with GLib, GIO and
 libgcrypt, and only SRP loads libcrypto.
 """
@@ -20,7 +21,7 @@ from harness import REPO, authctl_bin
 
 # Linked by nothing in authctl: loaded with dlopen (libsecret with its dependencies) when needed.
 LAZY = ["libsecret-1", "libglib-2.0", "libgio-2.0", "libgobject-2.0", "libgcrypt", "libcurl", "libcrypto", "libfido2",
-        "libcbor"]
+        "libcbor", "libqrencode"]
 
 
 def _ldd() -> str:

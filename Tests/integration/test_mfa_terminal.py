@@ -18,6 +18,7 @@ import pexpect
 import pytest
 
 import harness
+from test_binary import _stand_in_library
 from test_mfa import (  # noqa: F401  (_mfa_defaults is an autouse fixture)
     EMAIL, SMS, TOTP, _mfa_defaults, challenge_calls, friendly_name, last_code, mfa_state, set_mfa,
 )
@@ -323,6 +324,18 @@ def test_setup_on_signin_with_qr_code(cli, fake, terminals, tmp_path):
     r = cli.signin()
     assert r.code == 64 and "SOFTWARE_TOKEN_MFA" in r.err, r
     assert cli.signin("alice", None, "--mfa-code", fresh_totp(secret)).code == 0
+
+
+def test_mfa_setup_without_libqrencode_names_the_package(cli, fake, terminals, tmp_path):
+    """libqrencode is opened when the first QR code is drawn (issue 32: no longer linked, so a host
+    without it runs every other command): a broken or missing one, here a stand-in without its
+    functions found first through LD_LIBRARY_PATH, stops MFA set-up with exit 78 naming it."""
+    assert cli.signin().code == 0
+    _stand_in_library(tmp_path, "libqrencode.so.4")
+    t = terminals(cli, "mfa", "setup", LD_LIBRARY_PATH=str(tmp_path))
+    t.expect(SETUP_INTRO)
+    assert t.finish() == 78, t.output
+    assert "cannot draw the QR code: libqrencode.so.4 has no QRcode_encodeString" in t.output, t.output
 
 
 @pytest.mark.parametrize("colours", [True, False], ids=["colours", "NO_COLOR"])

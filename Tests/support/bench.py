@@ -11,6 +11,8 @@ authctl command and its yardstick:
     authctl token (fresh cached session)   secret-tool lookup of an item of the same size
     authctl token, kernel-keyring store    the same secret-tool lookup
     authctl token, file store (age)        the same secret-tool lookup
+    authctl token, file store unlocked     the same secret-tool lookup (the key agent opens the file)
+    authctl unlock                         the same secret-tool lookup (one scrypt, measured)
     authctl --version                      a static FoundationEssentials hello world (bench-hello)
     authctl signin (SRP)                   pycognito's SRP sign-in (a Python process, boto3): wall
                                            time, and the CPU time (user + sys) of each process
@@ -62,7 +64,8 @@ OPS_LIST_QUOTA = 30
 STORE_PROFILES = [("kernel", "kernel-keyring"), ("file", "file")]
 # The rows whose processes run no Python (the emulator's and the yardsticks' would dominate the
 # others), counted with callgrind once each.
-INSTRUCTION_ROWS = ["authctl token", "authctl token (kernel keyring)", "authctl token (file store)", "authctl --version"]
+INSTRUCTION_ROWS = ["authctl token", "authctl token (kernel keyring)", "authctl token (file store)",
+                    "authctl token (file store, unlocked)", "authctl --version"]
 
 # pycognito's SRP sign-in (its AWSSRP client, on boto3) as a user of it would write it; the
 # password arrives on stdin. (Cognito(...).authenticate would also check the tokens' issuer,
@@ -280,6 +283,19 @@ def main() -> int:
                       file=sys.stderr)
                 return 1
 
+        # Issue 30: the file store with the key agent. The scrypt row finds no agent (an empty
+        # runtime directory of its own); the agent row gets one `unlock` first and no passphrase.
+        no_agent_run, agent_run = work / "no-agent-run", work / "agent-run"
+        for d in (no_agent_run, agent_run):
+            d.mkdir(mode=0o700)
+        scrypt_env = {**store_env, "XDG_RUNTIME_DIR": str(no_agent_run)}
+        agent_env = {**env, "XDG_RUNTIME_DIR": str(agent_run)}
+        unlock_env = {**store_env, "XDG_RUNTIME_DIR": str(agent_run), "AUTHCTL_UNLOCK_AFTER_PROMPT": "0"}
+        unlocked = subprocess.run([authctl, "unlock"], env=unlock_env, capture_output=True, text=True, cwd=keyring.home)
+        if unlocked.returncode != 0:
+            print(f"bench: authctl unlock failed ({unlocked.returncode}): {unlocked.stderr.strip()}", file=sys.stderr)
+            return 1
+
         def secret_tool() -> Side | None:
             return (Side("secret-tool lookup", ["secret-tool", "lookup", "bench", "yardstick"], tool_env)
                     if shutil.which("secret-tool") else None)
@@ -295,8 +311,15 @@ def main() -> int:
                 Side("authctl token (kernel keyring)", [authctl, "token", "--profile", "kernel"], store_env), secret_tool(),
                 goal="≤ 1.2×", check=lambda r: r.ratio is not None and r.ratio <= 1.2),
             Row("`authctl token` on the file store (age, scrypt 2^18) vs `secret-tool lookup`",
-                Side("authctl token (file store)", [authctl, "token", "--profile", "file"], store_env), secret_tool(),
+                Side("authctl token (file store)", [authctl, "token", "--profile", "file"], scrypt_env), secret_tool(),
                 goal="≤ 1.2×", check=lambda r: r.ratio is not None and r.ratio <= 1.2),
+            Row("`authctl token` on the file store, unlocked (the key agent opens it) vs `secret-tool lookup`",
+                Side("authctl token (file store, unlocked)", [authctl, "token", "--profile", "file"], agent_env),
+                secret_tool(), goal="≤ 1.2×, ≤ 20 MiB",
+                check=lambda r: r.ratio is not None and r.ratio <= 1.2 and r.a.median_rss_mib <= 20),
+            Row("`authctl unlock` (one scrypt at 2^18; the agent already runs) vs `secret-tool lookup`",
+                Side("authctl unlock", [authctl, "unlock"], unlock_env), secret_tool(),
+                goal="measured", check=lambda r: True),
             Row("`authctl --version` vs static FoundationEssentials hello world",
                 Side("authctl --version", [authctl, "--version"], env),
                 Side("hello", [str(Path(args.hello).resolve())], env),
@@ -318,6 +341,7 @@ def main() -> int:
             alternate(row, args.pairs, args.warmup, spawn)
             refresh_token_file()  # signin replaced the session; get-user uses the current one
         load_after = loadavg()
+        subprocess.run([authctl, "lock"], env=agent_env, capture_output=True, cwd=keyring.home)
 
         signin_row = next(row for row in rows if row.a.label == "authctl signin")
         signin = signin_row.a

@@ -144,17 +144,22 @@ say "Environment:      AUTHCTL_USER_POOL_ID AUTHCTL_CLIENT_ID AUTHCTL_ENDPOINT A
 STEPS=0
 FAILED=0
 # step "Heading" EXPECTED_EXIT STDIN authctl-args...   (STDIN "" = none; a password is shown as ****)
+# STEP_ENV=(NAME=value ...) adds variables to authctl's otherwise empty environment (env -i).
+STEP_ENV=()
 step() {
     local title=$1 expected=$2 input=$3; shift 3
     STEPS=$((STEPS + 1))
     printf '\n%s\n' "${BOLD}== $STEPS. $title${RESET}"
-    local rc=0
+    local rc=0 shown=""
+    [ ${#STEP_ENV[@]} -eq 0 ] || shown="$(printf '%s ' "${STEP_ENV[@]%%=*}" | sed 's/\([A-Z_]*\) /\1=... /g')"
+    # AUTHCTL is `env -i VAR=... authctl`: STEP_ENV goes in after `env -i`.
+    local command=("${AUTHCTL[@]:0:2}" ${STEP_ENV[@]+"${STEP_ENV[@]}"} "${AUTHCTL[@]:2}")
     if [ -n "$input" ]; then
-        printf '%s\n' "\$ printf '%s\\n' '********' | authctl $*"
-        printf '%s\n' "$input" | "${AUTHCTL[@]}" "$@" || rc=$?
+        printf '%s\n' "\$ printf '%s\\n' '********' | ${shown}authctl $*"
+        printf '%s\n' "$input" | "${command[@]}" "$@" || rc=$?
     else
-        printf '%s\n' "\$ authctl $*"
-        "${AUTHCTL[@]}" "$@" </dev/null || rc=$?
+        printf '%s\n' "\$ ${shown}authctl $*"
+        "${command[@]}" "$@" </dev/null || rc=$?
     fi
     if [ "$rc" -eq "$expected" ]; then
         printf '%s\n' "${GREEN}(exit $rc)${RESET}"
@@ -169,6 +174,19 @@ show() {
     local title=$1; shift
     printf '\n%s\n' "${BOLD}-- $title${RESET}"
     "$@" || true
+}
+
+# check "Heading" command...: a look behind the scenes that must hold (counted as a step).
+check() {
+    local title=$1; shift
+    STEPS=$((STEPS + 1))
+    printf '\n%s\n' "${BOLD}== $STEPS. $title${RESET}"
+    if "$@"; then
+        printf '%s\n' "${GREEN}(holds)${RESET}"
+    else
+        printf '%s\n' "${RED}(does not hold)${RESET}"
+        FAILED=$((FAILED + 1))
+    fi
 }
 
 # token_step "Heading" authctl-args...: like step (expects exit 0), but never prints the whole
@@ -197,7 +215,8 @@ aws_step() {
     printf '[profile cognito]\nregion = us-east-1\ncredential_process = %s aws-credentials\n' "$AUTHCTL_BIN" >"$WORK/aws-config"
     local rc=0
     env -i "PATH=$PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS" "AWS_CONFIG_FILE=$WORK/aws-config" \
-        "AWS_SHARED_CREDENTIALS_FILE=$WORK/none" "AWS_ENDPOINT_URL=$IDENTITY_URL" "AUTHCTL_USER_POOL_ID=$POOL_ID" \
+        "AWS_SHARED_CREDENTIALS_FILE=$WORK/none" "AWS_ENDPOINT_URL_STS=$IDENTITY_URL" \
+        "AWS_ENDPOINT_URL_COGNITO_IDENTITY=$IDENTITY_URL" "AUTHCTL_USER_POOL_ID=$POOL_ID" \
         "AUTHCTL_CLIENT_ID=$CLIENT_ID" "AUTHCTL_ENDPOINT=$ENDPOINT" "AUTHCTL_REGION=us-east-1" \
         "AUTHCTL_IDENTITY_POOL_ID=$IDENTITY_POOL_ID" aws --profile cognito --output json sts get-caller-identity </dev/null || rc=$?
     if [ "$rc" -eq 0 ]; then printf '%s\n' "${GREEN}(exit 0)${RESET}"; else printf '%s\n' "${RED}(exit $rc, expected 0)${RESET}"; FAILED=$((FAILED + 1)); fi
@@ -217,6 +236,9 @@ def cut(v):
 print(json.dumps(cut(json.load(sys.stdin))))' || rc=1
     if [ "$rc" -eq 0 ]; then printf '%s\n' "${GREEN}(exit 0)${RESET}"; else printf '%s\n' "${RED}(exit $rc, expected 0)${RESET}"; FAILED=$((FAILED + 1)); fi
 }
+identity_served_once() {
+    [ "$(identity_calls | grep -c 'GetCredentialsForIdentity *HTTP 200')" -eq 1 ]
+}
 identity_calls() {
     "$PYTHON" -c 'import json, sys, urllib.request
 calls = json.load(urllib.request.urlopen(sys.argv[1] + "/_fake/identity/calls"))["calls"]
@@ -227,6 +249,19 @@ stored_session() {
     env -i "PATH=$SYSTEM_PATH" "${HOME_ENV[@]}" "DBUS_SESSION_BUS_ADDRESS=$DBUS_ADDRESS" \
         secret-tool search kind session profile default 2>&1 | grep -v '^secret = ' || echo "(no session item)"
 }
+file_store() {
+    local dir="$DEMO_HOME/.local/state/authctl"
+    stat -c '  %A %n' "$dir" "$dir"/ci.age 2>&1 | sed "s|$DEMO_HOME|~|"
+    if head -c 21 "$dir/ci.age" 2>/dev/null | grep -q '^age-encryption.org/v1$'; then
+        printf '  %s\n' "$(head -n 2 "$dir/ci.age" | cut -c1-40 | tr '\n' ' ')..."
+        if grep -aq 'eyJ' "$dir/ci.age"; then echo "  (a token in plain text: wrong)"; return 1; fi
+        echo "  (an age file: the real \`age -d\` opens it with the passphrase; no token in plain text)"
+    else
+        echo "  (no age file at $dir/ci.age)"
+        return 1
+    fi
+}
+request_count() { grep -c '"operation"' "$WORK/requests.jsonl" || true; }
 requests() {
     "$PYTHON" -c 'import json,sys
 for l in open(sys.argv[1]):
@@ -253,6 +288,7 @@ token_step "The access token, for scripts" token
 aws_step "The AWS CLI with authctl as credential_process: the identity pool's role"
 aws_step "Again: served from the Secret Service cache (no new GetCredentialsForIdentity)"
 show "What reached the identity pool" identity_calls
+check "One GetCredentialsForIdentity for the two AWS CLI calls (the second from the cache)" identity_served_once
 redacted_step "The credential_process JSON itself" aws-credentials
 redacted_step "A kubectl ExecCredential (kube-token)" kube-token
 step "A wrong password is refused by the SRP verifier" 77 "Not-The-Passw0rd!" signin --username "$USERNAME" --password-stdin
@@ -264,8 +300,16 @@ step "Sign in again: this device is confirmed with its own SRP verifier and reme
 step "The devices Cognito remembers (* this one)" 0 "" devices list
 step "Sign out on every device (GlobalSignOut), then say how long issued tokens stay usable offline" 0 "" signout --global --yes
 step "Signed out: whoami exits 77" 77 "" whoami
-AUTHCTL_STORE_PASSPHRASE="a demo passphrase" step "No desktop keyring? Keep profile ci in an age-encrypted file under ~/.local/state/authctl (passphrase from AUTHCTL_STORE_PASSPHRASE; the file store is recorded in the profile)" 0 "$PASSWORD" signin --profile ci --store file --username "$USERNAME" --password-stdin
 show "The session item is gone from the Secret Service" stored_session
+# The file store's passphrase from the environment here (a script's way; a person types it).
+STEP_ENV=("AUTHCTL_STORE_PASSPHRASE=a demo passphrase")
+step "No desktop keyring? Keep profile ci in an age-encrypted file under ~/.local/state/authctl (passphrase from AUTHCTL_STORE_PASSPHRASE; the file store is recorded in the profile)" 0 "$PASSWORD" signin --profile ci --store file --username "$USERNAME" --password-stdin
+check "The file store: one age file per profile, mode 0600 in a 0700 directory (only its header shown)" file_store
+step "Read back from the age file: who am I on profile ci" 0 "" whoami --profile ci
+STEP_ENV=()
+BEFORE=$(request_count)
+step "Without the passphrase the file store refuses, before asking Cognito anything (exit 78)" 78 "$PASSWORD" signin --profile ci --username "$USERNAME" --password-stdin
+check "No request reached the emulator for that refused sign-in" test "$(request_count)" -eq "$BEFORE"
 step "A new account: sign up (SignUp); the pool emails a confirmation code" 0 "$NEW_USER_PASSWORD" signup --username "$NEW_USER" --attribute "email=$NEW_USER@example.com" --password-stdin
 CODE=$(sent_code "$NEW_USER")
 show "The code in $NEW_USER's mailbox (read from the emulator)" echo "$CODE"

@@ -29,6 +29,11 @@ DEBIAN_PACKAGES=(
     libfido2-1             # FIDO2 security keys for passkeys (loaded at run time with dlopen)
     libfido2-dev           # its header, <fido.h>, for the CFido2 shim's types
     chromium               # a real browser for the browser sign-in tests (headless, via Selenium)
+    debootstrap            # the Debian 11 root the portable release links against and is tested in
+    libstdc++-12-dev       # GCC 12's static libstdc++, linked into the portable release build
+    binutils               # objdump and strip: the release binary's NEEDED list, glibc floor, packages
+    rpm                    # rpmbuild for `make rpm`, rpm -qp for its test
+    rpmlint                # checks the RPM `make rpm` builds (test_portable.py)
     chromium-driver
 )
 PYTHON=${PYTHON:-python3}

@@ -1,30 +1,25 @@
 #!/usr/bin/env bash
 # Builds authctl's Debian package from an already built binary (`make deb` passes the release
-# build; the tests pass the debug build to check the package's shape).
-#   Tests/support/make-deb.sh BIN OUTDIR [MANPAGE]
+# build; the tests pass it too in `make test-portable`, the debug build in `make test`).
+#   Tests/support/make-deb.sh BIN OUTDIR
 # Reproducible: every file's time is SOURCE_DATE_EPOCH (default: the commit's time), owners are
 # root, compressed files carry no name or time, and dpkg-deb sorts the archive.
 set -euo pipefail
-bin=${1:?usage: make-deb.sh BIN OUTDIR [MANPAGE]}
-out=${2:?usage: make-deb.sh BIN OUTDIR [MANPAGE]}
-manpage=${3:-}
+bin=${1:?usage: make-deb.sh BIN OUTDIR}
+out=${2:?usage: make-deb.sh BIN OUTDIR}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
-
-version=$("$bin" --version)
+. Tests/support/release-files.sh
+release_begin "$bin"
+version=$release_version
+epoch=$release_epoch
+maintainer=$release_maintainer
 arch=$(dpkg --print-architecture)
-maintainer="${DEBFULLNAME:-The authctl developers} <${DEBEMAIL:-authctl@example.org}>"
-epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
-export SOURCE_DATE_EPOCH=$epoch
 
 stage=$(mktemp -d)
 chmod 0755 "$stage"
 trap 'rm -rf "$stage"' EXIT
-umask 022
-make --no-print-directory -s install-files BIN="$bin" MANPAGE="$manpage" DESTDIR="$stage" PREFIX=/usr >/dev/null
-# Debian ships stripped binaries; the Swift metadata the runtime reads is in allocated sections,
-# which strip keeps.
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/authctl"
+release_stage "$stage" /usr
 
 # Debian keeps manual pages compressed, without a name or time in the gzip header.
 gzip -9n "$stage/usr/share/man/man1/authctl.1"
@@ -33,21 +28,13 @@ doc="$stage/usr/share/doc/authctl"
 install -d "$doc/docs"
 install -m 0644 README.md "$doc/README.md"
 for page in docs/*.md; do install -m 0644 "$page" "$doc/docs/"; done
-cat > "$doc/copyright" <<COPYRIGHT
-Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: authctl
-
-Files: *
-Copyright: $(date -u -d "@$epoch" +%Y) The authctl developers
-License: none-chosen
- The project has not chosen a licence yet: no licence is granted, and the
- authors keep all rights. This file will name the licence once there is one.
-COPYRIGHT
+release_copyright "$doc/copyright"
 printf 'authctl (%s) unstable; urgency=medium\n\n  * Release %s.\n\n -- %s  %s\n' \
     "$version" "$version" "$maintainer" "$(date -u -R -d "@$epoch")" | gzip -9n > "$doc/changelog.gz"
 
 # Depends: what the binary links (found through the dynamic loader's cache and dpkg), plus what it
-# loads with dlopen on first use (libcurl, libsecret, libcrypto); never a -dev package. Libraries
+# loads with dlopen on first use (libcurl, libsecret, libcrypto); never a -dev package. What only
+# some commands open (libqrencode: MFA set-up; libfido2: passkeys) is recommended or suggested. Libraries
 # no Debian package provides (a debug build's Swift runtime) are named on stderr.
 declare -A packages=([libcurl4]=1 [libsecret-1-0]=1 [libssl3]=1)
 while read -r needed; do
@@ -59,7 +46,11 @@ while read -r needed; do
     fi
     if [ -n "$owner" ]; then packages[$owner]=1; else echo "make-deb: $needed comes from no Debian package (not a release build?)" >&2; fi
 done < <(objdump -p "$bin" | awk '/NEEDED/ { print $2 }')
-depends=$(printf '%s\n' "${!packages[@]}" | grep -v -- '-dev$' | sort | paste -sd, - | sed 's/,/, /g')
+# The portable release build runs on Debian 11 too: OpenSSL 1.1 there, and glibc from the highest
+# symbol version the binary asks for.
+glibc=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
+depends=$(printf '%s\n' "${!packages[@]}" | grep -v -- '-dev$' | sort \
+    | sed -e 's/^libssl3$/libssl3 | libssl1.1/' -e "s/^libc6\$/libc6 (>= $glibc)/" | paste -sd, - | sed 's/,/, /g')
 
 size=$(du -sk --apparent-size "$stage/usr" | cut -f1)
 install -d -m 0755 "$stage/DEBIAN"
@@ -70,7 +61,7 @@ Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $size
 Depends: $depends
-Recommends: gnome-keyring | keepassxc | kwalletmanager
+Recommends: gnome-keyring | keepassxc | kwalletmanager, libqrencode4
 Suggests: keyutils, age, libfido2-1
 Section: utils
 Priority: optional
@@ -82,7 +73,7 @@ Description: command-line client for Amazon Cognito user pools
 CONTROL
 (cd "$stage" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$stage/DEBIAN/md5sums"
 chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"
-find "$stage" -depth -newermt "@$epoch" -print0 | xargs -0r touch -h -d "@$epoch"
+release_clamp_times "$stage"
 
 mkdir -p "$out"
 deb="$out/authctl_${version}_${arch}.deb"

@@ -94,6 +94,12 @@ CURLcode authctl_curl_easy_setopt_blob(CURL *handle, CURLoption option, const vo
 CURLcode authctl_curl_easy_setopt_data_callback(CURL *handle, CURLoption option,
                                                 authctl_curl_data_callback _Nullable callback);
 
+/// CURLOPT_PROTOCOLS_STR and CURLOPT_REDIR_PROTOCOLS_STR: "https", or "http,https" when
+/// `allow_http` is 1. On a libcurl older than 7.85 (curl_version_info's version_num; Debian 11 has
+/// 7.74, RHEL 9 7.76), which refuses the _STR options, the same through the CURLPROTO_* bit masks
+/// of CURLOPT_PROTOCOLS and CURLOPT_REDIR_PROTOCOLS.
+CURLcode authctl_curl_easy_setopt_protocols(CURL *handle, int allow_http);
+
 /// For CURLINFO_LONG infos (CURLINFO_RESPONSE_CODE...).
 CURLcode authctl_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 

@@ -27,8 +27,11 @@
 extern "C" {
 #endif
 
-/// The libcrypto that is loaded: its Debian soname (OpenSSL 3, package libssl3).
+/// The libcrypto that is loaded: OpenSSL 3's soname (Debian 12 libssl3, Amazon Linux 2023 and
+/// RHEL 9 openssl-libs), else OpenSSL 1.1's (Debian 11 libssl1.1, Ubuntu 20.04), whose BIGNUM
+/// functions used here have the same names and types.
 #define AUTHCTL_LIBCRYPTO "libcrypto.so.3"
+#define AUTHCTL_LIBCRYPTO_1_1 "libcrypto.so.1.1"
 
 /// Loads libcrypto, once per process however often it is called. Returns 1 when it is loaded,
 /// 0 when it cannot be (authctl_bn_load_error() says why); call no other function then.

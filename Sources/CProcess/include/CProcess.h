@@ -28,6 +28,12 @@ int authctl_release_termination_signals(void);
 /// the release, it leaves the deferral in place (a long run checks it between two steps).
 int authctl_pending_termination_signal(void);
 
+/// Starts `path` with `argv` and `envp` detached from the caller: a new session (setsid), standard
+/// input, output and error on /dev/null, every other descriptor closed, no signal blocked (the
+/// key agent must not inherit a terminal, a pipe a caller waits on, or a secret's descriptor).
+/// Returns the child's pid, or -1 with errno.
+int authctl_spawn_detached(const char *path, char *const argv[], char *const envp[]);
+
 #ifdef __cplusplus
 }
 #endif

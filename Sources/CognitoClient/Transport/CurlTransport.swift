@@ -150,9 +150,10 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         // by http_proxy / ALL_PROXY would otherwise see tokens and passwords in clear. Everything
         // else is https, redirects included (they are not followed, but the rule is libcurl's too).
         let loopback = Loopback.isLoopbackURL(request.url)
-        let protocols = loopback ? "http,https" : "https"
-        try string(CURLOPT_PROTOCOLS_STR, protocols, "CURLOPT_PROTOCOLS_STR")
-        try string(CURLOPT_REDIR_PROTOCOLS_STR, protocols, "CURLOPT_REDIR_PROTOCOLS_STR")
+        // The shim picks CURLOPT_PROTOCOLS_STR or, on libcurl before 7.85, the older bit mask.
+        try setopt(handle, CURLOPT_PROTOCOLS_STR, "the allowed protocols") {
+            authctl_curl_easy_setopt_protocols(handle, loopback ? 1 : 0)
+        }
         if loopback {
             try string(CURLOPT_NOPROXY, "*", "CURLOPT_NOPROXY")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 
 /// `authctl account`: the signed-in user's own account settings.
 struct Account: ParsableCommand {

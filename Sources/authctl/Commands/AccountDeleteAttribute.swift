@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 import LocalFormats
 #if canImport(FoundationEssentials)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 import LocalFormats
 #if canImport(FoundationEssentials)
@@ -74,7 +75,7 @@ struct ChangePassword: AuthctlCommand {
         do {
             let client = try ClientSettings(settings)
             let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                       mfa: try MFAOptions.parse([]), passwordFromStdin: stdin,
+                                       mfa: MFAAnswers(), passwordFromStdin: stdin,
                                        devices: RememberedDevices(context: context, profile: settings.profile))
             signIn.password = password
             _ = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: username, flow: .srp), keep: true)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -53,7 +54,7 @@ struct Configure: AuthctlCommand {
         if let value = username { profile.username = value }
         if let value = identityPoolId { profile.identityPoolId = try IdentityPoolSettings.checked(value, origin: "--identity-pool-id") }
         if let value = managedLogin.domain {
-            try ManagedLoginOptions.check(value)
+            try ManagedLoginChoice.check(value)
             profile.domain = value
         }
         if let value = redirectPort {

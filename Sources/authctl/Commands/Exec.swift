@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import LocalFormats
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -72,7 +73,7 @@ struct Exec: AuthctlCommand {
             pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
         if machine.clientCredentials {
             // The app client's own token: no user, so no id token; and not the client's secret.
-            let token = try MachineTokens(context: context, settings: settings, options: machine).token(minValidity: minValid)
+            let token = try MachineTokens(context: context, settings: settings, options: machine.choice).token(minValidity: minValid)
             for name in ChildProcess.authctlSecrets { unsetenv(name) }
             setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN", token.accessToken, 1)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -30,6 +31,9 @@ struct KubeToken: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
+        // kubectl's interactiveMode Never (spec.interactive false): nothing asks on the terminal,
+        // not even for the file store's passphrase (a locked store is exit 78 naming `authctl unlock`).
+        context.backend.mayPrompt = request.interactive
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let sessions = ProfileSession(context: context, settings: settings)
 
@@ -71,7 +75,7 @@ struct KubeToken: AuthctlCommand {
         let client = try ClientSettings(settings)
         let sessions = ProfileSession(context: context, settings: settings)
         let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                   mfa: try MFAOptions.parse([]), passwordFromStdin: false,
+                                   mfa: MFAAnswers(), passwordFromStdin: false,
                                    devices: RememberedDevices(context: context, profile: settings.profile))
         guard let name = settings.username ?? context.console.prompt("Username: ", secret: false), !name.isEmpty else {
             throw AuthctlError(.usage, "no username given")

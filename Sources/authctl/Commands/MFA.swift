@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 
 /// `authctl mfa`: a signed-in user's second factors.
 struct MFA: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 
 /// `authctl ops`: operator commands over many users of a pool (IAM-signed admin operations).
 struct Ops: ParsableCommand {

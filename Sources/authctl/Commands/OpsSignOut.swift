@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 import CProcess
 #if canImport(FoundationEssentials)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -76,13 +77,13 @@ struct SignIn: AuthctlCommand {
         // Reach the store before asking for anything: a missing one fails before a password is
         // typed or a code is sent to a sign-in that cannot be kept.
         let appClient = try sessions.appClient(client, storeRequired: !noStore)
-        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: appClient, mfa: mfa,
+        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: appClient, mfa: mfa.answers,
                                    setupOutput: mfaSetup.mfaSetupOutput, passwordFromStdin: how.passwordStdin,
                                    devices: noStore ? nil : RememberedDevices(context: context, profile: settings.profile,
                                                                               rememberWithoutAsking: rememberDevice))
         signIn.securityKey = securityKey.choice(environment: context.environment)
         if browserSignIn.browser {
-            flow = BrowserSignIn(options: browserSignIn)
+            flow = BrowserSignIn(options: browserSignIn.choice)
         } else if flow == nil {
             guard let name = how.username ?? settings.username ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
                 throw AuthctlError(.usage, "no username given")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials

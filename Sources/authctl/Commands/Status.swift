@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 import LocalFormats
 #if canImport(FoundationEssentials)
@@ -28,6 +29,8 @@ struct Status: AuthctlCommand {
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
         let sessions = ProfileSession(context: context, settings: settings)
         let now = context.now()
+        // status never asks for a passphrase: a locked file store is reported as such.
+        context.backend.mayPrompt = false
 
         var entries: [ProfileStatus] = []
         // A store that cannot be used is asked only once (every profile in it is reported so).
@@ -39,6 +42,7 @@ struct Status: AuthctlCommand {
             do {
                 let kind = try kept.storeKind
                 entry.store = kind.rawValue
+                if kind == .file { entry.unlockedUntil = try? FileStoreAgent.expiry(of: name, context: context) }
                 if let failure = storeFailures[kind.rawValue] { throw failure }
                 switch try sessions.item(of: name) {
                 case .none:
@@ -64,7 +68,8 @@ struct Status: AuthctlCommand {
                 let failure = AuthctlError.from(error)
                 if let store = entry.store { storeFailures[store] = failure }
                 entry.signedIn = false
-                entry.state = .storeUnavailable
+                entry.state = entry.store == StoreKind.file.rawValue && entry.unlockedUntil == nil
+                    && failure.code == .configuration ? .locked : .storeUnavailable
                 entry.problem = failure.message
                 if entry.selected { selectedFailure = failure }
             }
@@ -217,6 +222,8 @@ struct ProfileStatus: Encodable {
         case ended
         case unreadable
         case storeUnavailable = "store-unavailable"
+        /// The file store: no key agent holds its key and nothing may ask for the passphrase here.
+        case locked
     }
 
     /// How the session was signed in: it decides where it is refreshed and revoked.
@@ -243,6 +250,8 @@ struct ProfileStatus: Encodable {
     @Nullable var store: String? = nil
     /// What that store promises (kernel memory, lost at reboot, its idle expiry; the file's place).
     @Nullable var keptIn: String? = nil
+    /// The file store: until when the key agent holds this profile's file unlocked (nil: it does not).
+    @Nullable var unlockedUntil: Date? = nil
     /// The kinds of item the profile keeps (session, pending-challenge, client-secret,
     /// aws-credentials, machine-token, and the user's remembered device).
     var kept: [String] = []
@@ -259,6 +268,7 @@ struct ProfileStatus: Encodable {
         case .ended: text += "session ended (removed)"
         case .unreadable: text += "unreadable session: \(problem ?? "")"
         case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
+        case .locked: text += "locked (the file store): run `authctl unlock`"
         case .valid, .expiredRefreshable:
             text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
             if issuedByReplica { text += " (issued by the replica in \(issuedIn ?? "?"))" }
@@ -269,6 +279,7 @@ struct ProfileStatus: Encodable {
             }
             if signedInWith == .browser { text += "; signed in through the browser at \(OutsideText(domain ?? "?"))" }
             text += "; kept in \(keptIn ?? "the Secret Service")"
+            if let unlockedUntil { text += ", unlocked by the key agent until \(Format.localTime(unlockedUntil))" }
             let others = kept.filter { $0 != KeptItem.Kind.session.rawValue }
             if !others.isEmpty { text += " with \(others.joined(separator: ", "))" }
             if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 
 /// `authctl store`: where the profiles' sessions and caches are kept.
 struct Store: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -33,8 +34,24 @@ struct StoreDoctor: AuthctlCommand {
             note = StoreMessages.pinnedElsewhere(profile: profile, recorded: recorded, configFile: ConfigFile.defaultPath(environment: environment),
                                                  requested: requested.kind, origin: requested.origin)
         }
+        var leftover: String?
+        if let copy = try StoreRecord.migratingTo(profile: profile, environment: environment) {
+            let flag = StoreMessages.profileFlag(profile)
+            leftover = "an interrupted `authctl store migrate --to \(copy.rawValue)` left a copy of profile \(profile)'s items " +
+                "in \(copy.name): finish it with `authctl store migrate --to \(copy.rawValue)\(flag)`, or remove the copy " +
+                "with `authctl store migrate --to \(intended.kind.rawValue)\(flag)`"
+        }
+        let usable = Set(checks.filter(\.usable).map(\.store))
+        let recommended: String
+        if usable.contains(StoreKind.secretService.rawValue) {
+            recommended = StoreKind.secretService.rawValue
+        } else if usable.contains(StoreKind.kernelKeyring.rawValue) {
+            recommended = StoreKind.kernelKeyring.rawValue
+        } else {
+            recommended = StoreKind.file.rawValue
+        }
         let report = StoreDoctorReport(profile: profile, store: intended.kind.rawValue, recorded: intended.recorded != nil,
-                                       stores: checks, problem: note)
+                                       stores: checks, problem: note, leftoverCopy: leftover, recommended: recommended)
         context.emit(report)
         if note != nil || checks.first(where: \.selected)?.usable != true {
             throw ExitCode(AuthctlError.Code.configuration.rawValue)
@@ -50,6 +67,23 @@ struct StoreDoctorReport: CommandReport {
     var recorded: Bool
     var stores: [StoreCheck]
     @Nullable var problem: String?
+    /// What an interrupted migration left in another store, and the two ways out.
+    @Nullable var leftoverCopy: String?
+    /// The store recommended on this host: the Secret Service when it works, else the kernel
+    /// keyring (lost at reboot), else the file store with `authctl unlock`.
+    var recommended: String
+
+    var recommendation: String {
+        switch StoreKind(rawValue: recommended) {
+        case .secretService?: return "recommended here: secret-service (the desktop keyring works)"
+        case .kernelKeyring?:
+            return "recommended here: kernel-keyring (no Secret Service; kernel memory, lost at reboot): " +
+                "authctl configure --store kernel-keyring"
+        default:
+            return "recommended here: file (neither a Secret Service nor keyctl works): " +
+                "authctl configure --store file, then `authctl unlock` once per session"
+        }
+    }
 
     var textOutput: [String] {
         let width = stores.map(\.store.count).max() ?? 0
@@ -63,6 +97,8 @@ struct StoreDoctorReport: CommandReport {
     var textMessages: [String] {
         var lines = ["(* the store of profile \(profile)\(recorded ? ", recorded in its config" : ""))"]
         if let problem { lines.append(problem) }
+        if let leftoverCopy { lines.append(leftoverCopy) }
+        lines.append(recommendation)
         return lines
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import LocalFormats
 #if canImport(FoundationEssentials)
 import FoundationEssentials

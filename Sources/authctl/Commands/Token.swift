@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 import SecureStore
 #if canImport(FoundationEssentials)
@@ -59,7 +60,7 @@ struct Token: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let settings = try SettingsResolver.resolve(global, environment: context.environment)
         if machine.clientCredentials {
-            return context.emit(try MachineTokens(context: context, settings: settings, options: machine)
+            return context.emit(try MachineTokens(context: context, settings: settings, options: machine.choice)
                 .token(minValidity: freshness.minValid))
         }
         let checks = TokenChecks(context: context, settings: settings)
@@ -72,7 +73,7 @@ struct Token: AuthctlCommand {
         // Where no store answers, the sign-in keeps nothing (and sends no remembered device).
         let obtained = try SignInPipeline.obtain(sessions, minValidity: freshness.minValid, as: how.username) { storeAvailable in
             let signIn = SignInContext(command: context, settings: settings, client: client,
-                                       appClient: try sessions.appClient(client, storeRequired: false), mfa: mfa,
+                                       appClient: try sessions.appClient(client, storeRequired: false), mfa: mfa.answers,
                                        passwordFromStdin: how.passwordStdin,
                                        devices: storeAvailable ? RememberedDevices(context: context, profile: settings.profile) : nil)
             signIn.securityKey = securityKey.choice(environment: context.environment)

@@ -1,9 +1,5 @@
 import ArgumentParser
-
-enum TokenType: String, CaseIterable, ExpressibleByArgument {
-    case access
-    case id
-}
+import AuthctlCore
 
 /// Which token and how fresh it must be: shared by `token`, `exec` and `kube-token`.
 struct FreshnessOptions: ParsableArguments {
@@ -32,3 +28,5 @@ struct FreshnessOptions: ParsableArguments {
         if Set(givenTypes).count > 1 { throw ValidationError("--type: this command gives one token; give --type once.") }
     }
 }
+
+extension TokenType: ExpressibleByArgument {}

@@ -1,9 +1,6 @@
 import ArgumentParser
-
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text
-    case json
-}
+import AuthctlCore
+import SecureStore
 
 /// Options every subcommand takes. Flags win over the environment, which wins over the profile.
 struct GlobalOptions: ParsableArguments {
@@ -54,3 +51,20 @@ struct GlobalOptions: ParsableArguments {
 }
 
 extension StoreKind: ExpressibleByArgument {}
+
+extension GlobalOptions {
+    /// The options that shape the settings, for the core.
+    var settingsInput: GlobalSettingsInput {
+        GlobalSettingsInput(profile: profile, userPoolId: userPoolId, clientId: clientId, region: region, endpoint: endpoint,
+                            failoverRegion: failoverRegion, failoverEndpoint: failoverEndpoint, caBundle: caBundle,
+                            timeout: timeout)
+    }
+}
+
+extension SettingsResolver {
+    static func resolve(_ options: GlobalOptions, environment: [String: String]) throws -> Settings {
+        try resolve(options.settingsInput, environment: environment)
+    }
+}
+
+extension OutputFormat: ExpressibleByArgument {}

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CognitoClient
+import AuthctlCore
 
 /// The identity pool options `aws-credentials` and `exec --aws` share.
 struct IdentityPoolOptions: ParsableArguments {
@@ -19,70 +19,9 @@ struct IdentityPoolOptions: ParsableArguments {
     }
 }
 
-/// Which identity pool to ask, where, and for which role.
-struct IdentityPoolSettings: Equatable {
-    var identityPoolId: String
-    var region: String
-    /// AWS_ENDPOINT_URL_COGNITO_IDENTITY, else AWS_ENDPOINT_URL, else the region's public endpoint.
-    var endpoint: String
-    var roleArn: String?
-    /// The Logins key, when set (`loginsKey(userPoolId:)` checks it and gives the default).
-    var providerName: String?
-
-    static let endpointOrigin = "(from AWS_ENDPOINT_URL_COGNITO_IDENTITY or AWS_ENDPOINT_URL)"
-
-    init(_ options: IdentityPoolOptions, settings: Settings, environment env: [String: String]) throws {
-        let origin = "--identity-pool-id, AUTHCTL_IDENTITY_POOL_ID or identity_pool_id in [profiles.\(settings.profile)] of \(settings.configFile)"
-        guard let poolId = options.identityPoolId.flatMap({ $0.isEmpty ? nil : $0 }) ?? settings.identityPoolId else {
-            throw AuthctlError(.configuration, "\(settings.unknownProfileNote)no identity pool id for profile \(settings.profile): set \(origin)")
-        }
-        identityPoolId = try Self.checked(poolId, origin: origin)
-        region = CognitoIdentityService.region(ofIdentityPool: poolId) ?? "us-east-1"
-        endpoint = try Self.endpoint(environment: env, userPoolEndpoint: settings.endpoint, region: region)
-        try ClientSettings.checkEndpoint(endpoint, origin: Self.endpointOrigin)
-        roleArn = options.roleArn
-        providerName = options.providerName.flatMap { $0.isEmpty ? nil : $0 } ?? settings.identityProviderName
-    }
-
-    /// Where a session's id token may go: AWS_ENDPOINT_URL_COGNITO_IDENTITY (said for this service
-    /// alone), else the region's public endpoint. A generic AWS_ENDPOINT_URL (often set for other
-    /// tools) is taken only when the user pool is reached there too (one emulator for both); one
-    /// that names somewhere else is refused rather than handed the id token (issue 22, finding 9).
-    static func endpoint(environment env: [String: String], userPoolEndpoint: String?, region: String) throws -> String {
-        if let specific = env["AWS_ENDPOINT_URL_COGNITO_IDENTITY"], !specific.isEmpty { return specific }
-        guard let generic = env["AWS_ENDPOINT_URL"], !generic.isEmpty else {
-            return CognitoIdentityService.defaultEndpoint(region: region)
-        }
-        guard let userPoolEndpoint, ClientSettings.sameEndpoint(generic, userPoolEndpoint) else {
-            throw AuthctlError(.configuration, """
-                AWS_ENDPOINT_URL (\(OutsideText(generic))) is not where the user pool is reached \
-                (\(userPoolEndpoint.map { OutsideText($0).description } ?? "the region's default")): the session's id token is not \
-                sent there. Say where Cognito Identity is with AWS_ENDPOINT_URL_COGNITO_IDENTITY
-                """)
-        }
-        return generic
-    }
-
-    /// The Logins key for a session of `userPoolId`: the configured provider name, which must be
-    /// one of the pool's two issuers without `https://`, else the original one.
-    func loginsKey(userPoolId: String) throws -> String {
-        guard let providerName else { return CognitoIdentityService.providerName(userPoolId: userPoolId) }
-        let region = Settings.region(fromPoolId: userPoolId) ?? ""
-        let names = CognitoIssuer.accepted(region: region, userPoolId: userPoolId).map { String($0.dropFirst("https://".count)) }
-        guard names.contains(providerName) else {
-            throw AuthctlError(.configuration, "the provider name \(OutsideText(providerName)) (--provider-name, AUTHCTL_IDENTITY_PROVIDER_NAME or identity_provider_name) is not one of the user pool's: \(names.joined(separator: " or "))")
-        }
-        return providerName
-    }
-
-    /// A well-formed `<region>:<uuid>`, or exit 78 naming where it came from.
-    static func checked(_ poolId: String, origin: String) throws -> String {
-        guard CognitoIdentityService.isValidIdentityPoolId(poolId) else {
-            throw AuthctlError(.configuration, """
-                identity pool id "\(poolId)" is malformed: expected <region>:<uuid>, e.g. \
-                eu-west-1:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 (from \(origin))
-                """)
-        }
-        return poolId
+extension IdentityPoolSettings {
+    init(_ options: IdentityPoolOptions, settings: Settings, environment: [String: String]) throws {
+        try self.init(identityPoolId: options.identityPoolId, roleArn: options.roleArn, providerName: options.providerName,
+                      settings: settings, environment: environment)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 
 /// `--fido-device` and `--pin-fd`: which security key, and where its PIN comes from (signin,
 /// token, passkey add).
@@ -23,11 +24,4 @@ struct SecurityKeyOptions: ParsableArguments {
         let named = environment["AUTHCTL_FIDO_DEVICE"].flatMap { $0.isEmpty ? nil : [$0] } ?? []
         return SecurityKeyChoice(devicePaths: fidoDevice.isEmpty ? named : fidoDevice, pinFD: pinFd)
     }
-}
-
-/// Which security key to use and where its PIN comes from, resolved once per command.
-struct SecurityKeyChoice {
-    /// The keys named (none: the ones attached).
-    var devicePaths: [String] = []
-    var pinFD: Int32?
 }

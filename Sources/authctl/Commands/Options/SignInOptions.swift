@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 
 extension PasswordFlow: ExpressibleByArgument {}
@@ -15,39 +16,6 @@ enum SignInFlowChoice: String, ExpressibleByArgument, CaseIterable {
         case .srp: return .srp
         case .password: return .password
         case .userAuth: return nil
-        }
-    }
-}
-
-/// `--method`: the first factor to ask USER_AUTH for (PREFERRED_CHALLENGE).
-enum SignInMethod: String, ExpressibleByArgument, CaseIterable {
-    case emailOTP = "email-otp"
-    case smsOTP = "sms-otp"
-    case password
-    case srp
-    case passkey
-
-    var factor: FirstFactor {
-        switch self {
-        case .emailOTP: return .emailOTP
-        case .smsOTP: return .smsOTP
-        case .password: return .password
-        case .srp: return .passwordSRP
-        case .passkey: return .webAuthn
-        }
-    }
-
-    static func from(_ factor: FirstFactor) -> SignInMethod? {
-        allCases.first { $0.factor == factor }
-    }
-
-    var words: String {
-        switch self {
-        case .emailOTP: return "a code sent by email"
-        case .smsOTP: return "a code sent by text message (SMS)"
-        case .password: return "password (sent to Cognito over TLS)"
-        case .srp: return "password, proven without sending it (SRP)"
-        case .passkey: return "passkey on a security key (FIDO2)"
         }
     }
 }
@@ -86,36 +54,6 @@ struct SignInOptions: ParsableArguments {
     }
 }
 
-enum MFAType: String, ExpressibleByArgument, CaseIterable {
-    case totp, sms, email
-
-    var challengeName: ChallengeName {
-        switch self {
-        case .totp: return .softwareTokenMFA
-        case .sms: return .smsMFA
-        case .email: return .emailOTP
-        }
-    }
-
-    /// The factor a challenge name (or an MFA setting, which uses the same names) stands for.
-    init?(challengeName: ChallengeName) {
-        guard let type = Self.allCases.first(where: { $0.challengeName == challengeName }) else { return nil }
-        self = type
-    }
-
-    var words: String {
-        switch self {
-        case .totp: return "authenticator app (TOTP)"
-        case .sms: return "text message (SMS)"
-        case .email: return "email"
-        }
-    }
-}
-
-enum MFASetupOutput: String, ExpressibleByArgument, CaseIterable {
-    case json
-}
-
 /// Options for sign-in challenges (multi-factor authentication), shared by `signin` and `token`.
 struct MFAOptions: ParsableArguments {
     @Option(name: [.customLong("code"), .customLong("mfa-code")],
@@ -126,6 +64,9 @@ struct MFAOptions: ParsableArguments {
     var mfaType: MFAType?
 
     var given: Bool { mfaCode != nil || mfaType != nil }
+
+    /// The answers for the sign-in pipeline.
+    var answers: MFAAnswers { MFAAnswers(mfaCode: mfaCode, mfaType: mfaType) }
 }
 
 /// `signin` only: handing an authenticator set-up to a script.
@@ -133,3 +74,7 @@ struct MFASetupOptions: ParsableArguments {
     @Option(help: "When the pool requires setting up an authenticator app: print its secret and otpauth:// URI as json (even on a terminal), then finish with `authctl signin --code CODE`.")
     var mfaSetupOutput: MFASetupOutput?
 }
+
+extension SignInMethod: ExpressibleByArgument {}
+extension MFAType: ExpressibleByArgument {}
+extension MFASetupOutput: ExpressibleByArgument {}

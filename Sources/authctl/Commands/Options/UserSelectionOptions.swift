@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 
 /// Which users an ops command acts on: exactly one selection.
 struct UserSelectionOptions: ParsableArguments {

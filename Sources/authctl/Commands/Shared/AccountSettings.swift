@@ -4,20 +4,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import AuthctlCore
 import LocalFormats
 
 /// What the signed-in account commands (`account ...`, `whoami`) share: the attributes that
 /// verify an address, the verification code read from the terminal or standard input, and the
 /// messages of the service's refusals.
-enum VerifiableAttribute: String, CaseIterable, Codable {
-    case email
-    case phoneNumber = "phone_number"
-
-    var words: String { self == .email ? "email address" : "phone number" }
-    /// `email_verified`, `phone_number_verified`.
-    var verifiedFlag: String { rawValue + "_verified" }
-}
-
 enum AccountSettings {
     /// The attribute names a user has, unverified: an email or phone number whose `_verified` is "false".
     static func unverified(_ attributes: [String: String]) -> [String] {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthctlCore
 import CognitoClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -136,43 +137,7 @@ enum CodeDeliveryText {
     }
 }
 
-/// New passwords (sign-up, reset): from the next line of standard input, or asked twice on the
-/// terminal until both agree and pass the local checks (the pool's policy is the service's).
-enum NewPasswordReader {
-    static func read(console: Console, fromStdin: Bool, current: String? = nil, stdinMissing: String,
-                     prompt: String = "New password: ") throws -> String {
-        if fromStdin {
-            guard let line = console.readLine(), !line.isEmpty else { throw AuthctlError(.usage, stdinMissing) }
-            try NewPasswordRules.check(line, current: current)
-            return line
-        }
-        for _ in 0..<3 {
-            guard let first = console.prompt(prompt, secret: true),
-                  let second = console.prompt("Repeat \(prompt.prefix(1).lowercased())\(prompt.dropFirst())", secret: true) else {
-                throw AuthctlError(.usage, "no new password given")
-            }
-            guard first == second else {
-                console.message("Passwords do not match; try again.")
-                continue
-            }
-            do {
-                try NewPasswordRules.check(first, current: current)
-                return first
-            } catch let error as AuthctlError {
-                console.message(error.message)
-            }
-        }
-        throw AuthctlError(.inputRejected, "no acceptable new password after 3 attempts")
-    }
-}
-
-/// The messages and exit codes of account refusals (their meaning is CognitoClient's
-/// `ServiceRefusal`). `username` goes into the next command to run.
-enum AccountFailure {
-    enum Step {
-        case signUp, confirmSignUp, resendCode, forgotPassword, signIn
-    }
-
+extension AccountFailure {
     static func from(_ error: Error, step: Step, username: String, support: AccountCommandSupport,
                      hasSecret: Bool) -> AuthctlError {
         guard let error = error as? CognitoError else { return AuthctlError.from(error) }
@@ -211,26 +176,6 @@ enum AccountFailure {
             failure.message += "\nThe answer was lost, so the request may or may not have been carried out."
         }
         return failure
-    }
-
-    /// A sign-in stopped by the account's state: what to run next, or nil for other failures.
-    static func signInRefusal(_ error: CognitoError, username: String) -> AuthctlError? {
-        switch error.refusal {
-        case .userNotConfirmed?: return notConfirmed(username: username)
-        case .passwordResetRequired?: return resetRequired(username: username)
-        default: return nil
-        }
-    }
-
-    /// UserNotConfirmedException at sign-in (or at a password reset).
-    static func notConfirmed(username: String) -> AuthctlError {
-        let user = ShellWord.quoted(username)
-        return AuthctlError(.notAuthorized, "This account is not confirmed yet: confirm it with `authctl confirm-signup --username \(user)` (for a new code: `authctl resend-code --username \(user)`)")
-    }
-
-    /// PasswordResetRequiredException at sign-in.
-    static func resetRequired(username: String) -> AuthctlError {
-        AuthctlError(.notAuthorized, "This account must set a new password first: run `authctl forgot-password --username \(ShellWord.quoted(username))`")
     }
 }
 

@@ -1,3 +1,4 @@
+import AuthctlCore
 /// The commands that change the directory: never sent to a replica (`Failover`), which is
 /// read-only; when the primary is out they fail with its error and say so.
 extension SignUp: DirectoryWrite {}

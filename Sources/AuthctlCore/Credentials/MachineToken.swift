@@ -1,0 +1,96 @@
+import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import LocalFormats
+
+/// `--client-credentials`'s choices (the executable's MachineTokenOptions, as plain values).
+package struct MachineTokenChoice {
+    package var scopes: [String] = []
+    package var noStore = false
+    package var managedLogin = ManagedLoginChoice()
+
+    package init(
+        scopes: [String] = [],
+        noStore: Bool = false,
+        managedLogin: ManagedLoginChoice = ManagedLoginChoice()
+    ) {
+        self.scopes = scopes
+        self.noStore = noStore
+        self.managedLogin = managedLogin
+    }
+}
+
+/// Gets client_credentials tokens, from the profile's cache while they stay valid long enough.
+/// The cache is one Secret Service item per profile and app client, holding one token per scope set.
+package struct MachineTokens {
+    package let context: CommandContext
+    package let settings: Settings
+    package let options: MachineTokenChoice
+
+    package func token(minValidity: Double) throws -> MachineToken {
+        let clientId = try settings.checkedClientId()
+        let domain = try options.managedLogin.resolve(settings)
+        let scopes = ScopeList.normalized(options.scopes)
+        // Keyed by everything that makes the answer: the domain that issued it and the scopes
+        // (issue 22, finding 8: one domain's token was handed out for another's).
+        let scopeKey = domain.base + " " + scopes.sorted().joined(separator: " ")
+        let sessions = ProfileSession(context: context, settings: settings)
+        if options.noStore {
+            // No keyring needed: the secret from the environment, or the keyring when one answers.
+            let secret = try sessions.clientSecret(clientId: clientId, storeRequired: false)
+            return try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
+        }
+        let secret = try sessions.clientSecret(clientId: clientId)
+        let kept = context.kept(settings.profile)
+        // Under the cache's own lock: jobs started together on an empty cache make one request.
+        return try kept.locked(.machineTokens) {
+            var cache = try kept.machineTokens(clientId: clientId)
+            let now = context.now()
+            if let cached = cache[scopeKey], cached.expiresAt.timeIntervalSince(now) > minValidity {
+                return cached
+            }
+            let fresh = try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
+            cache = cache.filter { $0.value.expiresAt > now }
+            cache[scopeKey] = fresh
+            do {
+                try kept.keep(machineTokens: cache, userPoolId: settings.userPoolId ?? "", clientId: clientId)
+            } catch {
+                context.console.message("authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again.")
+            }
+            return fresh
+        }
+    }
+
+    private func request(domain: ManagedLoginDomain, clientId: String, secret: String?, scopes: [String]) throws -> MachineToken {
+        guard let secret else {
+            throw AuthctlError(.configuration, """
+                --client-credentials needs the app client's secret: set AUTHCTL_CLIENT_SECRET, or keep it with \
+                `authctl configure --client-secret-stdin` (profile \(settings.profile))
+                """)
+        }
+        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings),
+                                     client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
+        let tokens: OAuthTokens
+        do {
+            tokens = try endpoint.clientCredentials(scopes: scopes)
+        } catch let error as OAuthError {
+            // The client-credentials grant exists at the managed login only: no API call to fail over to.
+            throw Failover.managedLoginFailure(error, domain: domain.base, settings: settings)
+        }
+        let claims = try? JWTClaims(token: tokens.accessToken)
+        let now = context.now()
+        let expiresAt = tokens.expiry(now: now)
+        return MachineToken(accessToken: tokens.accessToken, expiresAt: expiresAt,
+                            scope: tokens.scope ?? claims?.string("scope") ?? scopes.joined(separator: " "),
+                            tokenType: tokens.tokenType ?? "Bearer")
+    }
+
+    package init(context: CommandContext, settings: Settings, options: MachineTokenChoice) {
+        self.context = context
+        self.settings = settings
+        self.options = options
+    }
+}

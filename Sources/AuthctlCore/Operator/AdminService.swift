@@ -1,0 +1,63 @@
+import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The operator's connection for IAM-authorised (admin) operations: the pool from the settings,
+/// AWS credentials from the environment or the shared credentials file, every request signed
+/// with SigV4. Needs no stored session.
+package struct AdminService {
+    package let service: CognitoService
+    package let poolId: String
+    package let region: String
+    package let endpoint: String
+    package let credentials: AWSCredentials
+    /// Where the credentials came from, for the audit line.
+    package let source: String
+
+    /// `bulk`: each request bounded by `--timeout` (not the whole run), and no retries in the
+    /// service: the ops engine paces and retries itself (BulkOperation.paced).
+    package init(settings: Settings, context: CommandContext, bulk: Bool = false) throws {
+        poolId = try settings.checkedPoolId()
+        region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
+                                            origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
+        endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
+        try ClientSettings.checkEndpoint(endpoint)
+        (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
+        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
+                                 retryPolicy: bulk ? .none : context.retryPolicy)
+        service.requestSigner = Self.signer(credentials, region, context.now)
+    }
+
+    private static func signer(_ credentials: AWSCredentials, _ region: String, _ now: @escaping () -> Date) -> (inout HTTPRequest) throws -> Void {
+        let signer = SigV4Signer(credentials: credentials, region: region)
+        return { request in try signer.sign(&request, date: now()) }
+    }
+
+    /// Another connection like `service` (bulk: no retries inside, `--timeout` a request), on a
+    /// transport of its own, for calls made side by side with it.
+    package func anotherService(settings: Settings, context: CommandContext) -> CognitoService {
+        let other = CognitoService(endpoint: endpoint, transport: context.separateTransport(settings), retryPolicy: .none)
+        other.requestSigner = Self.signer(credentials, region, context.now)
+        return other
+    }
+
+    /// A refusal the operator can act on: no such user, or AWS credentials refused; nil otherwise.
+    package static func refusal(_ error: CognitoError, username: String, poolId: String) -> AuthctlError? {
+        guard !error.isThrottling && !error.isServerError else { return nil }
+        // For a signed admin operation NotAuthorizedException too means the IAM identity may not do it.
+        switch error.refusal {
+        case .userNotFound?:
+            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(OutsideText(error.message))")
+        case .awsCredentialsRefused?:
+            break
+        case _ where error.isNotAuthorized:
+            break
+        default:
+            return nil
+        }
+        return AuthctlError(.notAuthorized, "the service refused the AWS credentials: \(OutsideText(error.errorType ?? "")): \(OutsideText(error.message))")
+    }
+}

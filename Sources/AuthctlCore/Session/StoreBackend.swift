@@ -1,0 +1,361 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocalFormats
+import SecureStore
+
+/// The stores a profile's items can live in. Chosen explicitly (`--store`, `AUTHCTL_STORE`, the
+/// profile's `store`), recorded in the profile on its first kept item, never a fallback.
+package enum StoreKind: String, CaseIterable, Sendable {
+    case secretService = "secret-service"
+    case kernelKeyring = "kernel-keyring"
+    case file
+
+    package static let `default` = StoreKind.secretService
+    package static let variable = "AUTHCTL_STORE"
+
+    /// How a person names it in a sentence.
+    package var name: String {
+        switch self {
+        case .secretService: return "the Secret Service"
+        case .kernelKeyring: return "the kernel keyring"
+        case .file: return "the encrypted file store"
+        }
+    }
+
+    /// What it needs, for the list of alternatives in an error.
+    package var need: String {
+        switch self {
+        case .secretService: return "a desktop keyring on a D-Bus session bus"
+        case .kernelKeyring: return "keyctl allowed; kept in kernel memory until reboot"
+        case .file: return "a passphrase: --passphrase-fd N, AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE or a terminal"
+        }
+    }
+
+    package static func parse(_ text: String, origin: String) throws -> StoreKind {
+        guard let kind = StoreKind(rawValue: text) else {
+            throw AuthctlError(.configuration, """
+                \(origin) names the store "\(text)", which authctl does not know: \
+                use \(allCases.map(\.rawValue).joined(separator: ", "))
+                """)
+        }
+        return kind
+    }
+}
+
+/// Where the profiles' items live: each profile's store resolved on first use (the store asked
+/// for with `--store`/`AUTHCTL_STORE`, else the profile's recorded `store`, else the default),
+/// each store opened at most once per process, and the store recorded in the profile the first
+/// time it keeps something.
+package final class StoreBackend {
+    /// What `live` opens a store with: the command's `--passphrase-fd`.
+    package struct Opening {
+        package var environment: [String: String]
+        package var passphraseFD: Int32?
+    }
+
+    private let open: (StoreKind, Opening) -> SecretStore
+    /// Tests over one in-memory store: no config file is read or written.
+    package let resolvesProfiles: Bool
+    private var opened: [StoreKind: SecretStore] = [:]
+    private var resolved: [String: StoreKind] = [:]
+    private var pinned: Set<String> = []
+    /// `--store`, taken by `run(in:)` (the environment's `AUTHCTL_STORE` is read on use).
+    package var option: StoreKind?
+    package var passphraseFD: Int32?
+    /// The terminal prompt for the file store's passphrase (nil in tests).
+    package var prompter: PassphrasePrompter?
+
+    /// False where a person must not be asked (`status`, kubectl's `spec.interactive: false`): a
+    /// locked file store is then an error naming `authctl unlock`.
+    package var mayPrompt: Bool {
+        get { prompter?.allowed ?? false }
+        set { prompter?.allowed = newValue }
+    }
+
+    package init(resolvesProfiles: Bool = true, _ open: @escaping (StoreKind, Opening) -> SecretStore) {
+        self.resolvesProfiles = resolvesProfiles
+        self.open = open
+    }
+
+    /// One store for every kind, nothing recorded (unit tests).
+    package convenience init(_ open: @escaping () -> SecretStore) {
+        self.init(resolvesProfiles: false) { _, _ in open() }
+    }
+
+    /// The real stores.
+    package static func live(console: Console) -> StoreBackend {
+        let prompter = PassphrasePrompter(console: console)
+        let backend = StoreBackend { kind, opening in
+            switch kind {
+            case .secretService:
+                return SecretServiceStore(timeout: 5)
+            case .kernelKeyring:
+                return KernelKeyringStore(namespace: StoreLocations.keyringNamespace(environment: opening.environment))
+            case .file:
+                let directory = StoreLocations.fileDirectory(environment: opening.environment)
+                let standard = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
+                                                         prompt: { try prompter.ask(directory: directory) })
+                // A passphrase file others can read is used, and said (issue 31, finding 9).
+                let source = PassphraseSource {
+                    let resolved = try standard.passphrase()
+                    if let exposure = PassphraseFileExposure.of(resolved.origin) { console.message("authctl: warning: \(exposure)") }
+                    return resolved
+                }
+                return AgeFileStore(directory: directory, passphrase: source,
+                                    agent: KeyAgentLauncher.use(environment: opening.environment))
+            }
+        }
+        backend.prompter = prompter
+        return backend
+    }
+
+    /// The store asked for by `--store` or `AUTHCTL_STORE`, and how it was asked for.
+    package func requested(environment: [String: String]) throws -> (kind: StoreKind, origin: String)? {
+        if let option { return (option, "--store \(option.rawValue)") }
+        if let value = environment[StoreKind.variable], !value.isEmpty {
+            return (try StoreKind.parse(value, origin: StoreKind.variable), "\(StoreKind.variable)=\(value)")
+        }
+        return nil
+    }
+
+    /// The store `profile` uses in this command. A request naming another store than the one
+    /// the profile's items are recorded in is refused (exit 78), never a second, empty copy.
+    package func kind(of profile: String, environment: [String: String]) throws -> StoreKind {
+        if let kind = resolved[profile] { return kind }
+        let requested = try requested(environment: environment)
+        var kind = requested?.kind ?? .default
+        if resolvesProfiles, let recorded = try StoreRecord.recorded(profile: profile, environment: environment) {
+            if let requested, requested.kind != recorded.kind {
+                throw AuthctlError(.configuration, StoreMessages.pinnedElsewhere(
+                    profile: profile, recorded: recorded.kind, configFile: recorded.configFile,
+                    requested: requested.kind, origin: requested.origin))
+            }
+            kind = recorded.kind
+            pinned.insert(profile)
+        }
+        resolved[profile] = kind
+        return kind
+    }
+
+    /// The opened store of `kind`.
+    package func store(_ kind: StoreKind, environment: [String: String]) -> SecretStore {
+        if let store = opened[kind] { return store }
+        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD))
+        opened[kind] = store
+        return store
+    }
+
+    /// After `profile` kept an item: records its store in the config file the first time.
+    /// Best effort: the item is kept whether or not the record could be written.
+    package func pin(_ profile: String, environment: [String: String]) {
+        guard resolvesProfiles, !pinned.contains(profile), let kind = resolved[profile] else { return }
+        pinned.insert(profile)
+        _ = try? StoreRecord.record(kind, profile: profile, environment: environment, onlyIfUnset: true)
+    }
+
+    /// Whether the profile's store is recorded in its config (so another is chosen with `configure --store`).
+    package func isRecorded(_ profile: String) -> Bool { pinned.contains(profile) }
+
+    /// Forgets what was resolved for `profile` (after `configure --store` or a migration).
+    package func forget(_ profile: String) {
+        resolved[profile] = nil
+        pinned.remove(profile)
+    }
+
+    package func profile(_ profile: String, environment: [String: String]) -> ProfileStore {
+        ProfileStore(source: self, environment: environment, profile: profile)
+    }
+}
+
+/// The profile's `store` in config.toml: read, and written through the config writer.
+package enum StoreRecord {
+    package static func recorded(profile: String, environment: [String: String]) throws -> (kind: StoreKind, configFile: String)? {
+        let path = ConfigFile.defaultPath(environment: environment)
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.store, !value.isEmpty else { return nil }
+        return (try StoreKind.parse(value, origin: "store in [profiles.\(profile)] of \(path)"), path)
+    }
+
+    /// Sets the profile's store (and its migration note); `onlyIfUnset` leaves a store recorded
+    /// meanwhile by another process as it is.
+    package static func record(_ kind: StoreKind, profile: String, environment: [String: String], onlyIfUnset: Bool = false,
+                       migratingFrom: StoreKind? = nil) throws {
+        try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
+            var entry = file.profiles[profile] ?? ProfileConfig()
+            if onlyIfUnset, entry.store != nil { return }
+            entry.store = kind.rawValue
+            entry.storeMigratingFrom = migratingFrom?.rawValue
+            entry.storeMigratingTo = nil
+            file.profiles[profile] = entry
+        }
+    }
+
+    /// Notes (or clears) the store a migration is copying into, before the first item is copied.
+    static func noteMigrating(to kind: StoreKind?, profile: String, environment: [String: String]) throws {
+        try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
+            var entry = file.profiles[profile] ?? ProfileConfig()
+            entry.storeMigratingTo = kind?.rawValue
+            file.profiles[profile] = entry
+        }
+    }
+
+    /// The store an interrupted migration was copying into (its copy may be partial).
+    package static func migratingTo(profile: String, environment: [String: String]) throws -> StoreKind? {
+        let path = ConfigFile.defaultPath(environment: environment)
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingTo, !value.isEmpty else { return nil }
+        return try StoreKind.parse(value, origin: "store_migrating_to in [profiles.\(profile)] of \(path)")
+    }
+
+    package static func migratingFrom(profile: String, environment: [String: String]) throws -> StoreKind? {
+        let path = ConfigFile.defaultPath(environment: environment)
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingFrom, !value.isEmpty else { return nil }
+        return try StoreKind.parse(value, origin: "store_migrating_from in [profiles.\(profile)] of \(path)")
+    }
+}
+
+/// Where the kernel-keyring and file stores keep their items.
+package enum StoreLocations {
+    /// The configuration directory, which the kernel keyring's namespace is a hash of: two HOMEs
+    /// (or two XDG_CONFIG_HOMEs) of one user never see each other's items.
+    package static func configDirectory(environment: [String: String]) -> String {
+        Paths.parent(of: ConfigFile.defaultPath(environment: environment))
+    }
+
+    /// FNV-1a (64 bits) of the configuration directory, in hex: a name, not a secret (every key
+    /// of the user's keyring is the user's anyway).
+    package static func keyringNamespace(environment: [String: String]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in configDirectory(environment: environment).utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// `$XDG_STATE_HOME/authctl`, by default `~/.local/state/authctl`.
+    package static func fileDirectory(environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/authctl" }
+        return Paths.home(environment) + "/.local/state/authctl"
+    }
+}
+
+/// Asks for the file store's passphrase on the terminal, without echo; twice when no file exists
+/// yet (a mistyped new passphrase would lock the person out of what they keep).
+package final class PassphrasePrompter: @unchecked Sendable {
+    private let console: Console
+    package var allowed = true
+
+    package init(console: Console) { self.console = console }
+
+    package func ask(directory: String) throws -> String? {
+        guard allowed, console.canPrompt else { return nil }
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasSuffix(".age") }
+        guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else { return nil }
+        if existing { return first }
+        guard let again = console.prompt("The same passphrase again: ", secret: true) else { return nil }
+        guard again == first else {
+            throw AuthctlError(.usage, "the two passphrases differ; nothing was kept")
+        }
+        return first
+    }
+}
+
+/// The store layer's texts.
+package enum StoreMessages {
+    package static func pinnedElsewhere(profile: String, recorded: StoreKind, configFile: String, requested: StoreKind,
+                                origin: String) -> String {
+        """
+        profile \(profile) keeps its items in \(recorded.name) (store = "\(recorded.rawValue)" in \(configFile)), \
+        but \(origin) names \(requested.name); authctl does not start a second, empty copy. \
+        Move the items: authctl store migrate --to \(requested.rawValue)\(profileFlag(profile)); \
+        or use \(recorded.rawValue) (leave out \(origin))
+        """
+    }
+
+    /// `store` unusable: what is missing (the store's own words) and the others, one command each.
+    package static func unusable(_ kind: StoreKind, profile: String, pinned: Bool, detail: String) -> String {
+        let others = StoreKind.allCases.filter { $0 != kind }.map { other in
+            (pinned ? "authctl configure --store \(other.rawValue)\(profileFlag(profile))" : "--store \(other.rawValue)")
+                + " (\(other.need))"
+        }
+        let lead = kind == .secretService ? Messages.keyringUnavailable(detail) : "\(kind.name) cannot be used: \(detail)"
+        let rest = "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        guard kind == .secretService else { return rest }
+        return headlessAdvice(profile: profile, keyctlWorks: (try? KernelKeyringStore(namespace: "probe").persistence) != nil)
+            + "\n" + rest
+    }
+
+    /// The first line on a host without a Secret Service: one command for this host (the kernel
+    /// keyring where keyctl works, else the file store with `authctl unlock`); the details after.
+    package static func headlessAdvice(profile: String, keyctlWorks: Bool) -> String {
+        let flag = profileFlag(profile)
+        return keyctlWorks
+            ? "No Secret Service on this host: use the kernel keyring, `authctl configure --store kernel-keyring\(flag)` " +
+                "(kept in kernel memory, lost at reboot)"
+            : "No Secret Service on this host and keyctl is blocked: use the encrypted file store, " +
+                "`authctl configure --store file\(flag)`, then `authctl unlock` once per session"
+    }
+
+    package static func profileFlag(_ profile: String) -> String {
+        profile == "default" ? "" : " --profile \(ShellWord.quoted(profile))"
+    }
+}
+
+/// A store whose errors name it, what is missing and the other stores (one command each). The
+/// Secret Service's keep their type (callers may sign in without keeping, saying so); those of
+/// the stores a person chose explicitly become the command's error: never a silent fallback.
+package final class ExplainedStore: SecretStore {
+    private let store: SecretStore
+    private let kind: StoreKind
+    private let profile: String
+    private let recorded: Bool
+
+    package init(_ store: SecretStore, kind: StoreKind, profile: String, recorded: Bool) {
+        self.store = store
+        self.kind = kind
+        self.profile = profile
+        self.recorded = recorded
+    }
+
+    package func read(_ key: SecretKey) throws -> String? { try explained { try store.read(key) } }
+    package func write(_ key: SecretKey, label: String, secret: String) throws { try explained { try store.write(key, label: label, secret: secret) } }
+    @discardableResult
+    package func delete(_ key: SecretKey) throws -> Bool { try explained { try store.delete(key) } }
+    package func keys(profile: String) throws -> [SecretKey] { try explained { try store.keys(profile: profile) } }
+    package func prepareToKeep(profile: String) throws { try explained { try store.prepareToKeep(profile: profile) } }
+
+    private func explained<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as SecureStoreError {
+            switch (error.kind, error.cause) {
+            case (_, .wrongPassphrase?), (_, .corrupted?), (_, .tooLarge?), (.failed, _):
+                error.message = "\(kind.name): \(error.message)"
+            case (_, .noPassphrase?) where kind == .file:
+                // The file store's own line already names the fix (`authctl unlock`).
+                break
+            case (.unavailable, _), (.locked, _), (.timeout, _):
+                error.advice = StoreMessages.unusable(kind, profile: profile, pinned: recorded, detail: error.message)
+            }
+            if kind == .secretService { throw error }
+            throw AuthctlError.from(error)
+        }
+    }
+}
+
+/// A passphrase file (AUTHCTL_STORE_PASSPHRASE_FILE) that group or other can read: anyone who
+/// can read it can open the store's files.
+enum PassphraseFileExposure {
+    static func of(_ origin: PassphraseOrigin) -> String? {
+        guard case .file(let path) = origin else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o044 != 0 else { return nil }
+        return "the passphrase file \(OutsideText(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): `chmod 600` it"
+    }
+}

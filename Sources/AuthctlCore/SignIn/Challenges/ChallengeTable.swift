@@ -1,0 +1,27 @@
+import CognitoClient
+
+/// Answers one kind of challenge: from what the person gave up front, or by asking them.
+package protocol ChallengeAnswerer: Sendable {
+    func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer
+}
+
+/// Which answerer answers which challenge: the one table of the challenges a person answers
+/// (PASSWORD_VERIFIER and the device challenges are answered inside CognitoClient). A new
+/// challenge is one file with its `ChallengeAnswerer` and one entry here (docs/architecture.md).
+package enum ChallengeTable {
+    package static let answerers: [ChallengeName: any ChallengeAnswerer] = [
+        .newPasswordRequired: NewPasswordAnswerer(),
+        .softwareTokenMFA: AuthenticatorCodeAnswerer(),
+        .smsMFA: DeliveredCodeAnswerer(),
+        .emailOTP: DeliveredCodeAnswerer(),
+        .smsOTP: DeliveredCodeAnswerer(),
+        .selectMFAType: FactorChoiceAnswerer(),
+        .mfaSetup: AuthenticatorSetupAnswerer(),
+        .webAuthn: WebAuthnAnswerer(),
+    ]
+
+    package static func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
+        guard let answerer = answerers[challenge.name] else { throw CognitoError.unsupportedChallenge(challenge.name) }
+        return try answerer.answer(challenge, in: context)
+    }
+}

@@ -1,0 +1,16 @@
+import CognitoClient
+
+/// WEB_AUTHN: a getAssertion on the security key over CREDENTIAL_REQUEST_OPTIONS, answered with
+/// CREDENTIAL = the AuthenticationResponseJSON (whether asked for with `--method passkey`, chosen
+/// from SELECT_CHALLENGE, or the account's only way in).
+package struct WebAuthnAnswerer: ChallengeAnswerer {
+    package func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
+        guard let text = challenge.parameters["CREDENTIAL_REQUEST_OPTIONS"],
+              let options = WebAuthnRequestOptions.from(json: text) else {
+            throw CognitoError.malformed("WEB_AUTHN came without usable CREDENTIAL_REQUEST_OPTIONS", status: 200)
+        }
+        let key = SecurityKeyUse(choice: context.securityKey, console: context.console, environment: context.command.environment,
+                                 relyingParty: RelyingPartyPin(settings: context.settings))
+        return ["CREDENTIAL": try key.authenticate(options).text]
+    }
+}

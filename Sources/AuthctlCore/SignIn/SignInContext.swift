@@ -1,0 +1,107 @@
+import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import LocalFormats
+import SecureStore
+
+/// What every flow and challenge answerer of one sign-in shares: the settings and app client, the
+/// service, the console, the profile's store, the answers the person gave up front (`--code`,
+/// `--mfa-type`, `--method`, `--password-stdin`) and what the sign-in learns on the way (the name
+/// typed, the password read, wrong codes). Made once per sign-in by the command.
+package final class SignInContext {
+    package let command: CommandContext
+    package let settings: Settings
+    package let client: ClientSettings
+    package let appClient: AppClient
+    package let mfa: MFAAnswers
+    /// `signin --mfa-setup-output`.
+    package let setupOutput: MFASetupOutput?
+    package let passwordFromStdin: Bool
+    /// The profile's store (a pending sign-in waits there, even with `--no-store`, which keeps no session).
+    package let kept: ProfileStore
+    /// Remembered devices (nil: none sent, none confirmed).
+    package let devices: RememberedDevices?
+
+    /// The name the person gave, for the authenticator's label and a pending sign-in.
+    package var typedUsername: String?
+    /// The password once read (a new one must differ from it).
+    package var password: String?
+    /// Codes refused in this sign-in (and in the earlier runs of a pending one), to tell "too many
+    /// wrong codes" from "too slow" when the service ends the challenge session.
+    package var wrongCodes = 0
+    /// The security key for WEB_AUTHN (`--fido-device`, `--pin-fd`).
+    package var securityKey = SecurityKeyChoice()
+    /// False when finishing a pending sign-in, which cannot ask for a new password.
+    package var canSetNewPassword = true
+    /// The sign-in runs at the replica (after the primary did not answer: `SignInPipeline`).
+    package var atReplica = false
+    /// The primary's requests, watched for an outage.
+    private var witness: OutageWitness?
+    /// What the primary's outage was, if it had one.
+    package var primaryOutage: String? { witness?.outage }
+
+    package init(command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient, mfa: MFAAnswers,
+         setupOutput: MFASetupOutput? = nil, passwordFromStdin: Bool, devices: RememberedDevices?) {
+        self.command = command
+        self.settings = settings
+        self.client = client
+        self.appClient = appClient
+        self.mfa = mfa
+        self.setupOutput = setupOutput
+        self.passwordFromStdin = passwordFromStdin
+        self.kept = command.kept(settings.profile)
+        self.devices = devices
+    }
+
+    package var console: Console { command.console }
+    package var profile: String { settings.profile }
+    package func now() -> Date { command.now() }
+
+    /// The user pool's service (one transport per process): the primary's, watched for an
+    /// outage, or the replica's once the sign-in failed over.
+    package func service() throws -> CognitoService {
+        if atReplica, let replica = client.atReplica() { return try command.service(settings, client: replica) }
+        guard client.replica != nil else { return try command.service(settings, client: client) }
+        let witness = try witness ?? OutageWitness(command.transport(settings))
+        self.witness = witness
+        // One attempt at the primary: its outage is the replica's turn, within the same budget.
+        var once = command.retryPolicy
+        once.maxAttempts = 1
+        return CognitoService(endpoint: client.endpoint, transport: witness, retryPolicy: once)
+    }
+
+    /// The session a sign-in's tokens make, for this profile and client.
+    package func session(from result: SignInResult) throws -> StoredSession {
+        try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: profile, client: client, now: now())
+    }
+
+    /// Answers `challenge` with its answerer (`ChallengeTable`).
+    package func answer(_ challenge: AuthChallenge) throws -> ChallengeAnswer {
+        try ChallengeTable.answer(challenge, in: self)
+    }
+
+    /// A new password for NEW_PASSWORD_REQUIRED: asked twice on the terminal, or the second line
+    /// of standard input with `--password-stdin`.
+    package func readNewPassword() throws -> String {
+        guard canSetNewPassword else { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") }
+        if !passwordFromStdin { console.message("This account must choose a new password.") }
+        return try NewPasswordReader.read(console: console, fromStdin: passwordFromStdin, current: password,
+                                          stdinMissing: "this account must set a new password: give it as the second line of standard input")
+    }
+
+    /// The password: the first line of standard input, or asked without echo.
+    package func readPassword(for username: String) throws -> String {
+        if !passwordFromStdin && !console.canPrompt {
+            throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
+        }
+        let read: String? = passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
+        guard let read, !read.isEmpty else {
+            throw AuthctlError(.usage, passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")
+        }
+        password = read
+        return read
+    }
+}

@@ -1,0 +1,143 @@
+import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SecureStore
+
+/// The one error type commands throw: a message for the person and the documented exit code.
+package struct AuthctlError: Error, CustomStringConvertible {
+    package enum Code: Int32 {
+        case unexpected = 1
+        /// `ops`: the run stopped part-way (Ctrl-C, SIGTERM, a stop) with its checkpoint written:
+        /// running the same command again finishes the rest.
+        case partiallyDone = 3
+        /// `ops`: every user was handled, and some failed (the audit log says which and why).
+        case someFailed = 4
+        case usage = 64
+        case inputRejected = 65
+        case unavailable = 69
+        case throttled = 75
+        case notAuthorized = 77
+        case configuration = 78
+        /// `exec`: the command exists but cannot be run (as shells report it).
+        case cannotExecute = 126
+        /// `exec`: no such command (as shells report it).
+        case commandNotFound = 127
+    }
+
+    package var code: Code
+    package var message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { message }
+
+    /// The one translation of errors into a message and an exit code (used by the one `run()`,
+    /// and where a command reports a failure it does not throw). Commands handle the cases that
+    /// mean something particular to them (a wrong password at sign-in) before falling back to this.
+    package static func from(_ error: Error, endpoint: String? = nil) -> AuthctlError {
+        switch error {
+        case let error as AuthctlError:
+            return error
+        case let error as SessionError:
+            return error.failure
+        case let error as CognitoError:
+            return from(cognito: error, endpoint: endpoint ?? error.endpoint)
+        case let error as OAuthError:
+            return from(oauth: error, domain: nil)
+        case let error as SecureStoreError:
+            // The store's words, or with them the alternatives (ExplainedStore's advice).
+            let text = error.advice ?? error.message
+            switch error.cause {
+            case .wrongPassphrase?:
+                // As a wrong password: the file is left untouched.
+                return AuthctlError(.notAuthorized, text)
+            case .corrupted?, .insecure?, .blocked?, .noPassphrase?:
+                return AuthctlError(.configuration, text)
+            case .tooLarge?, nil:
+                break
+            }
+            switch error.kind {
+            case .unavailable, .locked, .timeout:
+                return AuthctlError(.configuration, text)
+            case .failed:
+                return AuthctlError(.unexpected, "store error: \(error.message)")
+            }
+        case let error as SRPError where error.code == .libraryUnavailable:
+            // libcrypto, loaded on the first sign-in (docs/performance.md), is missing: the
+            // machine's set-up, as a missing libcurl or libsecret.
+            return AuthctlError(.configuration, error.message)
+        case let error as JWTError where error.code == .claimMismatch:
+            return AuthctlError(.unavailable, Messages.tokensRefused(OutsideText(error.message).description))
+        case let error as JWTError:
+            return AuthctlError(.unexpected, "the service returned an unreadable token: \(error.message)")
+        default:
+            return AuthctlError(.unexpected, "unexpected error: \(error)")
+        }
+    }
+
+    private static func from(cognito error: CognitoError, endpoint: String?) -> AuthctlError {
+        let place = endpoint.map { " at \($0)" } ?? ""
+        // The service's words and error type are outside text: shown escaped, on one line.
+        let said = OutsideText(error.message)
+        switch error.kind {
+        case .transport:
+            return AuthctlError(.unavailable, "cannot reach Cognito\(place): \(said)")
+        case .malformedResponse:
+            return AuthctlError(.unavailable, "Cognito\(place) gave an unusable answer: \(said)")
+        case .unsupportedChallenge, .invalidInput:
+            return AuthctlError(.unexpected, said.description)
+        case .service:
+            break
+        }
+        if error.isThrottling {
+            return AuthctlError(.throttled, "Too many requests; wait a few minutes and try again (\(said))")
+        }
+        if error.isServerError {
+            return AuthctlError(.unavailable, "Cognito\(place) failed with HTTP \(error.httpStatus ?? 500): \(said)")
+        }
+        switch error.refusal {
+        case .userNotFound?:
+            return AuthctlError(.notAuthorized, said.description)
+        case .passwordResetRequired?:
+            return AuthctlError(.notAuthorized, "A password reset is required for this account: \(said)")
+        case .userNotConfirmed?:
+            return AuthctlError(.notAuthorized, "This account is not confirmed yet: \(said)")
+        case .invalidPassword?, .codeMismatch?, .codeExpired?:
+            return AuthctlError(.inputRejected, said.description)
+        case .resourceNotFound?:
+            return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(said)")
+        case .scopeMissing?:
+            return AuthctlError(.notAuthorized, Messages.scopeMissing(said.description))
+        case .invalidParameter?, .poolConfiguration?:
+            return AuthctlError(.configuration, "Cognito refused the request: \(said)")
+        case .webAuthnNotEnabled?:
+            return AuthctlError(.configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
+        case .webAuthnConfigurationMissing?:
+            return AuthctlError(.configuration, "this user pool has no passkey relying party or domain configured: \(said)")
+        case .webAuthnChallengeNotFound?:
+            return AuthctlError(.notAuthorized, "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))")
+        case .webAuthnRelyingPartyMismatch?:
+            return AuthctlError(.configuration, "the passkey is for another relying party than this user pool's: \(said)")
+        case .webAuthnOriginNotAllowed?:
+            return AuthctlError(.configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
+        case .webAuthnClientMismatch?:
+            return AuthctlError(.configuration, "the passkey registration was started with another app client: \(said)")
+        case .webAuthnCredentialNotSupported?:
+            return AuthctlError(.inputRejected, "Cognito does not accept this security key's passkey: \(said)")
+        case .forbidden?:
+            return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
+        case .operationNotEnabled?:
+            return AuthctlError(.configuration, Messages.operationNotEnabled(endpoint: endpoint, said: said.description))
+        case _ where error.isNotAuthorized:
+            return AuthctlError(.notAuthorized, said.description)
+        default:
+            return AuthctlError(.unexpected, "\(OutsideText(error.errorType ?? "error")) from Cognito: \(said)")
+        }
+    }
+}

@@ -1,0 +1,391 @@
+import CognitoClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocalFormats
+
+/// Everything a command needs to reach one app client, resolved from flags, the environment,
+/// the config file and derived defaults, in that order.
+package struct Settings: Equatable {
+    package var profile: String
+    package var userPoolId: String?
+    package var clientId: String?
+    /// From AUTHCTL_CLIENT_SECRET only; otherwise the keyring is asked when needed.
+    package var clientSecret: String?
+    package var region: String?
+    package var endpoint: String?
+    package var username: String?
+    package var caBundle: String?
+    package var timeout: Double
+    package var configFile: String
+    /// The managed-login domain (AUTHCTL_DOMAIN, profile `domain`); `--domain` is applied by the commands that take it.
+    package var domain: String? = nil
+    /// The profile's `redirect_port`; `--redirect-port` wins.
+    package var redirectPort: String? = nil
+    /// The profiles the config file has, to name a mistyped one.
+    package var profilesInFile: [String] = []
+    /// AUTHCTL_IDENTITY_POOL_ID, else the profile's identity_pool_id (`--identity-pool-id` wins: IdentityPoolOptions).
+    package var identityPoolId: String?
+    /// AUTHCTL_IDENTITY_PROVIDER_NAME, else the profile's identity_provider_name (`--provider-name` wins).
+    package var identityProviderName: String?
+    /// The replica (`--failover-region` / AUTHCTL_FAILOVER_REGION / failover_region, `--failover-endpoint`).
+    package var failoverRegion: String?
+    package var failoverEndpoint: String?
+    /// The profile's `passkey_rp_id` (RelyingPartyPin).
+    package var passkeyRpId: String? = nil
+
+    /// A replica is configured (`--failover-region`, `--failover-endpoint`).
+    package var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
+
+    /// "profile p3 is not in FILE (its profiles: p2); " when the file has profiles but not this one.
+    package var unknownProfileNote: String {
+        guard !profilesInFile.isEmpty, !profilesInFile.contains(profile) else { return "" }
+        return "profile \(profile) is not in \(configFile) (its profiles: \(profilesInFile.joined(separator: ", "))); "
+    }
+
+    /// The pool's region taken from its id, `eu-west-1_AbC123` -> `eu-west-1`.
+    package static func region(fromPoolId poolId: String) -> String? {
+        guard let underscore = poolId.firstIndex(of: "_") else { return nil }
+        return String(poolId[..<underscore])
+    }
+
+    package static func isValidPoolId(_ poolId: String) -> Bool {
+        AWSName.isUserPoolId(poolId)
+    }
+
+    /// `region` when it has a region's shape (`eu-west-1`); exit 78 otherwise. Every region goes
+    /// into a host name (cognito-idp.<region>.amazonaws.com), so `eu-west-1@evil:443/` would
+    /// otherwise name another host (issue 31, finding 2).
+    package static func checkedRegion(_ region: String, origin: String) throws -> String {
+        guard AWSName.isRegion(region) else {
+            throw AuthctlError(.configuration, "region \"\(OutsideText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))")
+        }
+        return region
+    }
+
+    package static func defaultEndpoint(region: String) -> String {
+        "https://cognito-idp.\(region).amazonaws.com/"
+    }
+
+    /// The pool id, present and well formed; exit 78 naming the setting and the ways to set it.
+    package func checkedPoolId() throws -> String {
+        guard let poolId = userPoolId else {
+            throw AuthctlError(.configuration, """
+                \(unknownProfileNote)no user pool id for profile \(profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
+                or set user_pool_id in [profiles.\(profile)] of \(configFile) (authctl configure)
+                """)
+        }
+        guard Settings.isValidPoolId(poolId) else {
+            throw AuthctlError(.configuration, """
+                user pool id "\(poolId)" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123 \
+                (from --user-pool-id, AUTHCTL_USER_POOL_ID or \(configFile))
+                """)
+        }
+        return poolId
+    }
+
+    package init(
+        profile: String,
+        userPoolId: String? = nil,
+        clientId: String? = nil,
+        clientSecret: String? = nil,
+        region: String? = nil,
+        endpoint: String? = nil,
+        username: String? = nil,
+        caBundle: String? = nil,
+        timeout: Double,
+        configFile: String,
+        domain: String? = nil,
+        redirectPort: String? = nil,
+        profilesInFile: [String] = [],
+        identityPoolId: String? = nil,
+        identityProviderName: String? = nil,
+        failoverRegion: String? = nil,
+        failoverEndpoint: String? = nil
+    ) {
+        self.profile = profile
+        self.userPoolId = userPoolId
+        self.clientId = clientId
+        self.clientSecret = clientSecret
+        self.region = region
+        self.endpoint = endpoint
+        self.username = username
+        self.caBundle = caBundle
+        self.timeout = timeout
+        self.configFile = configFile
+        self.domain = domain
+        self.redirectPort = redirectPort
+        self.profilesInFile = profilesInFile
+        self.identityPoolId = identityPoolId
+        self.identityProviderName = identityProviderName
+        self.failoverRegion = failoverRegion
+        self.failoverEndpoint = failoverEndpoint
+    }
+}
+
+extension Settings {
+    /// The app client id, present; exit 78 naming the ways to set it.
+    package func checkedClientId() throws -> String {
+        guard let clientId else {
+            throw AuthctlError(.configuration, """
+                \(unknownProfileNote)no app client id for profile \(profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
+                or set client_id in [profiles.\(profile)] of \(configFile) (authctl configure)
+                """)
+        }
+        return clientId
+    }
+}
+
+/// `$XDG_CONFIG_HOME/authctl/config.toml`: profiles only, never secrets.
+package struct ConfigFile {
+    package let path: String
+    package var profiles: [String: ProfileConfig]
+
+    package static func defaultPath(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/authctl/config.toml"
+        }
+        let home = Paths.home(environment)
+        return home + "/.config/authctl/config.toml"
+    }
+
+    /// Reads the file; a missing file is an empty configuration, a malformed one an error.
+    /// Profiles are a few lines; a larger file is a mistake (or a trap), not configuration.
+    package static let maxBytes = 1 << 20
+
+    /// One command reads the file several times (its settings, the profile's store, a migration
+    /// note): parsed once while the file stays the same (device, inode, size, modification time),
+    /// read again once it changes. `fresh` always reads it (before a read-modify-write).
+    private static var parsed: [String: (stamp: [Int], file: ConfigFile)] = [:]
+
+    package static func load(path: String, fresh: Bool = false) throws -> ConfigFile {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return try read(path: path) }
+        let stamp = [Int(status.st_dev), Int(status.st_ino), Int(status.st_size),
+                     Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+        if !fresh, let known = parsed[path], known.stamp == stamp { return known.file }
+        let file = try read(path: path)
+        parsed[path] = (stamp, file)
+        return file
+    }
+
+    private static func read(path: String) throws -> ConfigFile {
+        let text: String
+        do {
+            let data = try BoundedFile.read(path, maxBytes: maxBytes)
+            guard let decoded = String(data: data, encoding: .utf8) else {
+                throw AuthctlError(.configuration, "cannot read \(path): it is not UTF-8 text")
+            }
+            text = decoded
+        } catch let failure as BoundedFile.Failure where failure.kind == .missing {
+            return ConfigFile(path: path, profiles: [:])
+        } catch let failure as BoundedFile.Failure {
+            throw AuthctlError(.configuration, "cannot read \(path): \(failure.text)")
+        }
+        do {
+            return ConfigFile(path: path, profiles: try ConfigDocument.parse(text))
+        } catch ConfigDocumentError.notTOML(let description, let line) {
+            throw AuthctlError(.configuration, "\(path) is not valid TOML: \(description) at line \(line)")
+        } catch ConfigDocumentError.profileNotATable(let name) {
+            throw AuthctlError(.configuration, "\(path): [profiles.\(name)] must be a table")
+        } catch ConfigDocumentError.notAString(let name, let key) {
+            throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
+        }
+    }
+
+    /// Writes the whole file atomically (temporary file and rename), readable by the owner only.
+    package func save() throws {
+        let text = ConfigDocument.render(profiles)
+        let directory = Paths.parent(of: path)
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let temporary = directory + "/.config.toml.\(getpid()).tmp"
+            guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
+                                                 attributes: [.posixPermissions: 0o600]) else {
+                throw AuthctlError(.configuration, "cannot write \(temporary)")
+            }
+            if rename(temporary, path) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw AuthctlError(.configuration, "cannot replace \(path): \(reason)")
+            }
+        } catch let error as AuthctlError {
+            throw error
+        } catch {
+            throw AuthctlError(.configuration, "cannot write \(path): \(ErrorText.reason(error))")
+        }
+    }
+}
+
+/// The global options that shape the settings, as given on the command line (nil: not given).
+package struct GlobalSettingsInput {
+    package var profile: String?
+    package var userPoolId: String?
+    package var clientId: String?
+    package var region: String?
+    package var endpoint: String?
+    package var failoverRegion: String?
+    package var failoverEndpoint: String?
+    package var caBundle: String?
+    package var timeout: Double?
+
+    package init(
+        profile: String? = nil,
+        userPoolId: String? = nil,
+        clientId: String? = nil,
+        region: String? = nil,
+        endpoint: String? = nil,
+        failoverRegion: String? = nil,
+        failoverEndpoint: String? = nil,
+        caBundle: String? = nil,
+        timeout: Double? = nil
+    ) {
+        self.profile = profile
+        self.userPoolId = userPoolId
+        self.clientId = clientId
+        self.region = region
+        self.endpoint = endpoint
+        self.failoverRegion = failoverRegion
+        self.failoverEndpoint = failoverEndpoint
+        self.caBundle = caBundle
+        self.timeout = timeout
+    }
+}
+
+package enum SettingsResolver {
+    /// Applies the precedence: flags, then AUTHCTL_* and AWS_* environment variables, then the
+    /// profile in the config file, then defaults derived from the pool id.
+    package static func resolve(_ options: GlobalSettingsInput, environment env: [String: String]) throws -> Settings {
+        let nonEmpty: (String?) -> String? = { value in
+            guard let value, !value.isEmpty else { return nil }
+            return value
+        }
+        let profileName = Defaults.profileName(option: options.profile, environment: env)
+        let configPath = ConfigFile.defaultPath(environment: env)
+        let file = try ConfigFile.load(path: configPath)
+        let profile = file.profiles[profileName] ?? ProfileConfig()
+
+        let poolId = nonEmpty(options.userPoolId) ?? nonEmpty(env["AUTHCTL_USER_POOL_ID"]) ?? nonEmpty(profile.userPoolId)
+        // A pool lives in one region, named by its id: the shell-wide AWS_REGION / AWS_DEFAULT_REGION
+        // (often set for other tools) apply only when no pool id says otherwise.
+        let region = nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(profile.region)
+            ?? poolId.flatMap(Settings.region(fromPoolId:)) ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"])
+        let endpoint = nonEmpty(options.endpoint) ?? nonEmpty(env["AUTHCTL_ENDPOINT"])
+            ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
+            ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
+
+        var settings = Settings(
+            profile: profileName,
+            userPoolId: poolId,
+            clientId: nonEmpty(options.clientId) ?? nonEmpty(env["AUTHCTL_CLIENT_ID"]) ?? nonEmpty(profile.clientId),
+            clientSecret: nonEmpty(env["AUTHCTL_CLIENT_SECRET"]),
+            region: region,
+            endpoint: endpoint,
+            username: nonEmpty(env["AUTHCTL_USERNAME"]) ?? nonEmpty(profile.username),
+            caBundle: nonEmpty(options.caBundle) ?? nonEmpty(env["AWS_CA_BUNDLE"]),
+            timeout: options.timeout ?? 30,
+            configFile: configPath,
+            domain: nonEmpty(env["AUTHCTL_DOMAIN"]) ?? nonEmpty(profile.domain),
+            redirectPort: nonEmpty(profile.redirectPort),
+            profilesInFile: file.profiles.keys.sorted())
+        settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
+        settings.identityProviderName = nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
+        settings.failoverRegion = nonEmpty(options.failoverRegion) ?? nonEmpty(env["AUTHCTL_FAILOVER_REGION"]) ?? nonEmpty(profile.failoverRegion)
+        settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
+        settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
+        // A malformed pool id is a configuration error whatever the command, before any keyring
+        // or network work (a missing one is fine for commands that need none).
+        if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
+        // The endpoint is checked where a request is made (ClientSettings): a generic
+        // AWS_ENDPOINT_URL set for other tools must not stop `status` or a local sign-out.
+        return settings
+    }
+}
+
+/// The pool, client and endpoint of one command, checked.
+package struct ClientSettings: Equatable {
+    package var userPoolId: String
+    package var clientId: String
+    package var region: String
+    package var endpoint: String
+    /// The replica, when one is configured: sign-in, refresh and sign-out fail over to it (`Failover`).
+    package var replica: Replica?
+
+    package struct Replica: Equatable {
+        package var region: String
+        package var endpoint: String
+    }
+
+    /// Checks what a call to Cognito needs; exit 78 naming the setting and the ways to set it.
+    package init(_ settings: Settings) throws {
+        let poolId = try settings.checkedPoolId()
+        let clientId = try settings.checkedClientId()
+        guard AWSName.isClientId(clientId) else {
+            throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
+        }
+        let region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
+                                                origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
+        let endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
+        try Self.checkEndpoint(endpoint)
+        self.userPoolId = poolId
+        self.clientId = clientId
+        self.region = region
+        self.endpoint = endpoint
+        if settings.failoverRegion != nil || settings.failoverEndpoint != nil {
+            let replicaRegion = try settings.failoverRegion.map {
+                try Settings.checkedRegion($0, origin: "--failover-region, AUTHCTL_FAILOVER_REGION or the profile's failover_region")
+            } ?? "replica"
+            let replicaEndpoint = settings.failoverEndpoint ?? Settings.defaultEndpoint(region: replicaRegion)
+            try Self.checkEndpoint(replicaEndpoint, origin: "(from --failover-endpoint, AUTHCTL_FAILOVER_ENDPOINT or --failover-region)")
+            // An endpoint override is for an emulator on this machine: a real replica is named by its
+            // region, so an environment variable cannot send the session's tokens elsewhere.
+            if let override = settings.failoverEndpoint,
+               !(URLComponents(string: override)?.host.map(Self.isLoopback) ?? false) {
+                throw AuthctlError(.configuration, """
+                    failover endpoint \(override) is not on this machine: --failover-endpoint and AUTHCTL_FAILOVER_ENDPOINT are \
+                    for an emulator on loopback (localhost, 127.0.0.1, [::1]); name a real replica by its region with --failover-region
+                    """)
+            }
+            guard !Self.sameEndpoint(replicaEndpoint, endpoint) else {
+                throw AuthctlError(.configuration, "the failover replica's endpoint \(replicaEndpoint) is the primary's: set --failover-region to the replica's region (or --failover-endpoint to its endpoint)")
+            }
+            replica = Replica(region: replicaRegion, endpoint: replicaEndpoint)
+        }
+    }
+
+    /// The same pool and client at the replica.
+    package func atReplica() -> ClientSettings? {
+        guard let replica else { return nil }
+        var copy = self
+        copy.region = replica.region
+        copy.endpoint = replica.endpoint
+        copy.replica = nil
+        return copy
+    }
+
+    /// An https:// URL with a host; plain http:// only to this machine (a local emulator), since
+    /// tokens, and with `--flow password` the password, would cross the network in clear.
+    package static func checkEndpoint(_ endpoint: String,
+                              origin: String = "(from --endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL or the config file)") throws {
+        guard let url = URLComponents(string: endpoint), let scheme = url.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
+            throw AuthctlError(.configuration, "endpoint \"\(endpoint)\" is not an https:// URL with a host \(origin)")
+        }
+        if scheme == "http" && !isLoopback(host) {
+            throw AuthctlError(.configuration, """
+                endpoint \(endpoint) is plain http:// to another machine: tokens would cross the network unencrypted; \
+                use https:// (plain http:// is for an emulator on this machine: localhost, 127.0.0.1, [::1]) \(origin)
+                """)
+        }
+    }
+
+    package static func isLoopback(_ host: String) -> Bool {
+        Loopback.isLoopbackHost(host)
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import AuthctlCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SecureStore
+
+/// `authctl unlock`: the file store's passphrase once, its keys to the key agent.
+struct Unlock: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Unlock the encrypted file store once: a key agent keeps its keys for later commands.",
+        discussion: """
+            Takes the passphrase from --passphrase-fd, AUTHCTL_STORE_PASSPHRASE_FILE, a systemd credential, \
+            AUTHCTL_STORE_PASSPHRASE or the terminal, opens the store's files with it (scrypt runs here, once) and \
+            hands their keys, never the passphrase, to a per-user key agent (started when none runs). Later \
+            commands ask the agent to open and seal the files. The agent forgets the keys after --idle without a \
+            request, after --for in any case, or at `authctl lock`, and exits when it holds nothing.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("for"), help: ArgumentHelp("Forget the keys this long after unlocking (default 8h).", valueName: "duration"))
+    var lifetime: String = "8h"
+
+    @Option(help: ArgumentHelp("Forget the keys after this long without a request (default 15m).", valueName: "duration"))
+    var idle: String = "15m"
+
+    func execute(in context: CommandContext) throws {
+        let lifetime = AgentLifetime(lifetime: try KeyAgentLauncher.duration(self.lifetime, option: "--for"),
+                                     idle: try KeyAgentLauncher.duration(idle, option: "--idle"))
+        guard let store = context.backend.store(.file, environment: context.environment) as? AgeFileStore else {
+            throw AuthctlError(.unexpected, "the file store is not available in this build")
+        }
+        let report: UnlockReport
+        do {
+            report = try store.unlock(lifetime)
+        } catch let error as SecureStoreError where error.cause == .noPassphrase {
+            throw AuthctlError(.configuration, """
+                authctl unlock needs the file store's passphrase and none was given: run it on a terminal, or give \
+                --passphrase-fd N, \(PassphraseSource.fileVariable) (a file holding it), a systemd credential \
+                named \(PassphraseSource.credentialName) or \(PassphraseSource.variable)
+                """)
+        }
+        context.emit(UnlockedReport(directory: store.directory, socket: KeyAgentClient(environment: context.environment).socketPath,
+                                    files: report.opened.count, notOpened: report.notOpened,
+                                    expiresAt: Date(timeIntervalSinceNow: Double(lifetime.lifetime)),
+                                    idleSeconds: Int(lifetime.idle)))
+    }
+}
+
+struct UnlockedReport: CommandReport {
+    var directory: String
+    var socket: String
+    var files: Int
+    var notOpened: [String]
+    var expiresAt: Date
+    var idleSeconds: Int
+
+    var textMessages: [String] {
+        var lines = ["Unlocked the file store \(directory) (\(files) file\(files == 1 ? "" : "s")) until " +
+            "\(expiresAt.formatted(.iso8601)) or \(idleSeconds / 60) min without use; `authctl lock` forgets it now."]
+        if !notOpened.isEmpty {
+            lines.append("warning: the passphrase does not open \(notOpened.joined(separator: ", ")); those files stay " +
+                "locked (every file of one directory should take one passphrase)")
+        }
+        return lines
+    }
+}
+
+/// `authctl lock`: the key agent forgets every key and exits.
+struct LockCommand: AuthctlCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        abstract: "Make the key agent forget every key of the file store now (it then exits).")
+
+    @OptionGroup var global: GlobalOptions
+
+    func execute(in context: CommandContext) throws {
+        let client = KeyAgentClient(environment: context.environment)
+        let wasRunning: Bool
+        do {
+            wasRunning = try client.lock()
+        } catch let error as SecureStoreError {
+            throw AuthctlError.from(error)
+        }
+        context.emit(LockedReport(wasRunning: wasRunning))
+    }
+}
+
+struct LockedReport: CommandReport {
+    var wasRunning: Bool
+    var textMessages: [String] {
+        [wasRunning ? "The key agent forgot every key." : "No key agent was running; nothing was unlocked."]
+    }
+}

@@ -1,8 +1,0 @@
-import CognitoClient
-
-/// NEW_PASSWORD_REQUIRED: the account must choose a new password before it signs in.
-struct NewPasswordAnswerer: ChallengeAnswerer {
-    func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
-        ["NEW_PASSWORD": try context.readNewPassword()]
-    }
-}

@@ -1,0 +1,426 @@
+"""Issue 30: the file store's key agent (`authctl unlock`, `lock`, `agent`), on a host with no
+Secret Service (the `nobus` keyring mode: a HOME and a private XDG_RUNTIME_DIR, nothing else).
+
+Real processes throughout: the agent authctl starts itself (detached), the real kubectl and AWS
+CLI running authctl, another local user (`setpriv --reuid=65534`), `kill -9`. "Never derives" is
+shown without timings: after `unlock` the commands run with no passphrase source at all (no
+variable, no file, no terminal), so nothing could derive a key, and the agent's own answer count
+(its `status`, read through the socket here) grows with each of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+import harness
+from harness import Cli, authctl_bin
+
+PASSPHRASE = "correct horse battery staple"
+
+
+@pytest.fixture
+def bare(pool, keyrings, fake):
+    cli = Cli(pool, keyrings("nobus", "ag"), fake.endpoint)
+    yield cli
+    # Never leave an agent behind: ask it to forget, then make sure it is gone.
+    pid = agent_pid(cli)
+    cli.run("lock")
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def home(cli: Cli) -> Path:
+    return Path(cli.keyring.env["HOME"])
+
+
+def state_dir(cli: Cli) -> Path:
+    return home(cli) / ".local" / "state" / "authctl"
+
+
+def socket_path(cli: Cli) -> Path:
+    return Path(cli.keyring.env["XDG_RUNTIME_DIR"]) / "authctl" / "agent.sock"
+
+
+def passphrase_file(cli: Cli, text: str = PASSPHRASE) -> str:
+    path = home(cli) / "passphrase"
+    path.write_text(text + "\n")
+    os.chmod(path, 0o600)
+    return str(path)
+
+
+def with_passphrase(cli: Cli, text: str = PASSPHRASE, **extra) -> dict:
+    return cli.env(AUTHCTL_STORE_PASSPHRASE_FILE=passphrase_file(cli, text), **extra)
+
+
+def request(path: Path, kind: int, fields: list[bytes] = ()) -> tuple[int, list[bytes]] | None:
+    """One request in the agent's protocol (version 1); None when the agent answered nothing."""
+    body = bytes([1, kind]) + b"".join(struct.pack(">I", len(f)) + f for f in fields)
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(str(path))
+        s.sendall(struct.pack(">I", len(body)) + body)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    if not data:
+        return None
+    (length,) = struct.unpack(">I", data[:4])
+    body = data[4:4 + length]
+    assert body[0] == 1
+    fields, position = [], 2
+    while position < len(body):
+        (n,) = struct.unpack(">I", body[position:position + 4])
+        fields.append(body[position + 4:position + 4 + n])
+        position += 4 + n
+    return body[1], fields
+
+
+def answers(cli: Cli) -> int:
+    kind, fields = request(socket_path(cli), 5)
+    assert kind == 0x80
+    return struct.unpack(">Q", fields[0])[0]
+
+
+def agent_pid(cli: Cli) -> int | None:
+    """The listening agent's pid, from SO_PEERCRED on a connection to it."""
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(socket_path(cli)))
+            pid, _, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+            return pid
+    except OSError:
+        return None
+
+
+def wait_gone(pid: int, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # A zombie (the parent has not reaped it yet) holds nothing either.
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+                return True
+        except (FileNotFoundError, IndexError):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def traversable_by_others(path: Path) -> dict[Path, int]:
+    """Lets other users pass through every directory above `path`; returns the modes to restore."""
+    restore = {p: os.stat(p).st_mode & 0o7777 for p in path.parents if p != Path("/")}
+    for p, mode in restore.items():
+        os.chmod(p, mode | 0o011)
+    return restore
+
+
+def signed_in_on_file(cli: Cli) -> None:
+    # scrypt at age's work factor in a debug build on a busy machine: a generous timeout.
+    r = cli.signin("alice", None, "--store", "file", env=with_passphrase(cli), timeout=180)
+    assert r.code == 0, r
+    assert (state_dir(cli) / "default.age").exists()
+
+
+def unlock(cli: Cli, *more: str) -> harness.Result:
+    r = cli.run("unlock", *more, env=with_passphrase(cli), timeout=180)
+    assert r.code == 0, r
+    return r
+
+
+def test_unlock_once_then_token_whoami_parallel_never_prompt(bare):
+    signed_in_on_file(bare)
+    unlock(bare)
+    assert socket_path(bare).is_socket()
+    assert os.stat(socket_path(bare).parent).st_mode & 0o777 == 0o700
+    before = answers(bare)
+    # No passphrase source at all: the agent opens the file, or nothing does.
+    r = bare.run("token")
+    assert r.code == 0, r
+    assert r.out.count(".") == 2
+    processes = [subprocess.Popen([str(authctl_bin()), "token"], env=bare.env(), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  start_new_session=True, cwd=str(home(bare))) for _ in range(20)]
+    results = [(p.wait(60), p.stdout.read(), p.stderr.read()) for p in processes]
+    assert all(code == 0 for code, _, _ in results), [e for c, _, e in results if c][:2]
+    assert len({out for _, out, _ in results}) == 1
+    # One open per token run (and the status requests here): the agent did the work.
+    assert answers(bare) >= before + 21
+    # status never prompts, and says until when the agent holds the profile.
+    st = bare.run("status", "--output", "json")
+    assert st.code == 0, st
+    entry = json.loads(st.out)["profiles"][0]
+    assert entry["store"] == "file" and entry["unlockedUntil"], entry
+    # A write through the agent (sign-out removes the session) keeps the file an age file.
+    assert bare.run("signout").code == 0
+
+
+def test_kubectl_and_aws_cli_through_the_agent(bare, tmp_path):
+    from test_kube_token import ApiStub, kubeconfig, kubectl
+
+    signed_in_on_file(bare)
+    unlock(bare)
+    api = ApiStub(tmp_path)
+    try:
+        before = answers(bare)
+        r = kubectl(bare, kubeconfig(bare, api), "get", "--raw", "/version")
+        assert r.returncode == 0, r.stderr
+        assert api.authorizations and api.authorizations[-1].startswith("Bearer ")
+        assert answers(bare) > before
+    finally:
+        api.stop()
+
+
+def test_aws_cli_credential_process_through_the_agent(bare, moto, workdir):
+    from test_aws_credentials import IdentityServer, ROLE_NAME, aws, make_identity_pool
+
+    server = IdentityServer(moto.url, workdir).start()
+    try:
+        iam = server.client("iam")
+        try:
+            iam.create_role(RoleName=ROLE_NAME, AssumeRolePolicyDocument="{}")
+        except iam.exceptions.EntityAlreadyExistsException:
+            pass
+        signed_in_on_file(bare)
+        bare.identity_pool_id = make_identity_pool(server, bare.pool.pool_id, bare.client_id)
+        unlock(bare)
+        before = answers(bare)
+        r = aws(bare, server, "sts", "get-caller-identity")
+        assert r.returncode == 0, r.stderr
+        assert "Arn" in json.loads(r.stdout)
+        assert answers(bare) > before
+    finally:
+        server.stop()
+
+
+def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
+    signed_in_on_file(bare)
+    unlock(bare)
+    path = socket_path(bare)
+    # Loosened by hand: every directory on the way and the socket itself open to all (the
+    # test's own temporary directories too, restored after).
+    restore = traversable_by_others(path)
+    for p in (home(bare), path.parent.parent, path.parent):
+        os.chmod(p, 0o777)
+    os.chmod(path, 0o777)
+    probe = (
+        "import socket,struct,sys\n"
+        "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
+        "b=bytes([1,5])\n"
+        "try:\n"
+        "    s.sendall(struct.pack('>I',len(b))+b);d=s.recv(65536)\n"
+        "except (ConnectionResetError, BrokenPipeError):\n"
+        "    d=b''\n"
+        "print(len(d))\n"
+    )
+    nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+    assert nobody.returncode == 0, nobody.stderr
+    assert nobody.stdout.strip() == "0"  # connected, then closed with nothing answered
+    # The same probe as the agent's own user is answered: the refusal is the peer check.
+    same = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+    assert int(same.stdout.strip()) > 0
+    # authctl itself refuses a directory opened to others, saying how to close it.
+    r = bare.run("token")
+    assert r.code == 78, r
+    assert "chmod 700" in r.err, r
+    for p, mode in restore.items():
+        os.chmod(p, mode)
+
+
+def test_kill_9_leaves_a_clear_message_and_nothing_lost(bare):
+    signed_in_on_file(bare)
+    unlock(bare)
+    pid = agent_pid(bare)
+    file_before = (state_dir(bare) / "default.age").read_bytes()
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid)
+    r = bare.run("token")
+    assert r.code == 78, r
+    assert len(r.err.strip().splitlines()) == 1, r
+    assert "killed or crashed" in r.err and "authctl unlock" in r.err, r
+    assert (state_dir(bare) / "default.age").read_bytes() == file_before
+    # The stale socket is replaced by the next unlock; everything is still there.
+    unlock(bare)
+    assert agent_pid(bare) not in (None, pid)
+    assert bare.run("token").code == 0
+
+
+def test_lock_and_idle_timeout_forget(bare):
+    signed_in_on_file(bare)
+    unlock(bare)
+    pid = agent_pid(bare)
+    r = bare.run("lock")
+    assert r.code == 0 and "forgot" in r.err, r
+    assert wait_gone(pid)
+    r = bare.run("token")
+    assert r.code == 78 and "authctl unlock" in r.err, r
+
+    unlock(bare, "--idle", "2s")
+    pid = agent_pid(bare)
+    assert bare.run("token").code == 0
+    # Not a timing assertion: the agent exits by itself once the idle time has run out.
+    assert wait_gone(pid, 30)
+    r = bare.run("token")
+    assert r.code == 78 and "authctl unlock" in r.err, r
+    assert bare.run("lock").err.startswith("No key agent")
+
+
+def test_agent_memory_is_locked_and_not_dumpable(bare, tmp_path):
+    signed_in_on_file(bare)
+    unlock(bare)
+    pid = agent_pid(bare)
+    status = Path(f"/proc/{pid}/status").read_text()
+    locked_kb = int(next(line for line in status.splitlines() if line.startswith("VmLck:")).split()[1])
+    assert locked_kb >= 4, status
+
+    # Not dumpable: the files under /proc/PID of a non-dumpable process belong to root, whoever runs
+    # it; so the
+    # agent runs here as another user (nobody) with a private runtime directory of its own.
+    runtime = tmp_path / "nobody-run"
+    runtime.mkdir(mode=0o700)
+    os.chown(runtime, 65534, 65534)
+    restore = traversable_by_others(runtime)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(runtime), "XDG_RUNTIME_DIR": str(runtime)}
+    agent = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(authctl_bin()), "agent"],
+                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    control = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 20
+        while not (runtime / "authctl" / "agent.sock").exists() and time.monotonic() < deadline:
+            assert agent.poll() is None, agent.stderr.read()
+            time.sleep(0.1)
+        assert (runtime / "authctl" / "agent.sock").exists()
+        assert os.stat(f"/proc/{control.pid}/status").st_uid == 65534  # a dumpable process: its own
+        assert os.stat(f"/proc/{agent.pid}/status").st_uid == 0
+    finally:
+        agent.terminate()
+        control.kill()
+        agent.wait(10)
+        control.wait(10)
+        for p, mode in restore.items():
+            os.chmod(p, mode)
+    assert not (runtime / "authctl" / "agent.sock").exists()  # SIGTERM: wiped and removed its socket
+
+
+def test_spec_interactive_false_and_status_never_prompt(bare):
+    signed_in_on_file(bare)
+    info = json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                       "spec": {"interactive": False}})
+    env = bare.env(KUBERNETES_EXEC_INFO=info)
+    child = pexpect.spawn(str(authctl_bin()), ["kube-token"], env=env, cwd=str(home(bare)), encoding="utf-8", timeout=30)
+    index = child.expect(["Passphrase", pexpect.EOF])
+    assert index == 1, child.before
+    child.close()
+    assert child.exitstatus == 78, child.before
+    assert "authctl unlock" in child.before
+
+    child = pexpect.spawn(str(authctl_bin()), ["status"], env=bare.env(), cwd=str(home(bare)), encoding="utf-8", timeout=30)
+    index = child.expect(["Passphrase", pexpect.EOF])
+    assert index == 1, child.before
+    child.close()
+    assert "locked" in child.before and "authctl unlock" in child.before, child.before
+
+    # The control: with spec.interactive true the same terminal is asked, and the typed passphrase
+    # unlocks the agent for the next, non-interactive call.
+    info_true = info.replace("false", "true")
+    child = pexpect.spawn(str(authctl_bin()), ["kube-token"], env=bare.env(KUBERNETES_EXEC_INFO=info_true),
+                          cwd=str(home(bare)), encoding="utf-8", timeout=180)
+    child.expect("Passphrase")
+    child.sendline(PASSPHRASE)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    r = bare.run("kube-token", env=env)
+    assert r.code == 0, r
+
+
+def test_mistyped_passphrase_for_a_second_profile_is_refused(bare):
+    signed_in_on_file(bare)
+    r = bare.run("signin", "--username", "alice", "--password-stdin", "--store", "file", "--profile", "second",
+                 input=bare.pool.users["alice"] + "\n", env=with_passphrase(bare, "correct horse battery stapler"), timeout=180)
+    assert r.code == 77, r
+    assert "same passphrase" in r.err, r
+    assert not (state_dir(bare) / "second.age").exists()
+    # With the directory's passphrase, the new file shares the directory's header: age opens it.
+    r = bare.run("signin", "--username", "alice", "--password-stdin", "--store", "file", "--profile", "second",
+                 input=bare.pool.users["alice"] + "\n", env=with_passphrase(bare), timeout=180)
+    assert r.code == 0, r
+    first = (state_dir(bare) / "default.age").read_bytes()
+    second = (state_dir(bare) / "second.age").read_bytes()
+    header_end = first.index(b"\n---") + 1
+    header_end = first.index(b"\n", header_end) + 1
+    assert first[:header_end] == second[:header_end]
+
+
+def test_unlocked_new_profile_file_opens_with_age(bare):
+    from test_stores import age_decrypt
+
+    signed_in_on_file(bare)
+    unlock(bare)
+    # A second profile's first file, written by the agent (no passphrase source here).
+    r = bare.run("signin", "--username", "alice", "--password-stdin", "--store", "file", "--profile", "second",
+                 input=bare.pool.users["alice"] + "\n")
+    assert r.code == 0, r
+    document = age_decrypt(state_dir(bare) / "second.age", PASSPHRASE)
+    assert any(item["kind"] == "session" for item in document["items"])
+
+
+def test_interrupted_migration_to_file_leaves_nothing_once_migrated_back(bare):
+    import fcntl
+    import tomllib
+
+    def profile_config() -> dict:
+        path = home(bare) / ".config" / "authctl" / "config.toml"
+        return tomllib.loads(path.read_text()).get("profiles", {}).get("default", {}) if path.exists() else {}
+
+    assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
+    env = with_passphrase(bare)
+    # Interrupted after the copy: the config lock is held from the moment the migration noted
+    # where it copies to, so recording the copy fails (after its 10 s wait) and nothing is deleted.
+    proc = subprocess.Popen([str(authctl_bin()), "store", "migrate", "--to", "file"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=env["HOME"], start_new_session=True)
+    deadline = time.monotonic() + 120
+    while profile_config().get("store_migrating_to") != "file":
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    lock = open(home(bare) / ".config" / "authctl" / ".config.toml.lock", "a+")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        _, err = proc.communicate(timeout=180)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+    assert proc.returncode != 0, err
+    copy = state_dir(bare) / "default.age"
+    assert copy.exists(), "the interrupted migration left its copy"
+    assert profile_config().get("store") == "kernel-keyring"
+
+    doctor = bare.run("store", "doctor", env=env, timeout=120)
+    assert "interrupted" in doctor.err and "authctl store migrate --to kernel-keyring" in doctor.err, doctor
+    assert "recommended here: kernel-keyring" in doctor.err, doctor
+
+    # Migrating back removes the copy and the note; the profile works from where it always was.
+    r = bare.run("store", "migrate", "--to", "kernel-keyring", env=env, timeout=120)
+    assert r.code == 0, r
+    assert not copy.exists()
+    assert "store_migrating_to" not in profile_config()
+    assert bare.run("token").code == 0
