@@ -1,6 +1,7 @@
 # authctl: build, test, demo, benchmark, install.
 #   make demo              sign in against a local Cognito emulator and a private keyring
-#   make test              unit tests (swift test) and integration tests (pytest)
+#   make test              lint, unit tests (swift test) and integration tests (pytest)
+#   make lint              swift format lint --strict with the committed .swift-format (make format fixes it)
 #   make bench             authctl side by side with secret-tool, pycognito, the AWS CLI (release build)
 #   make release           the portable release build (glibc 2.31 and later; docs/cli.md "Installing")
 #   make install PREFIX=/usr/local   the release build, bash/zsh/fish completions, man page
@@ -54,7 +55,7 @@ FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
 FUZZ_WORK_DIR ?= $(CURDIR)/.build-fuzz-runs
 FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after webauthn config-toml stored-session pending-challenge otpauth-qr agent-message age-header ops-checkpoint ops-audit
 
-.PHONY: release sysroot dist rpm test-portable deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
+.PHONY: lint format release sysroot dist rpm test-portable deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 
 all: build
 
@@ -64,11 +65,23 @@ deps:
 build:
 	$(SWIFT) build
 
-# Both suites always run, and a short sanitized fuzzing pass (fuzz-smoke: every target built with
+# The house style (.swift-format: 4 spaces, 120 columns), checked with the toolchain's swift-format;
+# --strict makes a warning a failure, so a change that drifts fails `make test` (and CI).
+LINT_PATHS ?= Package.swift Sources Tests Fuzz
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(LINT_PATHS)
+
+# Rewrites the tree in the house style (what `make lint` checks).
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(LINT_PATHS)
+
+# The lint, both suites and a short sanitized fuzzing pass (fuzz-smoke: every target built with
 # libFuzzer and AddressSanitizer, its committed corpus replayed, regressions included, then
-# FUZZ_SMOKE_SECONDS of fuzzing); the target fails if any failed.
+# FUZZ_SMOKE_SECONDS of fuzzing) always run; the target fails if any failed.
 test: deps build
 	@status=0; \
+	echo "== lint (swift format, .swift-format)"; \
+	$(MAKE) --no-print-directory lint || status=1; \
 	echo "== swift test"; \
 	$(SWIFT) test || status=1; \
 	echo "== fuzz-smoke: sanitized build, corpus replay and $(FUZZ_SMOKE_SECONDS) s of fuzzing per target"; \

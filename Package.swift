@@ -125,7 +125,6 @@ let package = Package(
                 "LocalFormats",
                 "SecureStore",
                 "SecurityKey",
-                "CProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: essentialsOnly

@@ -23,7 +23,8 @@ struct Authctl: ParsableCommand {
         commandName: "authctl",
         abstract: "Sign in to Amazon Cognito user pools from the command line.",
         discussion: """
-            Sessions are kept in the Secret Service (GNOME Keyring, KeePassXC), never in files.
+            Sessions are kept in the profile's store: the Secret Service (GNOME Keyring, KeePassXC) by \
+            default, the kernel keyring, or an age-encrypted file (--store); never in a plain file.
             Exit codes: 0 ok, 1 unexpected error, 64 usage, 65 input rejected, 69 service unreachable, \
             3 an ops run stopped part-way (run it again to resume), 4 an ops run done with some users failed, \
             75 throttled, 77 not signed in or authentication failed, 78 configuration or secure store missing.

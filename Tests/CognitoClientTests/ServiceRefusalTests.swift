@@ -153,6 +153,16 @@ final class ServiceRefusalTests: XCTestCase {
         XCTAssertEqual(CognitoError.service("LimitExceededException", "Password attempts exceeded").refusal, .throttled)
     }
 
+    /// `deniesAuthorization` is what the error type NotAuthorizedException said, carried by the
+    /// typed refusal: true for every recorded NotAuthorizedException, false for every other type.
+    func testDeniesAuthorizationIsExactlyNotAuthorizedException() {
+        for sample in recorded {
+            let error = CognitoErrorParser.parse(HTTPResponse(status: 400, headers: [:], body: Data(sample.body.utf8)))
+            XCTAssertEqual(error.refusal?.deniesAuthorization, error.isNotAuthorized, sample.body)
+        }
+        XCTAssertEqual(CognitoError.service("NotAuthorizedException", "anything else").refusal?.deniesAuthorization, true)
+    }
+
     func testAnUnknownNotAuthorizedTextIsPlainNotAuthorized() {
         XCTAssertEqual(CognitoError.service("NotAuthorizedException", "eyJ... is not a valid token").refusal, .notAuthorized)
     }

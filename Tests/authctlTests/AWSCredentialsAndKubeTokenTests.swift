@@ -25,7 +25,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
 
     func testPrintsTheCredentialProcessDocumentAndCachesIt() throws {
         let harness = try harness()
-        try AWSCredentialsCommand.parse([]).run(in: harness.context)
+        try AWSCredentialsCommand.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout, [
             #"{"Version":1,"AccessKeyId":"ASIAEXAMPLE","SecretAccessKey":"secret+/key","SessionToken":"session'token","Expiration":"2027-01-15T09:00:00Z"}"#,
         ])
@@ -37,7 +37,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
         XCTAssertEqual(harness.cognito.calls[0].body["IdentityPoolId"] as? String, identityPool)
         XCTAssertEqual(harness.cognito.calls[1].body["IdentityId"] as? String, "eu-west-1:abcd-0001")
 
-        try AWSCredentialsCommand.parse([]).run(in: harness.context)
+        try AWSCredentialsCommand.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.count, 2, "the second call is answered from the cache")
         XCTAssertEqual(harness.console.stdout.count, 2)
         XCTAssertEqual(harness.console.stdout[0], harness.console.stdout[1])
@@ -45,29 +45,29 @@ final class AWSCredentialsCommandTests: XCTestCase {
 
     func testCredentialsWithinFiveMinutesOfExpiryAreFetchedAgainWithTheKeptIdentity() throws {
         let harness = try harness()
-        try AWSCredentialsCommand.parse([]).run(in: harness.context)
+        try AWSCredentialsCommand.parse([]).run(in: harness.host)
         let cache = kept(harness.store)
         var entry = try XCTUnwrap(cache.awsCredentials(identityPoolId: identityPool))
         entry.credentials.expiration = now.addingTimeInterval(299)
         try cache.keep(entry)
-        try AWSCredentialsCommand.parse([]).run(in: harness.context)
+        try AWSCredentialsCommand.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity", "GetCredentialsForIdentity"])
     }
 
     func testAnotherUsersCacheIsNotHandedOut() throws {
         let harness = try harness()
-        try AWSCredentialsCommand.parse([]).run(in: harness.context)
+        try AWSCredentialsCommand.parse([]).run(in: harness.host)
         let cache = kept(harness.store)
         var entry = try XCTUnwrap(cache.awsCredentials(identityPoolId: identityPool))
         entry.sub = "someone-else"
         try cache.keep(entry)
-        try AWSCredentialsCommand.parse([]).run(in: harness.context)
+        try AWSCredentialsCommand.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity", "GetId", "GetCredentialsForIdentity"])
     }
 
     func testEnvFormatQuotesForTheShell() throws {
         let harness = try harness()
-        try AWSCredentialsCommand.parse(["--format", "env"]).run(in: harness.context)
+        try AWSCredentialsCommand.parse(["--format", "env"]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout, ["""
             export AWS_ACCESS_KEY_ID='ASIAEXAMPLE'
             export AWS_SECRET_ACCESS_KEY='secret+/key'
@@ -79,7 +79,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
     func testIdentityPoolRefusalIs77AndKeepsTheSessionAndNoSecretInTheMessage() throws {
         let harness = try harness()
         harness.cognito.handlers["GetId"] = { _ in FakeCognito.error("NotAuthorizedException", "Token is not from a supported provider of this identity pool.") }
-        XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.host)) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .notAuthorized)
             XCTAssertTrue(failure.message.contains(self.identityPool), failure.message)
@@ -96,7 +96,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
         for (code, exit) in cases {
             let harness = try harness()
             harness.cognito.handlers["GetCredentialsForIdentity"] = { _ in FakeCognito.error(code, "refused") }
-            XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.context), code) { error in
+            XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.host), code) { error in
                 XCTAssertEqual(AuthctlError.from(error).code, exit, code)
             }
         }
@@ -104,7 +104,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
 
     func testNotSignedInIs77() throws {
         let harness = Harness(environment: ["AUTHCTL_IDENTITY_POOL_ID": identityPool], now: now)
-        XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertTrue(harness.cognito.calls.isEmpty)
@@ -112,7 +112,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
 
     func testIdentityPoolSettings() throws {
         let harness = Harness(now: now)
-        let settings = try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment)
+        let settings = try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment)
         let options = try IdentityPoolOptions.parse(["--identity-pool-id", identityPool])
         let pool = try IdentityPoolSettings(options, settings: settings,
                                             environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "https://proxy.example.com/"])
@@ -137,7 +137,7 @@ final class KubeTokenTests: XCTestCase {
         let info = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
         let harness = Harness(environment: ["KUBERNETES_EXEC_INFO": info], now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
-        try KubeToken.parse([]).run(in: harness.context)
+        try KubeToken.parse([]).run(in: harness.host)
         let session = try kept(harness.store).session()!
         let document = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as! [String: Any]
         XCTAssertEqual(document["apiVersion"] as? String, "client.authentication.k8s.io/v1beta1")
@@ -145,7 +145,7 @@ final class KubeTokenTests: XCTestCase {
         let status = document["status"] as! [String: Any]
         XCTAssertEqual(status["token"] as? String, session.idToken)
         XCTAssertEqual(status["expirationTimestamp"] as? String, "2027-01-15T09:00:00Z")
-        try KubeToken.parse(["--type", "access"]).run(in: harness.context)
+        try KubeToken.parse(["--type", "access"]).run(in: harness.host)
         XCTAssertTrue(harness.console.stdout[1].contains(session.accessToken))
     }
 
@@ -153,7 +153,7 @@ final class KubeTokenTests: XCTestCase {
         let info = #"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":false}}"#
         let console = FakeConsole(interactive: true, promptAnswers: ["alice", "pw"])
         let harness = Harness(console: console, environment: ["KUBERNETES_EXEC_INFO": info], now: now)
-        XCTAssertThrowsError(try KubeToken.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try KubeToken.parse([]).run(in: harness.host)) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .notAuthorized)
             XCTAssertTrue(failure.message.contains("authctl signin"), failure.message)

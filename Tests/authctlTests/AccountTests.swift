@@ -46,9 +46,8 @@ final class AccountTests: XCTestCase {
 
     func testRefusalMessagesAndCodes() throws {
         let support = try AccountCommandSupport(
-            context: CommandContext(console: FakeConsole(), environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_p", "AUTHCTL_CLIENT_ID": "c"],
-                                    makeTransport: { _ in FakeCognito() }, makeStore: { UnavailableStore() }),
-            global: try GlobalOptions.parse([]))
+            context: CommandContext(host: ProcessHost(console: FakeConsole(), environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_p", "AUTHCTL_CLIENT_ID": "c"],
+                                    makeTransport: { _ in FakeCognito() }, makeStore: { UnavailableStore() })))
         func failure(_ type: String, _ step: AccountFailure.Step = .signUp, message: String = "words") -> AuthctlError {
             AccountFailure.from(CognitoError.service(type, message), step: step, username: "carol", support: support, hasSecret: false)
         }

@@ -53,7 +53,7 @@ final class BrowserPeerTests: XCTestCase {
         try harness.seedSession(expiresIn: 3600, now: now)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: now)) }
         harness.cognito.handlers["RevokeToken"] = { _ in (200, [:]) }
-        try SignIn.parse(["--username", "bob", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        try SignIn.parse(["--username", "bob", "--password-stdin", "--flow", "password"]).run(in: harness.host)
         XCTAssertTrue(harness.console.stderr.contains {
             $0.contains("was signed in as alice") && $0.contains("now signed in as bob")
         }, "\(harness.console.stderr)")
@@ -69,7 +69,7 @@ final class BrowserPeerTests: XCTestCase {
         try save(in: harness.store, stored)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: "refresh-2", now: now)) }
         harness.cognito.handlers["RevokeToken"] = { _ in (200, [:]) }
-        try SignIn.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        try SignIn.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.host)
         XCTAssertFalse(harness.console.stderr.contains { $0.contains("was signed in as") }, "\(harness.console.stderr)")
     }
 }

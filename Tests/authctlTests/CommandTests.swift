@@ -9,7 +9,7 @@ import XCTest
 final class SignInCommandTests: XCTestCase {
     private func signIn(_ arguments: [String], _ harness: Harness) throws {
         let command = try SignIn.parse(arguments)
-        try command.run(in: harness.context)
+        try command.run(in: harness.host)
     }
 
     func testPasswordFromStdinStoresSessionAndPrintsNothingOnStdout() throws {
@@ -154,7 +154,7 @@ final class WhoAmICommandTests: XCTestCase {
 
     func testNotSignedIn() {
         let harness = Harness(now: now)
-        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             let error = Optional(AuthctlError.from(error))
             XCTAssertEqual(error?.code, .notAuthorized)
             XCTAssertEqual(error?.message, "Not signed in (profile default). Run: authctl signin")
@@ -165,7 +165,7 @@ final class WhoAmICommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
         userHandler(harness)
-        try WhoAmI.parse(["--output", "json"]).run(in: harness.context)
+        try WhoAmI.parse(["--output", "json"]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetUser"])
         let object = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as? [String: Any]
         XCTAssertEqual(object?["username"] as? String, "alice")
@@ -182,7 +182,7 @@ final class WhoAmICommandTests: XCTestCase {
             XCTAssertEqual(body["AuthFlow"] as? String, "REFRESH_TOKEN_AUTH")
             return (200, FakeCognito.tokens(expiresIn: 3600, refresh: nil, now: self.now))
         }
-        try WhoAmI.parse([]).run(in: harness.context)
+        try WhoAmI.parse([]).run(in: harness.host)
         // The fake does not offer GetTokensFromRefreshToken, so the refresh falls back.
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GetUser"])
         let stored = try kept(harness.store).session()
@@ -194,7 +194,7 @@ final class WhoAmICommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
-        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             guard case .ended(let profile, _)? = error as? SessionError else { return XCTFail("\(error)") }
             XCTAssertEqual(profile, "default")
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
@@ -206,7 +206,7 @@ final class WhoAmICommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
         harness.cognito.handlers["GetUser"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
-        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context))
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host))
         XCTAssertNil(try kept(harness.store).session())
     }
 
@@ -216,7 +216,7 @@ final class WhoAmICommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
         harness.cognito.handlers["GetUser"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token does not have required scopes") }
-        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .notAuthorized)
             XCTAssertTrue(failure.message.contains("aws.cognito.signin.user.admin"), failure.message)
@@ -229,7 +229,7 @@ final class WhoAmICommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in (503, ["message": "unavailable"]) }
-        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .unavailable)
         }
         XCTAssertNotNil(try kept(harness.store).session())
@@ -237,7 +237,7 @@ final class WhoAmICommandTests: XCTestCase {
 
     func testNoKeyringIsConfigurationError() {
         let harness = Harness(store: UnavailableStore(), now: now)
-        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .configuration)
         }
     }

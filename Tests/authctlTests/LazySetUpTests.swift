@@ -10,9 +10,9 @@ final class LazySetUpTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// A context like Harness's whose transport factory counts what it makes.
-    private func context(_ harness: Harness, made: @escaping () -> Void) -> CommandContext {
+    private func context(_ harness: Harness, made: @escaping () -> Void) -> ProcessHost {
         let cognito = harness.cognito, store = harness.store
-        return CommandContext(console: harness.console, environment: harness.context.environment, now: { self.now },
+        return ProcessHost(console: harness.console, environment: harness.host.environment, now: { self.now },
                               makeTransport: { _ in made(); return cognito }, makeStore: { store })
     }
 
@@ -39,7 +39,7 @@ final class LazySetUpTests: XCTestCase {
         let harness = Harness(now: now)
         try harness.seedSession(expiresIn: 10, now: now)
         let store = harness.store
-        let failing = CommandContext(console: harness.console, environment: harness.context.environment, now: { self.now },
+        let failing = ProcessHost(console: harness.console, environment: harness.host.environment, now: { self.now },
                                      makeTransport: { _ in throw TransportError(kind: .other, message: "no PEM certificate in /x.pem") },
                                      makeStore: { store })
         XCTAssertThrowsError(try Token.parse([]).run(in: failing)) { error in

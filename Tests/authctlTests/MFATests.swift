@@ -10,7 +10,7 @@ import XCTest
 /// (ChallengeName, ChallengeParameters, Session as in the service model).
 final class MFAChallengeTests: XCTestCase {
     private func signIn(_ arguments: [String], _ harness: Harness) throws {
-        try SignIn.parse(["--username", "alice", "--flow", "password"] + arguments).run(in: harness.context)
+        try SignIn.parse(["--username", "alice", "--flow", "password"] + arguments).run(in: harness.host)
     }
 
     private func challenge(_ name: String, _ parameters: [String: String] = [:]) -> (Int, [String: Any]) {
@@ -179,7 +179,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["USERNAME"], "alice")
             return (200, FakeCognito.tokens())
         }
-        try SignIn.parse(["--mfa-code", "123456"]).run(in: second.context)
+        try SignIn.parse(["--mfa-code", "123456"]).run(in: second.host)
         XCTAssertNotNil(try kept(store).session())
         XCTAssertNil(try store.read(SecretKey(kind: "pending-challenge", profile: "default")), "the pending set-up is used once")
     }
@@ -206,7 +206,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SOFTWARE_TOKEN_MFA_CODE"], "123456")
             return (200, FakeCognito.tokens())
         }
-        try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password", "--mfa-code", "123456"]).run(in: harness.context)
+        try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password", "--mfa-code", "123456"]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 1)
         XCTAssertThrowsError(try Token.parse(["--mfa-code", "123456"]))
     }
@@ -214,7 +214,7 @@ final class MFAChallengeTests: XCTestCase {
     func testPipedPasswordOnATerminalIsAskedForTheCode() throws {
         let console = PipedConsole(stdin: ["pw"], promptAnswers: ["123456"])
         let harness = Harness(console: FakeConsole())
-        let context = CommandContext(console: console, environment: harness.context.environment, now: Date.init,
+        let context = ProcessHost(console: console, environment: harness.host.environment, now: Date.init,
                                      makeTransport: { _ in harness.cognito }, makeStore: { harness.store })
         harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
         harness.cognito.handlers["RespondToAuthChallenge"] = { _ in (200, FakeCognito.tokens()) }
@@ -282,7 +282,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SMS_MFA_CODE"], "654321")
             return (200, FakeCognito.tokens())
         }
-        try SignIn.parse(["--mfa-code", "654321"]).run(in: second.context)
+        try SignIn.parse(["--mfa-code", "654321"]).run(in: second.host)
         XCTAssertNotNil(try kept(store).session())
         XCTAssertNil(try store.read(SecretKey(kind: "pending-challenge", profile: "default")))
     }
@@ -296,13 +296,13 @@ final class MFAChallengeTests: XCTestCase {
 
         let wrong = Harness(console: FakeConsole(), store: store)
         wrong.cognito.handlers["VerifySoftwareToken"] = { _ in FakeCognito.error("EnableSoftwareTokenMFAException", "Code mismatch") }
-        XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "111111"]).run(in: wrong.context)) { error in
+        XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "111111"]).run(in: wrong.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertEqual(try kept(store).pendingChallenge()?.wrongCodes, 1, "kept after a wrong code")
 
         let bob = Harness(console: FakeConsole(), store: store)
-        XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.context)) { error in
+        XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.host)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .usage)
             XCTAssertTrue(error.message.contains("alice") && error.message.contains("bob"), error.message)
@@ -311,7 +311,7 @@ final class MFAChallengeTests: XCTestCase {
         XCTAssertNotNil(try kept(store).pendingChallenge())
 
         let late = Harness(console: FakeConsole(), store: store, now: Date().addingTimeInterval(200))
-        XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "123456"]).run(in: late.context)) { error in
+        XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "123456"]).run(in: late.host)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .notAuthorized)
             XCTAssertEqual(error.message, Messages.pendingCodeTooLate)

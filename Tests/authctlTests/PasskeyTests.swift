@@ -22,7 +22,7 @@ final class PasskeyTests: XCTestCase {
         }
         let missing = "unix:/nonexistent/authctl-test.sock"
         XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--method", "passkey", "--fido-device", missing])
-            .run(in: harness.context)) { error in
+            .run(in: harness.host)) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .unavailable, failure.message)
             XCTAssertTrue(failure.message.contains("cannot open the security key"), failure.message)
@@ -39,7 +39,7 @@ final class PasskeyTests: XCTestCase {
         }
         XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--flow", "password", "--password-stdin",
                                                "--fido-device", "unix:/nonexistent/authctl-test.sock"])
-            .run(in: harness.context)) { error in
+            .run(in: harness.host)) { error in
             XCTAssertTrue(AuthctlError.from(error).message.contains("cannot open the security key"), "\(error)")
         }
     }
@@ -49,7 +49,7 @@ final class PasskeyTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in
             (200, ["ChallengeName": "WEB_AUTHN", "Session": "s", "ChallengeParameters": ["USERNAME": "alice"]])
         }
-        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--method", "passkey"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--method", "passkey"]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .unavailable)
         }
     }

@@ -32,7 +32,7 @@ final class SignOutCommandTests: XCTestCase {
             XCTAssertEqual(body["ClientId"] as? String, "client1")
             return (200, [:])
         }
-        try SignOut.parse(["--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--output", "json"]).run(in: harness.host)
         XCTAssertNil(try stored(harness))
         let json = try report(harness)
         XCTAssertEqual(json["signedOutLocally"] as? Bool, true)
@@ -43,7 +43,7 @@ final class SignOutCommandTests: XCTestCase {
     func testLocalSignOutWhenRevocationFailsStillDeletesAndWarns() throws {
         let harness = try seeded()
         harness.cognito.handlers["RevokeToken"] = { _ in FakeCognito.error("UnsupportedOperationException", "no") }
-        try SignOut.parse([]).run(in: harness.context)
+        try SignOut.parse([]).run(in: harness.host)
         XCTAssertNil(try stored(harness))
         XCTAssertTrue(harness.console.stderr.contains { $0.contains("could not be revoked") && $0.contains("stays usable until it expires") })
     }
@@ -54,21 +54,21 @@ final class SignOutCommandTests: XCTestCase {
             XCTAssertEqual(body["ClientSecret"] as? String, "shh")
             return (200, [:])
         }
-        try SignOut.parse([]).run(in: harness.context)
+        try SignOut.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.count("RevokeToken"), 1)
     }
 
     func testNotSignedInIsHarmless() throws {
         let harness = Harness(now: now)
-        try SignOut.parse([]).run(in: harness.context)
-        try SignOut.parse([]).run(in: harness.context)
+        try SignOut.parse([]).run(in: harness.host)
+        try SignOut.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stderr, ["Not signed in (profile default)", "Not signed in (profile default)"])
         XCTAssertTrue(harness.cognito.calls.isEmpty)
     }
 
     func testGlobalWithoutTerminalNeedsYes() throws {
         let harness = try seeded()
-        XCTAssertThrowsError(try SignOut.parse(["--global"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global"]).run(in: harness.host)) { error in
             XCTAssertEqual((error as? AuthctlError)?.code, .usage)
             XCTAssertTrue((error as? AuthctlError)?.message.contains("--yes") ?? false)
         }
@@ -78,7 +78,7 @@ final class SignOutCommandTests: XCTestCase {
 
     func testGlobalOnTerminalAsksAndNoKeepsEverything() throws {
         let harness = try seeded(console: FakeConsole(interactive: true, promptAnswers: ["n"]))
-        XCTAssertThrowsError(try SignOut.parse(["--global"]).run(in: harness.context))
+        XCTAssertThrowsError(try SignOut.parse(["--global"]).run(in: harness.host))
         XCTAssertEqual(harness.console.prompts.first?.question, "Sign out alice on ALL devices? [y/N] ")
         XCTAssertNotNil(try stored(harness))
     }
@@ -86,7 +86,7 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutSuccess() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)
         XCTAssertNil(try stored(harness))
         let json = try report(harness)
         XCTAssertEqual(json["globalSignOut"] as? String, "ok")
@@ -98,7 +98,7 @@ final class SignOutCommandTests: XCTestCase {
         let harness = try seeded(expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: nil, now: self.now)) }
         harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
-        try SignOut.parse(["--global", "--yes"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes"]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GlobalSignOut"])
         XCTAssertNil(try stored(harness))
     }
@@ -106,7 +106,7 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutUnreachableKeepsSession() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in (503, ["message": "down"]) }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .unavailable)
             // A 5xx may come after the service acted: not "Nothing was revoked".
@@ -123,7 +123,7 @@ final class SignOutCommandTests: XCTestCase {
         harness.cognito.handlers["GlobalSignOut"] = { _ in
             FakeCognito.error("TooManyRequestsException", "Rate exceeded")
         }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.host)) { error in
             XCTAssertTrue(AuthctlError.from(error).message.contains("Nothing was revoked"))
         }
         for (kind, maybe) in [(TransportError.Kind.notConnected, false), (.timeout, true), (.connection, true)] {
@@ -138,7 +138,7 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutThrottledExits75() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("TooManyRequestsException", "Rate exceeded") }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .throttled)
         }
         XCTAssertNotNil(try stored(harness))
@@ -149,7 +149,7 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutRevokedTokenDeletesButCannotConfirm() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)
         XCTAssertNil(try stored(harness))
         XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "already-ended")
         XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, true)
@@ -162,7 +162,7 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutWithDeadRefreshTokenDeletesButCannotConfirm() throws {
         let harness = try seeded(expiresIn: 0)
         harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)
         XCTAssertNil(try stored(harness))
         XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "already-ended")
         XCTAssertTrue(harness.console.stderr.joined().contains("may still be signed in"), "\(harness.console.stderr)")
@@ -173,7 +173,7 @@ final class SignOutCommandTests: XCTestCase {
         var answers = [FakeCognito.error("NotAuthorizedException", "Access Token has expired"), (200, [String: Any]())]
         harness.cognito.handlers["GlobalSignOut"] = { _ in answers.removeFirst() }
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: nil, now: self.now)) }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)
         XCTAssertEqual(try report(harness)["globalSignOut"] as? String, "ok")
         XCTAssertEqual(harness.cognito.count("GlobalSignOut"), 2)
         XCTAssertNil(try stored(harness))
@@ -182,7 +182,7 @@ final class SignOutCommandTests: XCTestCase {
     func testGlobalSignOutUserDeletedRemovesTheSession() throws {
         let harness = try seeded()
         harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("UserNotFoundException", "User does not exist.") }
-        try SignOut.parse(["--global", "--yes"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes"]).run(in: harness.host)
         XCTAssertNil(try stored(harness))
         XCTAssertTrue(harness.console.stderr.contains { $0.contains("no longer exists") }, "\(harness.console.stderr)")
     }
@@ -197,13 +197,13 @@ final class SignOutCommandTests: XCTestCase {
                                                  "iss": FakeCognito.issuer, "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 1800])
         tokens["IdToken"] = FakeCognito.jwt(["cognito:username": "alice", "sub": "sub-1", "token_use": "id", "aud": "client1",
                                              "iss": FakeCognito.issuer, "iat": issued.timeIntervalSince1970, "exp": now.timeIntervalSince1970 + 5400])
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment))
         try save(in: harness.store, try StoredSession(
             tokens: AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: 1800, tokenType: "Bearer",
                                          refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String),
             fallbackUsername: "alice", profile: "default", client: client, now: now))
         harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
-        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)
         // The id token's lifetime, 7200 s, is the longer one.
         XCTAssertEqual(try report(harness)["exposureUntil"] as? String, Format.iso8601(now.addingTimeInterval(7200)))
     }
@@ -213,7 +213,7 @@ final class SignOutCommandTests: XCTestCase {
         let harness = Harness(store: store, now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
         harness.cognito.handlers["GlobalSignOut"] = { _ in (200, [:]) }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .configuration)
             XCTAssertTrue(error.message.hasPrefix("Signed alice out of every device, but the session"), error.message)
@@ -227,7 +227,7 @@ final class SignOutCommandTests: XCTestCase {
         let harness = Harness(store: DeleteFailingStore(), now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
         harness.cognito.handlers["GlobalSignOut"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes", "--output", "json"]).run(in: harness.host)) { error in
             XCTAssertTrue(AuthctlError.from(error).message.contains("could not be removed"))
         }
         XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, false)
@@ -237,7 +237,7 @@ final class SignOutCommandTests: XCTestCase {
         let harness = Harness(store: DeleteFailingStore(), now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
         harness.cognito.handlers["RevokeToken"] = { _ in (200, [:]) }
-        XCTAssertThrowsError(try SignOut.parse(["--output", "json"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--output", "json"]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .configuration)
         }
         XCTAssertEqual(try report(harness)["signedOutLocally"] as? Bool, false)
@@ -247,11 +247,11 @@ final class SignOutCommandTests: XCTestCase {
     func testUnreadableSessionIsRemoved() throws {
         let harness = Harness(now: now)
         try harness.store.write(SecretKey(kind: "session", profile: "default"), label: "x", secret: "{not json")
-        try SignOut.parse([]).run(in: harness.context)
+        try SignOut.parse([]).run(in: harness.host)
         XCTAssertNil(try harness.store.read(SecretKey(kind: "session", profile: "default")))
         XCTAssertTrue(harness.console.stderr.contains { $0.contains("nothing could be revoked") })
         try harness.store.write(SecretKey(kind: "session", profile: "default"), label: "x", secret: "{not json")
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--yes"]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertNil(try harness.store.read(SecretKey(kind: "session", profile: "default")))
@@ -268,7 +268,7 @@ final class AdminSignOutTests: XCTestCase {
 
     func testNoCredentialsIsConfigurationError() {
         let harness = Harness(environment: ["AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials"])
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.host)) { error in
             let error = error as? AuthctlError
             XCTAssertEqual(error?.code, .configuration)
             XCTAssertTrue(error?.message.contains("AWS_ACCESS_KEY_ID") ?? false)
@@ -283,7 +283,7 @@ final class AdminSignOutTests: XCTestCase {
             XCTAssertEqual(body["UserPoolId"] as? String, "eu-west-1_TestPool")
             return (200, [:])
         }
-        try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.count("AdminUserGlobalSignOut"), 1)
         let audit = harness.console.stderr.first { $0.hasPrefix("audit:") } ?? ""
         XCTAssertTrue(audit.contains("user=mallory") && audit.contains("pool=eu-west-1_TestPool") && audit.contains("by=AKIDOPS"), audit)
@@ -306,7 +306,7 @@ final class AdminSignOutTests: XCTestCase {
         for (type, code) in [("UserNotFoundException", AuthctlError.Code.inputRejected), ("AccessDeniedException", .notAuthorized)] {
             let harness = Harness(environment: credentials)
             harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in FakeCognito.error(type, "words of the service") }
-            XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)) { error in
+            XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.host)) { error in
                 XCTAssertEqual((error as? AuthctlError)?.code, code)
                 XCTAssertTrue((error as? AuthctlError)?.message.contains("words of the service") ?? false)
             }
@@ -333,7 +333,7 @@ final class AdminSignOutTests: XCTestCase {
             return (200, ["UserPoolClient": ["ClientId": "client1", "ClientSecret": "never-shown", "AccessTokenValidity": 30,
                                              "IdTokenValidity": 2, "TokenValidityUnits": ["AccessToken": "minutes"]]])
         }
-        try SignOut.parse(["--global", "--user", "mallory", "--yes", "--output", "json"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--user", "mallory", "--yes", "--output", "json"]).run(in: harness.host)
         let json = try JSONSerialization.jsonObject(with: Data((harness.console.stdout.last ?? "").utf8)) as? [String: Any] ?? [:]
         XCTAssertEqual(json["tokenLifetimeSeconds"] as? Int, 7200, "id token: 2 hours (hours by default)")
         XCTAssertEqual(json["exposureAssumed"] as? Bool, false)
@@ -351,7 +351,7 @@ final class AdminSignOutTests: XCTestCase {
     func testFailureWithJSONPrintsTheReport() {
         let harness = Harness(environment: credentials)
         harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in FakeCognito.error("TooManyRequestsException", "Rate exceeded") }
-        XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes", "--output", "json"]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try SignOut.parse(["--global", "--user", "mallory", "--yes", "--output", "json"]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .throttled)
             XCTAssertTrue(AuthctlError.from(error).message.contains("Nothing was revoked"))
         }
@@ -362,7 +362,7 @@ final class AdminSignOutTests: XCTestCase {
     func testLeavesLocalStoreAlone() throws {
         let harness = Harness(store: UnavailableStore(), environment: credentials)
         harness.cognito.handlers["AdminUserGlobalSignOut"] = { _ in (200, [:]) }
-        try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.context)
+        try SignOut.parse(["--global", "--user", "mallory", "--yes"]).run(in: harness.host)
     }
 }
 
@@ -379,7 +379,7 @@ final class ChangePasswordCommandTests: XCTestCase {
                                handler: FakeCognito.Handler? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
         let harness = try seeded(console)
         if let handler { harness.cognito.handlers["ChangePassword"] = handler }
-        XCTAssertThrowsError(try ChangePassword.parse(arguments).run(in: harness.context), file: file, line: line) { error in
+        XCTAssertThrowsError(try ChangePassword.parse(arguments).run(in: harness.host), file: file, line: line) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, code, file: file, line: line)
             XCTAssertEqual(error.message, message, file: file, line: line)
@@ -412,7 +412,7 @@ final class ChangePasswordCommandTests: XCTestCase {
             XCTAssertEqual(body["ProposedPassword"] as? String, "New-Pass-1")
             return (200, [:])
         }
-        try ChangePassword.parse([]).run(in: harness.context)
+        try ChangePassword.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stderr.first, "Password changed. You are still signed in.")
         XCTAssertTrue(harness.console.stderr.last?.contains("signout --global") ?? false)
         XCTAssertTrue(harness.console.prompts.allSatisfy { $0.secret })
@@ -423,7 +423,7 @@ final class ChangePasswordCommandTests: XCTestCase {
         for (kind, maybe) in [(TransportError.Kind.timeout, true), (.connection, true), (.notConnected, false)] {
             let harness = Harness(console: FakeConsole(stdin: ["Old-1", "New-Pass-1"]), now: now)
             try harness.seedSession(expiresIn: 3600, now: now)
-            let context = CommandContext(console: harness.console, environment: harness.context.environment, now: { self.now },
+            let context = ProcessHost(console: harness.console, environment: harness.host.environment, now: { self.now },
                                          makeTransport: { _ in ThrowingTransport(kind) }, makeStore: { harness.store })
             XCTAssertThrowsError(try ChangePassword.parse(["--stdin"]).run(in: context)) { error in
                 let error = AuthctlError.from(error)
@@ -438,7 +438,7 @@ final class ChangePasswordCommandTests: XCTestCase {
     func testNotSignedInAsksNothing() {
         let console = FakeConsole(interactive: true, promptAnswers: ["a", "b", "b"])
         let harness = Harness(console: console, now: now)
-        XCTAssertThrowsError(try ChangePassword.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try ChangePassword.parse([]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertTrue(console.prompts.isEmpty)

@@ -29,9 +29,7 @@ final class StorePinningTests: XCTestCase {
 
     private func backend(option: StoreKind? = nil) -> StoreBackend {
         let stores = self.stores
-        let backend = StoreBackend { kind, _ in stores[kind]! }
-        backend.option = option
-        return backend
+        return StoreBackend(option: option) { kind, _ in stores[kind]! }
     }
 
     private func record(_ store: String?, migratingFrom: String? = nil, profile: String = "default") throws {

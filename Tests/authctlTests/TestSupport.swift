@@ -110,7 +110,7 @@ struct Harness {
         let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
         let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
                                           tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: context.environment))
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: host.environment))
         try save(in: store, 
             try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
     }
@@ -118,7 +118,7 @@ struct Harness {
     let console: FakeConsole
     let cognito = FakeCognito()
     let store: SecretStore
-    let context: CommandContext
+    let host: ProcessHost
     let home: String
 
     init(console: FakeConsole = FakeConsole(), store: SecretStore = InMemorySecretStore(), environment: [String: String] = [:], now: Date = Date()) {
@@ -131,7 +131,7 @@ struct Harness {
                    "AUTHCTL_ENDPOINT": "http://127.0.0.1:9/"]
         env.merge(environment) { $1 }
         let cognito = self.cognito
-        self.context = CommandContext(console: console, environment: env, now: { now },
+        self.host = ProcessHost(console: console, environment: env, now: { now },
                                       makeTransport: { _ in cognito }, makeStore: { store })
     }
 }
@@ -152,3 +152,11 @@ let testLockDirectory: String = {
                                              attributes: [.posixPermissions: 0o700])
     return path
 }()
+
+extension SettingsResolver {
+    /// The settings the global options given in `arguments` resolve to (the commands get theirs
+    /// from `CommandContext.settings`).
+    static func resolve(_ options: GlobalOptions, environment: [String: String]) throws -> Settings {
+        try resolve(options.settingsInput, environment: environment)
+    }
+}

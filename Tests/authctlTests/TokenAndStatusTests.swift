@@ -17,12 +17,12 @@ final class TokenCommandTests: XCTestCase {
     func testPrintsOnlyTheToken() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
-        try Token.parse([]).run(in: harness.context)
+        try Token.parse([]).run(in: harness.host)
         let session = try kept(harness.store).session()
         XCTAssertEqual(harness.console.stdout, [session!.accessToken])
         XCTAssertEqual(harness.console.stderr, [])
         XCTAssertTrue(harness.cognito.calls.isEmpty)
-        try Token.parse(["--type", "id"]).run(in: harness.context)
+        try Token.parse(["--type", "id"]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.last, session!.idToken)
     }
 
@@ -30,9 +30,9 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 300)
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
-        try Token.parse(["--min-valid", "60"]).run(in: harness.context)
+        try Token.parse(["--min-valid", "60"]).run(in: harness.host)
         XCTAssertTrue(harness.cognito.calls.isEmpty, "300 s left is enough for --min-valid 60")
-        try Token.parse(["--min-valid", "600"]).run(in: harness.context)
+        try Token.parse(["--min-valid", "600"]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
         let stored = try kept(harness.store).session()
         XCTAssertEqual(stored?.refreshToken, "rotated", "a rotated refresh token replaces the old one")
@@ -47,7 +47,7 @@ final class TokenCommandTests: XCTestCase {
         try seed(harness, expiresIn: -10)
         store.failWrites = true
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
-        try Token.parse([]).run(in: harness.context)
+        try Token.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 1)
         XCTAssertNotEqual(harness.console.stdout.first, try kept(store).session()?.accessToken,
                           "the printed token is the refreshed one")
@@ -59,7 +59,7 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(store: DeleteFailingStore(), now: now)
         try seed(harness, expiresIn: -10)
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
-        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             guard case .endedButNotRemoved(_, _, _, let code)? = error as? SessionError else { return XCTFail("\(error)") }
             XCTAssertEqual(code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
         }
@@ -70,7 +70,7 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: -10)
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("UserNotFoundException", "User does not exist.") }
-        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             guard case SessionError.ended = error else { return XCTFail("\(error)") }
         }
         XCTAssertNil(try kept(harness.store).session())
@@ -83,7 +83,7 @@ final class TokenCommandTests: XCTestCase {
         try seed(harness, expiresIn: -10)
         let before = try kept(harness.store).session()
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: self.now)) }
-        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             XCTAssertTrue(AuthctlError.from(error).message.contains("another user"), "\(error)")
         }
         XCTAssertEqual(harness.console.stdout, [])
@@ -102,7 +102,7 @@ final class TokenCommandTests: XCTestCase {
             answer["AuthenticationResult"] = result
             return (200, answer)
         }
-        XCTAssertThrowsError(try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.context)) {
+        XCTAssertThrowsError(try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.host)) {
             XCTAssertTrue(AuthctlError.from($0).message.contains("not the pool"), "\($0)")
         }
         XCTAssertEqual(harness.console.stdout, [])
@@ -111,7 +111,7 @@ final class TokenCommandTests: XCTestCase {
 
     func testNotSignedIn() {
         let harness = Harness(now: now)
-        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertEqual(harness.console.stdout, [])
@@ -120,7 +120,7 @@ final class TokenCommandTests: XCTestCase {
     func testSignsInWithoutKeyringAndSaysSoOnce() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), store: UnavailableStore(), now: now)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
-        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 1)
         XCTAssertEqual(harness.console.stdout[0].split(separator: ".").count, 3)
         XCTAssertEqual(harness.console.stderr.count, 1)
@@ -130,7 +130,7 @@ final class TokenCommandTests: XCTestCase {
     func testSignsInWhenNotSignedInAndStores() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
-        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.context)
+        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.host)
         XCTAssertNotNil(try kept(harness.store).session())
         XCTAssertEqual(harness.console.stderr, [])
     }
@@ -141,7 +141,7 @@ final class TokenCommandTests: XCTestCase {
         var session = try kept(harness.store).session()!
         session.clientId = "client2"
         try save(in: harness.store, session)
-        XCTAssertThrowsError(try Token.parse([]).run(in: harness.context)) { error in
+        XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             guard case .otherClient(_, let stored, _)? = error as? SessionError else { return XCTFail("\(error)") }
             XCTAssertEqual(stored.client, "client2")
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
@@ -155,8 +155,8 @@ final class StatusCommandTests: XCTestCase {
 
     func testNotSignedInExits77WithJSON() throws {
         let harness = Harness(now: now)
-        XCTAssertThrowsError(try Status.parse(["--output", "json"]).run(in: harness.context)) { error in
-            XCTAssertEqual((error as? ExitCode)?.rawValue, 77)
+        XCTAssertThrowsError(try Status.parse(["--output", "json"]).run(in: harness.host)) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         let object = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as? [String: Any]
         let profiles = object?["profiles"] as? [[String: Any]]
@@ -171,9 +171,9 @@ final class StatusCommandTests: XCTestCase {
         let tokens = FakeCognito.tokens(expiresIn: -10, now: now)["AuthenticationResult"] as! [String: Any]
         let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: -10, tokenType: "Bearer",
                                           refreshToken: "r", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]), environment: harness.context.environment))
+        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment))
         try save(in: harness.store, try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
-        try Status.parse([]).run(in: harness.context)
+        try Status.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 2)
         XCTAssertTrue(harness.console.stdout[0].hasPrefix("* default: signed in as alice"))
         XCTAssertTrue(harness.console.stdout[0].contains("expired"))

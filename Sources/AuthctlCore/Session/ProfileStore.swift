@@ -188,12 +188,6 @@ package struct ProfileStore {
                           secret: try KeptRecordCodec.encode(entry))
     }
 
-    /// Removes the profile's cached credentials, whatever their identity pool.
-    @discardableResult
-    package func forgetAWSCredentials() throws -> Bool {
-        try backend.delete(KeptItem.awsCredentials(identityPoolId: "").key(profile: profile))
-    }
-
     // MARK: cached machine tokens
 
     /// The cached client_credentials tokens of `clientId` by scope set; an unreadable item is an
@@ -297,13 +291,5 @@ extension CommandContext {
     /// Everything kept for `profile`.
     package func kept(_ profile: String) -> ProfileStore {
         backend.profile(profile, environment: environment)
-    }
-
-    /// For tests: a context over any store.
-    package convenience init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
-                     makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-                     makeStore: @escaping () -> SecretStore) {
-        self.init(console: console, environment: environment, now: now, makeTransport: makeTransport,
-                  backend: StoreBackend(makeStore))
     }
 }

@@ -57,6 +57,8 @@ package final class StoreBackend {
     package struct Opening {
         package var environment: [String: String]
         package var passphraseFD: Int32?
+        /// A person may be asked for the file store's passphrase on the terminal.
+        package var mayPrompt = true
     }
 
     private let open: (StoreKind, Opening) -> SecretStore
@@ -65,21 +67,21 @@ package final class StoreBackend {
     private var opened: [StoreKind: SecretStore] = [:]
     private var resolved: [String: StoreKind] = [:]
     private var pinned: Set<String> = []
-    /// `--store`, taken by `run(in:)` (the environment's `AUTHCTL_STORE` is read on use).
-    package var option: StoreKind?
-    package var passphraseFD: Int32?
-    /// The terminal prompt for the file store's passphrase (nil in tests).
-    package var prompter: PassphrasePrompter?
-
+    /// `--store` (the environment's `AUTHCTL_STORE` is read on use).
+    package let option: StoreKind?
+    /// `--passphrase-fd`.
+    package let passphraseFD: Int32?
     /// False where a person must not be asked (`status`, kubectl's `spec.interactive: false`): a
-    /// locked file store is then an error naming `authctl unlock`.
-    package var mayPrompt: Bool {
-        get { prompter?.allowed ?? false }
-        set { prompter?.allowed = newValue }
-    }
+    /// locked file store is then an error naming `authctl unlock`. The command's, given when the
+    /// invocation is made (`AuthctlCommand.mayPrompt`).
+    package let mayPrompt: Bool
 
-    package init(resolvesProfiles: Bool = true, _ open: @escaping (StoreKind, Opening) -> SecretStore) {
+    package init(resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
+                 _ open: @escaping (StoreKind, Opening) -> SecretStore) {
         self.resolvesProfiles = resolvesProfiles
+        self.option = option
+        self.passphraseFD = passphraseFD
+        self.mayPrompt = mayPrompt
         self.open = open
     }
 
@@ -88,10 +90,10 @@ package final class StoreBackend {
         self.init(resolvesProfiles: false) { _, _ in open() }
     }
 
-    /// The real stores.
-    package static func live(console: Console) -> StoreBackend {
+    /// How the real stores are opened.
+    package static func liveStores(console: Console) -> (StoreKind, Opening) -> SecretStore {
         let prompter = PassphrasePrompter(console: console)
-        let backend = StoreBackend { kind, opening in
+        return { kind, opening in
             switch kind {
             case .secretService:
                 return SecretServiceStore(timeout: 5)
@@ -100,7 +102,7 @@ package final class StoreBackend {
             case .file:
                 let directory = StoreLocations.fileDirectory(environment: opening.environment)
                 let standard = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
-                                                         prompt: { try prompter.ask(directory: directory) })
+                                                         prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
                 // A passphrase file others can read is used, and said (issue 31, finding 9).
                 let source = PassphraseSource {
                     let resolved = try standard.passphrase()
@@ -111,8 +113,6 @@ package final class StoreBackend {
                                     agent: KeyAgentLauncher.use(environment: opening.environment))
             }
         }
-        backend.prompter = prompter
-        return backend
     }
 
     /// The store asked for by `--store` or `AUTHCTL_STORE`, and how it was asked for.
@@ -146,7 +146,7 @@ package final class StoreBackend {
     /// The opened store of `kind`.
     package func store(_ kind: StoreKind, environment: [String: String]) -> SecretStore {
         if let store = opened[kind] { return store }
-        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD))
+        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt))
         opened[kind] = store
         return store
     }
@@ -249,12 +249,11 @@ package enum StoreLocations {
 /// yet (a mistyped new passphrase would lock the person out of what they keep).
 package final class PassphrasePrompter: @unchecked Sendable {
     private let console: Console
-    package var allowed = true
 
     package init(console: Console) { self.console = console }
 
     package func ask(directory: String) throws -> String? {
-        guard allowed, console.canPrompt else { return nil }
+        guard console.canPrompt else { return nil }
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasSuffix(".age") }
         guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else { return nil }
         if existing { return first }

@@ -10,48 +10,49 @@ import SecureStore
 /// What every flow and challenge answerer of one sign-in shares: the settings and app client, the
 /// service, the console, the profile's store, the answers the person gave up front (`--code`,
 /// `--mfa-type`, `--method`, `--password-stdin`) and what the sign-in learns on the way (the name
-/// typed, the password read, wrong codes). Made once per sign-in by the command.
+/// typed, the password read, wrong codes). Made once per sign-in by `SignInPipeline.prepare` from
+/// the command's `SignInRequest`; what it learns on the way is the pipeline's alone (internal).
 package final class SignInContext {
     package let command: CommandContext
     package let settings: Settings
     package let client: ClientSettings
     package let appClient: AppClient
-    package let mfa: MFAAnswers
+    /// The sign-in as asked for.
+    package let request: SignInRequest
+    package var mfa: MFAAnswers { request.mfa }
     /// `signin --mfa-setup-output`.
-    package let setupOutput: MFASetupOutput?
-    package let passwordFromStdin: Bool
+    package var setupOutput: MFASetupOutput? { request.setupOutput }
+    package var passwordFromStdin: Bool { request.passwordFromStdin }
+    /// The security key for WEB_AUTHN (`--fido-device`, `--pin-fd`).
+    package var securityKey: SecurityKeyChoice { request.securityKey }
     /// The profile's store (a pending sign-in waits there, even with `--no-store`, which keeps no session).
     package let kept: ProfileStore
     /// Remembered devices (nil: none sent, none confirmed).
     package let devices: RememberedDevices?
 
     /// The name the person gave, for the authenticator's label and a pending sign-in.
-    package var typedUsername: String?
+    var typedUsername: String?
     /// The password once read (a new one must differ from it).
-    package var password: String?
+    var password: String?
     /// Codes refused in this sign-in (and in the earlier runs of a pending one), to tell "too many
     /// wrong codes" from "too slow" when the service ends the challenge session.
-    package var wrongCodes = 0
-    /// The security key for WEB_AUTHN (`--fido-device`, `--pin-fd`).
-    package var securityKey = SecurityKeyChoice()
+    var wrongCodes = 0
     /// False when finishing a pending sign-in, which cannot ask for a new password.
-    package var canSetNewPassword = true
+    var canSetNewPassword = true
     /// The sign-in runs at the replica (after the primary did not answer: `SignInPipeline`).
-    package var atReplica = false
+    var atReplica = false
     /// The primary's requests, watched for an outage.
     private var witness: OutageWitness?
     /// What the primary's outage was, if it had one.
     package var primaryOutage: String? { witness?.outage }
 
-    package init(command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient, mfa: MFAAnswers,
-         setupOutput: MFASetupOutput? = nil, passwordFromStdin: Bool, devices: RememberedDevices?) {
+    init(command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient, request: SignInRequest,
+         devices: RememberedDevices?) {
         self.command = command
         self.settings = settings
         self.client = client
         self.appClient = appClient
-        self.mfa = mfa
-        self.setupOutput = setupOutput
-        self.passwordFromStdin = passwordFromStdin
+        self.request = request
         self.kept = command.kept(settings.profile)
         self.devices = devices
     }

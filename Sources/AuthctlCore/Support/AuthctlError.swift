@@ -37,6 +37,12 @@ package struct AuthctlError: Error, CustomStringConvertible {
 
     package var description: String { message }
 
+    /// A failure the command's report already explained (on stdout or stderr): only its exit code
+    /// is left to give, through the same error path as every other failure.
+    package static func reported(_ code: Code) -> AuthctlError {
+        AuthctlError(code, "")
+    }
+
     /// The one translation of errors into a message and an exit code (used by the one `run()`,
     /// and where a command reports a failure it does not throw). Commands handle the cases that
     /// mean something particular to them (a wrong password at sign-in) before falling back to this.
@@ -134,7 +140,7 @@ package struct AuthctlError: Error, CustomStringConvertible {
             return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
         case .operationNotEnabled?:
             return AuthctlError(.configuration, Messages.operationNotEnabled(endpoint: endpoint, said: said.description))
-        case _ where error.isNotAuthorized:
+        case _ where error.refusal?.deniesAuthorization == true:
             return AuthctlError(.notAuthorized, said.description)
         default:
             return AuthctlError(.unexpected, "\(OutsideText(error.errorType ?? "error")) from Cognito: \(said)")

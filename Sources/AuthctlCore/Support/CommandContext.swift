@@ -1,12 +1,78 @@
 import CognitoClient
+import SecureStore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-/// What a command may touch: the console, the environment, the network, the store and the
-/// output format. `live` builds the real ones; tests build fakes.
+/// The process's surroundings as a command may touch them: the console, the environment, the
+/// clock, and how a transport is made and a store opened. `live()` is the real one; tests build
+/// fakes. A `CommandContext` is made from it and the global options, once per invocation.
+package struct ProcessHost {
+    package let console: Console
+    package let environment: [String: String]
+    package let now: () -> Date
+    package let makeTransport: (TransportOptions) throws -> HTTPTransport
+    /// How a store of a kind is opened (`StoreBackend`).
+    package let openStore: (StoreKind, StoreBackend.Opening) -> SecretStore
+    /// False for tests over one in-memory store: no config file is read or written for stores.
+    package let resolvesProfiles: Bool
+
+    package init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
+                 makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
+                 resolvesProfiles: Bool = true,
+                 openStore: @escaping (StoreKind, StoreBackend.Opening) -> SecretStore) {
+        self.console = console
+        self.environment = environment
+        self.now = now
+        self.makeTransport = makeTransport
+        self.resolvesProfiles = resolvesProfiles
+        self.openStore = openStore
+    }
+
+    /// For tests: one store for every kind, nothing recorded.
+    package init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
+                 makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
+                 makeStore: @escaping () -> SecretStore) {
+        self.init(console: console, environment: environment, now: now, makeTransport: makeTransport,
+                  resolvesProfiles: false, openStore: { _, _ in makeStore() })
+    }
+
+    package static func live() -> ProcessHost {
+        let console = TerminalConsole()
+        return ProcessHost(console: console, environment: ProcessInfo.processInfo.environment,
+                    makeTransport: { try CurlTransport(options: $0) }, openStore: StoreBackend.liveStores(console: console))
+    }
+}
+
+/// The global options as plain values: everything that shapes one invocation.
+package struct InvocationOptions {
+    package var settings: GlobalSettingsInput
+    /// `--output`.
+    package var output: OutputFormat
+    /// `--store`.
+    package var store: StoreKind?
+    /// `--passphrase-fd`.
+    package var passphraseFD: Int32?
+    /// The command may ask a person for the file store's passphrase (not `status`, nor kube-token
+    /// when kubectl says no one can answer).
+    package var mayPrompt: Bool
+
+    package init(settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
+                 store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true) {
+        self.settings = settings
+        self.output = output
+        self.store = store
+        self.passphraseFD = passphraseFD
+        self.mayPrompt = mayPrompt
+    }
+}
+
+/// One invocation's state, built once from the host and the global options before the command
+/// runs (SwiftPM's SwiftCommandState): the console, the environment, the output format, the
+/// stores, the settings (resolved on first use, once), the profile's session owner and the
+/// transport (made on the first request). Nothing in it is set after it is made.
 package final class CommandContext {
     package let console: Console
     package let environment: [String: String]
@@ -15,26 +81,39 @@ package final class CommandContext {
     /// Where what authctl keeps lives (see `kept(_:)`), opened on first use.
     package let backend: StoreBackend
     /// `--output`: every report of the command is emitted in it (`emit`).
-    package var outputFormat: OutputFormat = .text
+    package let outputFormat: OutputFormat
+    private let settingsInput: GlobalSettingsInput
+    private var resolvedSettings: Settings?
     private var transportCache: HTTPTransport?
 
-    package init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
-         makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-         backend: StoreBackend) {
-        self.console = console
-        self.environment = environment
-        self.now = now
-        self.makeTransport = makeTransport
-        self.backend = backend
+    package init(host: ProcessHost, options: InvocationOptions = InvocationOptions()) {
+        console = host.console
+        environment = host.environment
+        now = host.now
+        makeTransport = host.makeTransport
+        backend = StoreBackend(resolvesProfiles: host.resolvesProfiles, option: options.store,
+                               passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
+        outputFormat = options.output
+        settingsInput = options.settings
     }
 
-    package static func live() -> CommandContext {
-        let console = TerminalConsole()
-        return CommandContext(
-            console: console,
-            environment: ProcessInfo.processInfo.environment,
-            makeTransport: { try CurlTransport(options: $0) },
-            backend: .live(console: console))
+    /// The settings (flags > environment > config.toml > defaults), resolved on first use: a
+    /// command that needs none reads no config file.
+    package var settings: Settings {
+        get throws {
+            if let resolvedSettings { return resolvedSettings }
+            let settings = try SettingsResolver.resolve(settingsInput, environment: environment)
+            resolvedSettings = settings
+            return settings
+        }
+    }
+
+    /// The settings if they resolve, for the error path (which must not fail again).
+    package var settingsIfResolvable: Settings? { try? settings }
+
+    /// The profile's session owner.
+    package var sessions: ProfileSession {
+        get throws { ProfileSession(context: self, settings: try settings) }
     }
 
     /// `--timeout`: the time the whole command may spend on the network (requests, retries and

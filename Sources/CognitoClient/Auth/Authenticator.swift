@@ -171,7 +171,7 @@ public final class Authenticator {
             if let tokens = response.authenticationResult {
                 return SignInResult(tokens: tokens, username: knownUsername)
             }
-            guard let name = response.challengeName.map(ChallengeName.init(rawValue:)) else {
+            guard let name = response.challengeName else {
                 throw CognitoError.malformed("the service answered with neither tokens nor a challenge", status: 200)
             }
             let challengeParameters = response.challengeParameters ?? [:]
@@ -320,7 +320,7 @@ public final class Authenticator {
             InitiateAuthRequest(authFlow: "REFRESH_TOKEN_AUTH", clientId: client.clientId, authParameters: parameters),
             idempotent: true)
         guard let tokens = response.authenticationResult else {
-            if let name = response.challengeName { throw CognitoError.unsupportedChallenge(ChallengeName(name)) }
+            if let name = response.challengeName { throw CognitoError.unsupportedChallenge(name) }
             throw CognitoError.malformed("the service answered a refresh with no tokens", status: 200)
         }
         return tokens

@@ -42,6 +42,14 @@ public struct ChallengeName: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let passwordSRP: ChallengeName = "PASSWORD_SRP"
     public static let webAuthn: ChallengeName = "WEB_AUTHN"
 
+    /// Every name above (a test checks the list against the declarations), so a caller can prove
+    /// it handles each one.
+    public static let known: [ChallengeName] = [
+        .passwordVerifier, .newPasswordRequired, .softwareTokenMFA, .smsMFA, .emailOTP, .smsOTP, .selectMFAType,
+        .mfaSetup, .customChallenge, .deviceSRPAuth, .devicePasswordVerifier, .selectChallenge, .password,
+        .passwordSRP, .webAuthn,
+    ]
+
     /// The ChallengeResponses field that carries a one-time code for this challenge
     /// (RespondToAuthChallenge in the service model): SMS_MFA is answered with SMS_MFA_CODE,
     /// SOFTWARE_TOKEN_MFA with SOFTWARE_TOKEN_MFA_CODE, EMAIL_OTP with EMAIL_OTP_CODE, SMS_OTP with

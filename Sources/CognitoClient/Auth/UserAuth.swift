@@ -68,8 +68,8 @@ extension Authenticator {
             InitiateAuthRequest(authFlow: "USER_AUTH", clientId: client.clientId, authParameters: parameters),
             idempotent: false)
         var challengeUser = username
-        if response.challengeName == "SELECT_CHALLENGE" {
-            let offered = (response.availableChallenges ?? []).map(ChallengeName.init(rawValue:))
+        if response.challengeName == .selectChallenge {
+            let offered = response.availableChallenges ?? []
             guard !offered.isEmpty else {
                 throw CognitoError.malformed("SELECT_CHALLENGE offered no AvailableChallenges", status: 200)
             }

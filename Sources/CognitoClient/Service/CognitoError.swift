@@ -104,8 +104,9 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
         kind == .transport && !requestMayHaveBeenSent
     }
 
-    /// The credentials or tokens were refused: wrong password, revoked or expired token.
-    public var isNotAuthorized: Bool {
+    /// NotAuthorizedException; callers read `refusal` (`deniesAuthorization` and the particular
+    /// meaning), decided here from the message.
+    var isNotAuthorized: Bool {
         errorType == "NotAuthorizedException"
     }
 

@@ -50,12 +50,12 @@ extension AuthenticationResult {
 
 /// The answer of InitiateAuth and RespondToAuthChallenge: tokens, or the next challenge.
 public struct AuthResponse: Decodable, Sendable {
-    public var challengeName: String?
+    public var challengeName: ChallengeName?
     public var session: String?
     public var challengeParameters: [String: String]?
     public var authenticationResult: AuthenticationResult?
     /// InitiateAuth USER_AUTH without a usable PREFERRED_CHALLENGE: the first factors offered.
-    public var availableChallenges: [String]?
+    public var availableChallenges: [ChallengeName]?
 }
 
 struct InitiateAuthRequest: Encodable {

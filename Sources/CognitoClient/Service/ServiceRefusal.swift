@@ -97,6 +97,20 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// Any other error type.
     case other
 
+    /// The credentials, a token or the session were refused (every meaning of
+    /// NotAuthorizedException: a wrong password, a revoked or expired token, a locked-out or
+    /// disabled user, a refused client secret...).
+    public var deniesAuthorization: Bool {
+        switch self {
+        case .incorrectCredentials, .secretHashRejected, .attemptsExceeded, .challengeSessionExpired, .challengeSessionEnded,
+             .accessTokenExpired, .accessTokenRevoked, .scopeMissing, .refreshTokenRevoked, .flowNotAllowed, .userDisabled,
+             .notAuthorized:
+            return true
+        default:
+            return false
+        }
+    }
+
     /// The refusal `errorType` with `message` means.
     public static func classify(errorType: String, message: String) -> ServiceRefusal {
         switch errorType {

@@ -22,7 +22,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
             In ~/.aws/config: credential_process = authctl aws-credentials --profile NAME. The session's id \
             token (refreshed first when needed) is exchanged for the credentials of the identity pool's \
             authenticated role (GetId, then GetCredentialsForIdentity). Stdout carries the credentials and \
-            nothing else; messages go to stderr. They are cached in the Secret Service until 5 minutes before \
+            nothing else; messages go to stderr. They are cached in the profile's store until 5 minutes before \
             they expire, and parallel calls fetch once.
             """)
 
@@ -40,7 +40,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let pool = try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
         let credentials = try IdentityPoolCredentials(context: context, settings: settings, pool: pool).credentials()
         context.emit(AWSCredentialsOutput(credentials: credentials, format: format))

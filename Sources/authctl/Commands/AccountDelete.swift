@@ -24,8 +24,7 @@ struct AccountDelete: AuthctlCommand {
     var yes = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let stored = try sessions.signedIn()
         let console = context.console
         if !yes {

@@ -29,8 +29,7 @@ struct AccountDeleteAttribute: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let stored = try sessions.signedIn()
         if let address = VerifiableAttribute(rawValue: name) {
             try Confirmation.require("Delete the \(address.words) of \(OutsideText(stored.username))? Codes (password reset) can no longer be sent there. [y/N] ",

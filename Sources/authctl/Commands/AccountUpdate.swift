@@ -78,8 +78,8 @@ struct AccountUpdate: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let settings = try context.settings
+        let sessions = try context.sessions
         let stored = try sessions.signedIn()
         let changes = try changes()
         let addresses = changes.compactMap { VerifiableAttribute(rawValue: $0.name) }

@@ -41,8 +41,7 @@ struct AccountVerify: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         _ = try sessions.signedIn()
         let console = context.console
         if !codeStdin && !sendOnly && !console.canPrompt {
@@ -64,14 +63,15 @@ struct AccountVerify: AuthctlCommand {
         // On a terminal a mistyped code is asked again; from standard input it is read once.
         for attempt in 1...3 {
             let code = try AccountSettings.readCode(console: console, fromStdin: codeStdin, attribute: attribute)
+            let asksAgain = !codeStdin && attempt < 3
             do {
-                try AccountSettings.write(sessions, attribute: attribute.rawValue) { session, service in
+                try AccountSettings.write(sessions, attribute: attribute.rawValue,
+                                          passing: { asksAgain && $0.refusal == .codeMismatch }) { session, service in
                     try service.verifyUserAttribute(accessToken: session.accessToken, attributeName: attribute.rawValue, code: code)
                 }
                 context.emit(VerificationReport(attribute: attribute, verified: true, codeDelivery: delivery))
                 return
-            } catch let error as AuthctlError where !codeStdin && attempt < 3
-                        && error.message.hasPrefix("The code did not match") {
+            } catch let error as CognitoError where asksAgain && error.refusal == .codeMismatch {
                 console.message(Messages.codeDidNotMatchTryAgain)
             }
         }

@@ -6,6 +6,9 @@ import AuthctlCore
 protocol AuthctlCommand: ParsableCommandWithGlobals {
     /// The command's work; it reports through `context.emit`.
     func execute(in context: CommandContext) throws
+
+    /// Whether a person may be asked for the file store's passphrase (default: yes).
+    func mayPrompt(environment: [String: String]) -> Bool
 }
 
 protocol ParsableCommandWithGlobals: ParsableCommand {
@@ -13,29 +16,33 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 }
 
 extension AuthctlCommand {
-    /// Runs in `context`, which takes this command's `--output` (the one place that reads it).
-    func run(in context: CommandContext) throws {
-        context.outputFormat = global.output
-        context.backend.option = global.store
-        context.backend.passphraseFD = global.passphraseFd
-        try execute(in: context)
+    func mayPrompt(environment: [String: String]) -> Bool { true }
+
+    /// This invocation's state, built once from the host and the global options.
+    func context(in host: ProcessHost) -> CommandContext {
+        var options = global.invocationOptions
+        options.mayPrompt = mayPrompt(environment: host.environment)
+        return CommandContext(host: host, options: options)
+    }
+
+    /// Runs over `host` (tests hand in fakes); errors are thrown as they are.
+    func run(in host: ProcessHost) throws {
+        try execute(in: context(in: host))
     }
 
     func run() throws {
         ProcessSafety.forbidCoreDumps()
-        let context = CommandContext.live()
+        let context = context(in: .live())
         do {
-            try run(in: context)
-        } catch let exit as ExitCode {
-            throw exit
+            try execute(in: context)
         } catch {
             var failure = AuthctlError.from(error)
-            if self is DirectoryWrite, failure.code == .unavailable,
-               let settings = try? SettingsResolver.resolve(global, environment: context.environment),
+            if self is DirectoryWrite, failure.code == .unavailable, let settings = context.settingsIfResolvable,
                let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" }) {
                 failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)
             }
-            context.console.message("authctl: \(failure.message)")
+            // A failure the report already explained (`AuthctlError.reported`) says nothing more.
+            if !failure.message.isEmpty { context.console.message("authctl: \(failure.message)") }
             throw ExitCode(failure.code.rawValue)
         }
     }

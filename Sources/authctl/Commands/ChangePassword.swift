@@ -29,12 +29,12 @@ struct ChangePassword: AuthctlCommand {
     var signOutOthers = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let console = context.console
         if !stdin && !console.isInteractive {
             throw AuthctlError(.usage, "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin")
         }
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         // Fail on "not signed in" before asking for any password.
         let signedIn = try sessions.signedIn()
 
@@ -42,15 +42,12 @@ struct ChangePassword: AuthctlCommand {
         try NewPasswordRules.check(proposed, current: current)
 
         // An access token refused as expired is refreshed and the change asked once more (the
-        // refused request changed nothing); one refused otherwise ends the session.
-        try sessions.withFreshSession(minValidity: 60) { session, service in
-            do {
-                try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
-            } catch let error as CognitoError where Self.refusesSession(error) {
-                throw error
-            } catch let error as CognitoError {
-                throw Self.failure(error, endpoint: service.endpoint, mayHaveActed: error.outcomeUnknown)
-            }
+        // refused request changed nothing); one refused otherwise ends the session. A plain
+        // NotAuthorizedException is the current password here, not the session.
+        let policy = SessionPolicy(endsSession: { $0.endsSession && $0.refusal != .notAuthorized },
+                                   otherRefusal: { Self.failure($0, endpoint: $1.endpoint, mayHaveActed: $0.outcomeUnknown) })
+        _ = try sessions.withFreshSession(minValidity: 60, policy: policy) { session, service in
+            try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
         }
         guard signOutOthers else {
             context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
@@ -73,12 +70,8 @@ struct ChangePassword: AuthctlCommand {
             throw AuthctlError(failure.code, "The password was changed, but the other sessions could not be signed out: \(failure.message)\nThey stay signed in; run: authctl signout --global")
         }
         do {
-            let client = try ClientSettings(settings)
-            let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                       mfa: MFAAnswers(), passwordFromStdin: stdin,
-                                       devices: RememberedDevices(context: context, profile: settings.profile))
-            signIn.password = password
-            _ = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: username, flow: .srp), keep: true)
+            let request = SignInRequest(username: username, method: .password(.srp), password: .known(password))
+            _ = try SignInPipeline.signIn(request, in: context, keep: true)
         } catch {
             // Every session, this one included, was signed out: what is kept here is of no use.
             _ = sessions.remove()
@@ -111,20 +104,13 @@ struct ChangePassword: AuthctlCommand {
         return (current, proposed)
     }
 
-    /// The access token, not the current password, was refused (NotAuthorizedException covers both),
-    /// or the user is gone or disabled: the session's business (`withFreshSession`), not a wrong
-    /// password. A NotAuthorizedException with no more particular message is the current password here.
-    static func refusesSession(_ error: CognitoError) -> Bool {
-        error.refusal == .accessTokenExpired || (error.endsSession && error.refusal != .notAuthorized)
-    }
-
     static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
         if error.kind == .service {
-            if error.isNotAuthorized {
+            if error.refusal?.deniesAuthorization == true {
                 return AuthctlError(.notAuthorized, "Current password is incorrect")
             }
             if error.refusal == .throttled {
-                return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+                return AuthctlError(.throttled, Messages.tooManyAttempts)
             }
             if error.refusal == .invalidPassword || error.refusal == .invalidParameter {
                 return AuthctlError(.inputRejected, error.message)

@@ -14,7 +14,7 @@ import LocalFormats
 struct Configure: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "configure",
-        abstract: "Write a profile to the config file (and an app client secret to the Secret Service).",
+        abstract: "Write a profile to the config file (and an app client secret to the profile's store).",
         discussion: """
             Settings come from the global flags (--profile, --user-pool-id, --client-id, --region, --endpoint) \
             and --username; on a terminal, what is missing is asked. The file is \
@@ -31,7 +31,7 @@ struct Configure: AuthctlCommand {
     @Option(help: ArgumentHelp("Identity pool id, <region>:<uuid>, for `authctl aws-credentials`.", valueName: "id"))
     var identityPoolId: String?
 
-    @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the Secret Service.")
+    @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the profile's store (never in the file).")
     var clientSecretStdin = false
 
     @OptionGroup var managedLogin: ManagedLoginOptions
@@ -98,17 +98,19 @@ struct Configure: AuthctlCommand {
             context.backend.forget(profileName)
         }
 
-        let sessions = ProfileSession(context: context, settings: written)
+        // The configuration is what this command writes, so it keeps the client secret through
+        // the store owner, for the client it wrote, not through the session layer.
+        let kept = context.kept(profileName)
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
             let secret = isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
-            try sessions.keepClientSecret(secret)
+            try kept.keepClientSecret(secret, userPoolId: poolId, clientId: clientId)
         } else if let previousClientId, previousClientId != clientId {
             // The secret kept for the previous client belongs to it, not to the new one.
-            _ = try? sessions.forgetClientSecret()
+            _ = try? kept.forgetClientSecret()
         }
         // Written under the config lock over the file as it is now: another process's profiles,
         // and this profile's store recorded meanwhile (unless --store set it), are kept.

@@ -24,7 +24,7 @@ struct ConfirmSignUp: AuthctlCommand {
     @OptionGroup var codeSource: AccountCodeOptions
 
     func execute(in context: CommandContext) throws {
-        let support = try AccountCommandSupport(context: context, global: global)
+        let support = try AccountCommandSupport(context: context)
         let username = try support.username(account)
         var answer = try support.code(fromStdin: codeSource.codeStdin,
                                       missing: "no terminal to ask for the code: give it on standard input with --code-stdin")

@@ -40,14 +40,14 @@ struct DevicesForget: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let report = try user.map { try forgetAsOperator(user: $0, settings: settings, context: context) }
             ?? forgetOwn(settings: settings, context: context)
         context.emit(report)
     }
 
     private func forgetOwn(settings: Settings, context: CommandContext) throws -> DeviceForgetReport {
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let devices = RememberedDevices(context: context, profile: settings.profile)
         var mine: StoredDevice?
         let (session, key, outcome) = try sessions.withFreshSession { session, service -> (StoredSession, String, String) in

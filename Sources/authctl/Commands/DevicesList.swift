@@ -24,7 +24,7 @@ struct DevicesList: AuthctlCommand {
     var user: String?
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let report: DeviceListReport
         if let user {
             let admin = try AdminService(settings: settings, context: context)
@@ -37,7 +37,7 @@ struct DevicesList: AuthctlCommand {
             report = DeviceListReport(user: user, userPoolId: admin.poolId,
                                       devices: devices.map { DeviceSummary($0, thisDeviceKey: nil) })
         } else {
-            let sessions = ProfileSession(context: context, settings: settings)
+            let sessions = try context.sessions
             let (session, devices) = try sessions.withFreshSession { session, service in
                 (session, try service.listDevices(accessToken: session.accessToken))
             }

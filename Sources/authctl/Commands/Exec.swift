@@ -67,7 +67,7 @@ struct Exec: AuthctlCommand {
         // --passphrase-fd is the file store's, read (and closed) when the store was opened; one
         // left unread is not handed to the command either.
         let inherited = ChildProcess.openDescriptors().subtracting(global.passphraseFd.map { [$0] } ?? [])
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let awsCredentials = try aws ? IdentityPoolCredentials(
             context: context, settings: settings,
             pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
@@ -81,7 +81,7 @@ struct Exec: AuthctlCommand {
             setenv("AUTHCTL_PROFILE", settings.profile, 1)
             return try execute(keeping: inherited)
         }
-        let (session, _) = try ProfileSession(context: context, settings: settings).freshSession(minValidity: minValid)
+        let (session, _) = try context.sessions.freshSession(minValidity: minValid)
         let checks = TokenChecks(context: context, settings: settings)
         for type in requested { try checks.checkClaims(session, type) }
 

@@ -30,7 +30,7 @@ struct ForgotPassword: AuthctlCommand {
     var passwordStdin = false
 
     func execute(in context: CommandContext) throws {
-        let support = try AccountCommandSupport(context: context, global: global)
+        let support = try AccountCommandSupport(context: context)
         let console = context.console
         let username = try support.username(account)
         let user = ShellWord.quoted(username)

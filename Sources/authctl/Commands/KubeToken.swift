@@ -29,13 +29,16 @@ struct KubeToken: AuthctlCommand {
     func validate() throws { try freshness.requireOneType() }
     private var minValid: Double { freshness.minValid }
 
+    /// kubectl's interactiveMode Never (spec.interactive false): nothing asks on the terminal, not
+    /// even for the file store's passphrase (a locked store is exit 78 naming `authctl unlock`).
+    func mayPrompt(environment: [String: String]) -> Bool {
+        (try? ExecCredentialRequest(environment["KUBERNETES_EXEC_INFO"]))?.interactive ?? false
+    }
+
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
-        // kubectl's interactiveMode Never (spec.interactive false): nothing asks on the terminal,
-        // not even for the file store's passphrase (a locked store is exit 78 naming `authctl unlock`).
-        context.backend.mayPrompt = request.interactive
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let settings = try context.settings
+        let sessions = try context.sessions
 
         let session: StoredSession
         do {
@@ -72,16 +75,7 @@ struct KubeToken: AuthctlCommand {
     /// A password sign-in on the terminal (kubectl hands over its standard input in interactive
     /// mode), through the same pipeline as `authctl signin`; only stderr is written.
     private func signIn(settings: Settings, context: CommandContext) throws {
-        let client = try ClientSettings(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
-        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: try sessions.appClient(client),
-                                   mfa: MFAAnswers(), passwordFromStdin: false,
-                                   devices: RememberedDevices(context: context, profile: settings.profile))
-        guard let name = settings.username ?? context.console.prompt("Username: ", secret: false), !name.isEmpty else {
-            throw AuthctlError(.usage, "no username given")
-        }
-        _ = try signIn.readPassword(for: name)
-        let session = try SignInPipeline(signIn).signIn(with: PasswordSignInFlow(name: name, flow: .srp), keep: true)
+        let session = try SignInPipeline.signIn(SignInRequest(method: .password(.srp)), in: context, keep: true)
         context.console.message(SignInSummary(session).textMessages.joined(separator: "\n"))
     }
 }

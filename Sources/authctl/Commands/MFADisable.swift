@@ -26,8 +26,7 @@ struct MFADisable: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let stored = try sessions.signedIn()
         let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
         guard user.enabledFactors.contains(factor.challengeName) else {

@@ -24,12 +24,11 @@ struct MFASetup: AuthctlCommand {
     var yes = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
         let console = context.console
         guard console.canPrompt else {
             throw AuthctlError(.usage, "mfa setup needs a terminal to show the QR code and ask for the first code")
         }
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         // Each call below runs on its own fresh session (a person may take minutes to scan), and
         // only that call is repeated when the service refuses the access token as expired: the
         // secret is associated, and shown, once.

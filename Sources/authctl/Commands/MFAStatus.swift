@@ -16,8 +16,7 @@ struct MFAStatus: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
         var enabled = Set(user.enabledFactors)
         // Legacy SMS settings (MFAOptions) count as SMS enabled.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
-import CProcess
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -67,61 +66,44 @@ struct OpsSignOut: AuthctlCommand {
     var action: OpsAction { disable ? .signOutAndDisable : .signOut }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let admin = try AdminService(settings: settings, context: context, bulk: true)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let chosen = try userSelection(context, state)
-        let stem = OpsStateDirectory.stem(poolId: admin.poolId, action: action, selection: chosen)
-        let clock = MonotonicClock()
-        let operation = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: chosen,
-                                      rate: rate, listingRate: listingRate, clock: clock)
-        // --restart ignores the checkpoint; only a run that acts replaces it (a dry run changes nothing).
-        // Calls in flight side by side, so that an answer's latency does not set the pace: enough
-        // for 200 ms answers at the rate asked for, at most 8.
-        let inFlight = max(1, min(8, Int((rate / 5).rounded(.up))))
-        if inFlight > 1 {
-            operation.workers = (0..<inFlight).map { _ in admin.anotherService(settings: settings, context: context) }
+        let run = try BulkRunLifecycle(context: context, admin: admin, state: state, action: action, selection: chosen,
+                                       rate: rate, listingRate: listingRate)
+        let standing = try run.standing(restart: restart, execute: execute)
+        let earlier: OpsCheckpoint?
+        switch standing {
+        case .fresh: earlier = nil
+        case .resumable(let checkpoint), .failedUsersToRetry(let checkpoint, _), .finished(let checkpoint): earlier = checkpoint
         }
-        if restart && execute { state.remove(stem) }
-        let earlier = restart ? nil : try state.load(stem)
         var report = OpsSignOutReport(userPoolId: admin.poolId, action: action.auditName, selection: chosen.description,
-                                      dryRun: !execute, ratePerSecond: rate, checkpoint: state.checkpointPath(stem),
-                                      auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(stem))
+                                      dryRun: !execute, ratePerSecond: rate, checkpoint: state.checkpointPath(run.stem),
+                                      auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(run.stem))
 
-        if let earlier, earlier.complete {
-            // A finished run with failed users: running it again tries those users again (the
-            // private checkpoint names them, never the audit log).
-            let failedUsers = earlier.failedUsers ?? []
-            if !failedUsers.isEmpty {
-                return try retry(failedUsers, of: earlier, stem: stem, report: report, admin: admin, operation: operation,
-                                 state: state, chosen: chosen, context: context)
-            }
+        switch standing {
+        case .failedUsersToRetry(let earlier, let users):
+            // A finished run with failed users: running it again tries those users again.
+            return try retry(users, of: earlier, report: report, run: run, context: context)
+        case .finished(let earlier):
             report.take(earlier)
             report.complete = true
             report.textMessages = ["Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."]
             return context.emit(report)
+        case .fresh, .resumable:
+            break
         }
 
-        // The plan: the selection counted page by page (an earlier run's count when resuming).
-        let total: Int
-        var firstUsers: [String] = []
-        if let earlier, let counted = earlier.total {
-            total = counted
-        } else {
-            let plan = try operation.plan()
-            total = plan.total
-            firstUsers = plan.firstUsers
-        }
-        let alreadyDone = earlier?.counts.done ?? 0
-        let remaining = max(0, total - alreadyDone)
-        report.selected = total
-        report.firstUsers = firstUsers
-        report.expectedSeconds = Double(remaining * action.callsPerUser) / rate + Double(remaining / CognitoService.maximumPageSize + 1) / listingRate
-        var text = planText(report, remaining: remaining)
+        let plan = try run.plan(resuming: earlier)
+        report.selected = plan.total
+        report.firstUsers = plan.firstUsers
+        report.expectedSeconds = run.expectedSeconds(users: plan.remaining)
+        var text = planText(report, remaining: plan.remaining)
         if let earlier {
             report.take(earlier)
             report.resumed = true
-            text.append("Resuming: \(alreadyDone) of \(total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(remaining).")
+            text.append("Resuming: \(plan.alreadyDone) of \(plan.total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining).")
         }
 
         guard execute else {
@@ -129,38 +111,19 @@ struct OpsSignOut: AuthctlCommand {
             return context.emit(report)
         }
         text.forEach(context.console.message)
-        try confirm(poolId: admin.poolId, chosen, everyUser: Self.selectsEveryUser(chosen, total: total, admin: admin), context)
-
-        let audit = try OpsAuditLog(path: report.auditLog)
-        let record = BulkRecord(state: state, stem: stem, audit: audit, who: Self.who(admin, context), now: context.now)
-        let now = context.now()
-        var checkpoint = earlier ?? OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: chosen.key,
-                                                  total: total, auditLog: report.auditLog, auditOffset: audit.size,
-                                                  startedAt: now, updatedAt: now)
-        if checkpoint.auditLog != report.auditLog {
-            // Another audit log this time: nothing in it is after the checkpoint yet.
-            checkpoint.auditLog = report.auditLog
-            checkpoint.auditOffset = audit.size
-        }
-        try state.save(checkpoint, stem)
-        let progress = OpsProgress(console: context.console, clock: clock, total: total, alreadyDone: alreadyDone)
-        let started = clock.now()
-        let stop = operation.runDeferringSignals(&checkpoint, record: record, progress: progress)
-
-        let thisRun = clock.now() - started
-        report.meanRate = thisRun > 0 ? Double(checkpoint.counts.done - alreadyDone) / thisRun : 0
-        try conclude(report, checkpoint: checkpoint, total: total, throttled: operation.throttled, stop: stop, admin: admin, context: context)
+        try confirm(poolId: admin.poolId, chosen, everyUser: Self.selectsEveryUser(chosen, total: plan.total, admin: admin),
+                    context)
+        try conclude(report, try run.run(plan, resuming: earlier, auditLog: report.auditLog), admin: admin, context: context)
     }
 
-    /// A finished run's failed users (from its checkpoint) acted on again, at the same pace, into
-    /// the same audit log; their new outcomes replace `failed` in the run's counts and list. An
-    /// interrupted retry keeps what it did in the checkpoint: the next rerun retries only the rest.
-    private func retry(_ users: [String], of earlier: OpsCheckpoint, stem: String, report: OpsSignOutReport, admin: AdminService,
-                       operation: BulkOperation, state: OpsStateDirectory, chosen: UserSelection, context: CommandContext) throws {
+    /// A finished run's failed users acted on again (`BulkRunLifecycle.retry`), after the same
+    /// confirmation; the plan said first.
+    private func retry(_ users: [String], of earlier: OpsCheckpoint, report: OpsSignOutReport, run: BulkRunLifecycle,
+                       context: CommandContext) throws {
         var report = report
         report.take(earlier)
         report.resumed = true
-        report.expectedSeconds = Double(users.count * action.callsPerUser) / rate
+        report.expectedSeconds = run.expectedSeconds(users: users.count, listing: false)
         let plural = users.count == 1 ? "user" : "users"
         let text = [
             "Retrying the \(users.count) \(plural) that failed in the run finished on \(Format.localTime(earlier.updatedAt)) (the audit log \(report.auditLog) names them): \(users.prefix(10).map { OutsideText($0).description }.joined(separator: ", "))\(users.count > 10 ? ", ..." : ""). --restart does every user again.",
@@ -170,40 +133,16 @@ struct OpsSignOut: AuthctlCommand {
             return context.emit(report)
         }
         text.forEach(context.console.message)
-        try confirm(poolId: admin.poolId, chosen, everyUser: chosen == .allUsers, context)
-
-        let retrying = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: .users(users),
-                                     rate: rate, listingRate: listingRate, clock: operation.clock)
-        retrying.workers = operation.workers
-        let retryStem = stem + ".retry"
-        state.remove(retryStem)
-        let audit = try OpsAuditLog(path: report.auditLog)
-        let record = BulkRecord(state: state, stem: retryStem, audit: audit, who: Self.who(admin, context), now: context.now)
-        let now = context.now()
-        var retried = OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: "retry:" + chosen.key,
-                                    total: users.count, auditLog: report.auditLog, auditOffset: audit.size,
-                                    startedAt: now, updatedAt: now)
-        let progress = OpsProgress(console: context.console, clock: operation.clock, total: users.count, alreadyDone: 0)
-        let started = operation.clock.now()
-        let stop = retrying.runDeferringSignals(&retried, record: record, progress: progress)
-        var merged = earlier
-        // The retried users are committed in order: the first `done` of them have a new outcome.
-        let retriedUsers = Set(users.prefix(retried.counts.done))
-        merged.failedUsers = (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
-        merged.counts.absorb(retry: retried.counts, stillFailing: merged.failedUsers?.count ?? 0)
-        merged.updatedAt = context.now()
-        try state.save(merged, stem)
-        state.remove(retryStem)
-        let thisRun = operation.clock.now() - started
-        report.meanRate = thisRun > 0 ? Double(retried.counts.done) / thisRun : 0
-        try conclude(report, checkpoint: merged, total: earlier.total ?? merged.counts.done, throttled: retrying.throttled,
-                     stop: stop, admin: admin, context: context)
+        try confirm(poolId: run.admin.poolId, run.selection, everyUser: run.selection == .allUsers, context)
+        try conclude(report, try run.retry(users, of: earlier, auditLog: report.auditLog), admin: run.admin, context: context)
     }
 
     /// The summary (stderr, or the JSON report) and the exit code of a run that acted.
-    private func conclude(_ report: OpsSignOutReport, checkpoint: OpsCheckpoint, total: Int, throttled: Int, stop: Error?,
-                          admin: AdminService, context: CommandContext) throws {
+    private func conclude(_ report: OpsSignOutReport, _ outcome: BulkRunOutcome, admin: AdminService,
+                          context: CommandContext) throws {
+        let (checkpoint, total, throttled, stop) = (outcome.checkpoint, outcome.total, outcome.throttled, outcome.stop)
         var report = report
+        report.meanRate = outcome.meanRate
         report.take(checkpoint)
         report.throttled = throttled
         report.complete = checkpoint.complete
@@ -258,20 +197,7 @@ struct OpsSignOut: AuthctlCommand {
         if let filter = selection.filter { return .filter(filter) }
         if selection.allUsers { return .allUsers }
         guard let path = selection.usersFile else { return .allUsers }
-        if path == "-" {
-            var digest = Digest.Hasher64()
-            let name = "stdin-\(getpid()).users"
-            let fd = try state.directory.openFile(name, flags: O_WRONLY | O_CREAT | O_TRUNC)
-            defer { Glibc.close(fd) }
-            while let line = context.console.readLine() {
-                let bytes = Array((line + "\n").utf8)
-                digest.add(bytes)
-                _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            }
-            let kept = "stdin-\(digest.hex).users"
-            renameat(state.directory.descriptor, name, state.directory.descriptor, kept)
-            return .file(path: state.directory.path + "/" + kept, digest: digest.hex)
-        }
+        if path == "-" { return try state.keepStandardInput(context.console) }
         guard let file = ReadableFile(path: path) else {
             throw AuthctlError(.inputRejected, "cannot read the users file \(OutsideText(path))")
         }
@@ -313,14 +239,6 @@ struct OpsSignOut: AuthctlCommand {
         guard typed == poolId else {
             throw AuthctlError(.unexpected, "cancelled (the pool id was not typed); nothing was changed")
         }
-    }
-
-    /// The operator, for the audit log: the AWS access key id, the process's real user@host, and
-    /// SUDO_USER as a claim.
-    static func who(_ admin: AdminService, _ context: CommandContext) -> OpsAuditLog.Entry.Operator {
-        let local = LocalOperator(environment: context.environment)
-        return .init(accessKeyId: admin.credentials.accessKeyId, local: "\(local.user)@\(local.host)",
-                     claimedSudoUser: local.claimedSudoUser)
     }
 }
 

@@ -25,8 +25,8 @@ struct PasskeyAdd: AuthctlCommand {
     var securityKey: SecurityKeyOptions
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
+        let settings = try context.settings
         let pin = RelyingPartyPin(settings: settings)
         let key = SecurityKeyUse(choice: securityKey.choice(environment: context.environment), console: context.console,
                                  environment: context.environment, relyingParty: pin)

@@ -17,8 +17,7 @@ struct PasskeyList: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let (session, credentials) = try sessions.withFreshSession { session, service in
             (session, try service.listWebAuthnCredentials(accessToken: session.accessToken))
         }

@@ -29,8 +29,7 @@ struct PasskeyRemove: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         try Confirmation.require("Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
                                  console: context.console, withoutTerminal: "this removes a passkey")
         let session = try sessions.withFreshSession { session, service -> StoredSession in

@@ -16,7 +16,7 @@ struct ResendCode: AuthctlCommand {
     @OptionGroup var account: AccountOptions
 
     func execute(in context: CommandContext) throws {
-        let support = try AccountCommandSupport(context: context, global: global)
+        let support = try AccountCommandSupport(context: context)
         let username = try support.username(account)
         let appClient = try support.appClient()
         let delivery: CodeDeliveryDetails?

@@ -11,7 +11,7 @@ import LocalFormats
 struct SignIn: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "signin",
-        abstract: "Sign in with a username and password and keep the session in the Secret Service.",
+        abstract: "Sign in with a username and password and keep the session in the profile's store (--store).",
         discussion: """
             The password is asked on the terminal without echo, or read from the first line of \
             standard input with --password-stdin. It is never taken from the command line. \
@@ -47,58 +47,30 @@ struct SignIn: AuthctlCommand {
         }
     }
 
+    /// The sign-in asked for, in one value.
+    func request(_ context: CommandContext) -> SignInRequest {
+        let method: SignInRequest.Method
+        if browserSignIn.browser {
+            method = .browser(browserSignIn.choice)
+        } else if let passwordFlow = how.passwordFlow {
+            method = .password(passwordFlow)
+        } else {
+            method = .userAuth(how.method)
+        }
+        return SignInRequest(username: how.username, method: method, password: how.passwordStdin ? .standardInput : .terminal,
+                             mfa: mfa.answers, setupOutput: mfaSetup.mfaSetupOutput,
+                             securityKey: securityKey.choice(environment: context.environment),
+                             rememberDevice: rememberDevice, finishesPendingSignIn: true, checksForAPerson: true)
+    }
+
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         // A malformed code fails before anything is sent (the challenge decides 6 or 6–8 digits).
         if let code = mfa.mfaCode { _ = try OneTimeCode.normalized(code) }
-        let client = try ClientSettings(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
-        let console = context.console
-
-        // A sign-in waiting for this code (a set-up handed to a script, a code sent where no one
-        // could be asked)? Without --no-store the store must answer; with it, a missing one only
-        // means nothing waits.
-        var flow: SignInFlow?
-        if let code = mfa.mfaCode, !how.passwordStdin, !browserSignIn.browser {
-            let kept = context.kept(settings.profile)
-            let pending = noStore ? ((try? kept.pendingChallenge()) ?? nil) : try kept.pendingChallenge()
-            flow = pending.map { PendingCodeFlow(pending: $0, code: code, givenUsername: how.username) }
-        }
-        if flow == nil && !browserSignIn.browser {
-            let givenUsername = how.username ?? settings.username
-            // A password sign-in asks on the terminal its standard input is; USER_AUTH may ask on /dev/tty.
-            if givenUsername == nil && !(how.usesUserAuth ? console.canPrompt : console.isInteractive) {
-                throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
-            }
-            if !how.usesUserAuth && !how.passwordStdin && !console.isInteractive {
-                throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
-            }
-        }
-        // Reach the store before asking for anything: a missing one fails before a password is
-        // typed or a code is sent to a sign-in that cannot be kept.
-        let appClient = try sessions.appClient(client, storeRequired: !noStore)
-        let signIn = SignInContext(command: context, settings: settings, client: client, appClient: appClient, mfa: mfa.answers,
-                                   setupOutput: mfaSetup.mfaSetupOutput, passwordFromStdin: how.passwordStdin,
-                                   devices: noStore ? nil : RememberedDevices(context: context, profile: settings.profile,
-                                                                              rememberWithoutAsking: rememberDevice))
-        signIn.securityKey = securityKey.choice(environment: context.environment)
-        if browserSignIn.browser {
-            flow = BrowserSignIn(options: browserSignIn.choice)
-        } else if flow == nil {
-            guard let name = how.username ?? settings.username ?? console.prompt("Username: ", secret: false), !name.isEmpty else {
-                throw AuthctlError(.usage, "no username given")
-            }
-            if let passwordFlow = how.passwordFlow {
-                // Asked before anything is sent.
-                _ = try signIn.readPassword(for: name)
-                flow = PasswordSignInFlow(name: name, flow: passwordFlow)
-            } else {
-                flow = UserAuthSignInFlow(name: name, method: how.method)
-            }
-        }
+        _ = try ClientSettings(settings)
         let session: StoredSession
         do {
-            session = try SignInPipeline(signIn).signIn(with: flow!, keep: !noStore)
+            session = try SignInPipeline.signIn(request(context), in: context, keep: !noStore)
         } catch is MFASetupHandedOver {
             return
         }

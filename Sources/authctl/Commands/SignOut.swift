@@ -47,13 +47,13 @@ struct SignOut: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         if let user {
             try AdminSignOut(settings: settings, username: user, confirmed: yes).run(in: context)
             return
         }
         // First: ForgetDevice needs the session's access token, which signing out ends.
-        let device = forgetDevice ? forgetThisDevice(context, settings) : .skipped
+        let device = forgetDevice ? forgetThisDevice(context, settings, try context.sessions) : .skipped
         if everywhere {
             try globalSignOut(context, settings, device: device)
         } else {
@@ -64,7 +64,7 @@ struct SignOut: AuthctlCommand {
     // MARK: this device
 
     private func localSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         var revokeOutcome = SignOutReport.Outcome.ok
         let outcome = try sessions.signOutLocally { session in
             do {
@@ -119,7 +119,7 @@ struct SignOut: AuthctlCommand {
     // MARK: every device
 
     private func globalSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let stored: StoredSession
         switch try sessions.item(of: settings.profile) {
         case .none:
@@ -143,8 +143,10 @@ struct SignOut: AuthctlCommand {
         let session: StoredSession
         do {
             // An expired access token must not make global sign-out fail: refreshed first, and once
-            // more when the service refuses it as expired.
-            session = try sessions.withFreshSession(minValidity: 60) { session, service in
+            // more when the service refuses it as expired. A refusal that ends the session is
+            // handed back: this command ends it, saying what was and was not revoked.
+            let policy = SessionPolicy(onEndingRefusal: .handBack)
+            let outcome = try sessions.withFreshSession(minValidity: 60, policy: policy) { session, service in
                 do {
                     // At the replica when the primary does not answer (a sign-out is no directory write).
                     try sessions.failingOver("signing out every device", client: try sessions.clientSettings(for: session),
@@ -155,14 +157,15 @@ struct SignOut: AuthctlCommand {
                 } catch let error as CognitoError {
                     // Remembered across the retry after a refresh: the first request may have done it.
                     if error.outcomeUnknown { mayHaveActed = true }
-                    if error.endsSession {
-                        throw Refused(error: error)
-                    }
                     throw error
                 }
             }
-        } catch let refused as Refused {
-            return try deadSession(context, device, sessions, stored, refusal: refused.error, earlierAttemptMayHaveActed: mayHaveActed)
+            switch outcome {
+            case .completed(let signedOut):
+                session = signedOut
+            case .refused(let error, _):
+                return try deadSession(context, device, sessions, stored, refusal: error, earlierAttemptMayHaveActed: mayHaveActed)
+            }
         } catch SessionError.ended {
             return try deadSession(context, device, sessions, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
         } catch {
@@ -246,8 +249,8 @@ struct SignOut: AuthctlCommand {
 
     /// `--forget-device`: ForgetDevice for the remembered device of the session's user, then its
     /// keys here. A failure is said and the sign-out goes on (the session must still end).
-    private func forgetThisDevice(_ context: CommandContext, _ settings: Settings) -> SignOutReport.Outcome {
-        let sessions = ProfileSession(context: context, settings: settings)
+    private func forgetThisDevice(_ context: CommandContext, _ settings: Settings,
+                                  _ sessions: ProfileSession) -> SignOutReport.Outcome {
         let devices = RememberedDevices(context: context, profile: settings.profile)
         do {
             guard let session = try sessions.stored(),
@@ -282,12 +285,6 @@ struct SignOut: AuthctlCommand {
     /// window is now plus that lifetime, not this device's own expiry.
     static func exposure(of session: StoredSession, now: Date) -> Date {
         max(now.addingTimeInterval(session.tokenLifetime), session.tokensValidUntil)
-    }
-
-    /// GlobalSignOut refused this session (not as expired): carried past `withFreshSession`,
-    /// which would end the session with its own message.
-    struct Refused: Error {
-        var error: CognitoError
     }
 }
 

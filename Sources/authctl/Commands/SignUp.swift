@@ -44,7 +44,7 @@ struct SignUp: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let support = try AccountCommandSupport(context: context, global: global)
+        let support = try AccountCommandSupport(context: context)
         let console = context.console
         if !passwordStdin && !console.canPrompt {
             throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")

@@ -23,14 +23,15 @@ struct Status: AuthctlCommand {
     @Flag(help: "Ask Cognito whether the selected profile's session is still alive.")
     var check = false
 
+    /// status never asks for a passphrase: a locked file store is reported as such.
+    func mayPrompt(environment: [String: String]) -> Bool { false }
+
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         let file = try ConfigFile.load(path: settings.configFile)
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.sessions
         let now = context.now()
-        // status never asks for a passphrase: a locked file store is reported as such.
-        context.backend.mayPrompt = false
 
         var entries: [ProfileStatus] = []
         // A store that cannot be used is asked only once (every profile in it is reported so).
@@ -105,13 +106,13 @@ struct Status: AuthctlCommand {
         let selected = entries.first { $0.selected }
         context.emit(StatusReport(selectedProfile: settings.profile, profiles: entries, regions: regions, now: now))
         if let selectedFailure, selected?.state == .storeUnavailable {
-            throw ExitCode(selectedFailure.code.rawValue)
+            throw AuthctlError.reported(selectedFailure.code)
         }
         if let checkFailure {
             throw AuthctlError(checkFailure.code, "could not check the session: \(checkFailure.message)")
         }
         if selected?.signedIn != true {
-            throw ExitCode(AuthctlError.Code.notAuthorized.rawValue)
+            throw AuthctlError.reported(.notAuthorized)
         }
     }
 
@@ -122,9 +123,9 @@ struct Status: AuthctlCommand {
     /// neither region answering is the check's failure. Returns the access token's expiry.
     private func checkBothRegions(_ sessions: ProfileSession, context: CommandContext,
                                   settings: Settings, regions: inout [RegionCheck]?) throws -> Date {
-        var (session, _) = try sessions.freshSession()
-        var refreshedOnce = false
-        while true {
+        // The standard policy, as without a replica: refused as expired (this machine's clock is
+        // behind), refreshed once and shown again; a refusal that ends the session ends it.
+        try sessions.withFreshSession { session, _ in
             let client = try sessions.clientSettings(for: session)
             var probes = [RegionCheck.probe(.primary, client, accessToken: session.accessToken, context: context, settings: settings)]
             if let replica = client.atReplica() {
@@ -134,19 +135,11 @@ struct Status: AuthctlCommand {
             // Accepted: an answer (reachable) that is no refusal.
             if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
             let errors = probes.compactMap(\.error)
-            if let refusal = errors.first(where: { $0.endsSession }) {
-                throw sessions.end(session, reason: "Cognito refused the access token: \(refusal.message)")
+            // The refusal that decides: one that ends the session, else one as expired, else any.
+            if let refusal = errors.first(where: { $0.endsSession }) ?? errors.first(where: { $0.refusal == .accessTokenExpired })
+                ?? errors.first {
+                throw refusal
             }
-            // Refused as expired (this machine's clock is behind): refreshed once and shown again, as
-            // `withFreshSession` does without a replica.
-            if let expired = errors.first(where: { $0.refusal == .accessTokenExpired }) {
-                guard !refreshedOnce else { throw SessionError.clockSkew(serviceMessage: expired.message) }
-                refreshedOnce = true
-                let due = session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1
-                (session, _) = try sessions.freshSession(minValidity: due)
-                continue
-            }
-            if let error = errors.first { throw error }
             // Neither region could be asked at all (no request was made): not a live session.
             throw AuthctlError(.unavailable, "neither region could be asked: " + probes.compactMap(\.check.error).joined(separator: "; "))
         }

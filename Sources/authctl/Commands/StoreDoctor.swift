@@ -54,7 +54,7 @@ struct StoreDoctor: AuthctlCommand {
                                        stores: checks, problem: note, leftoverCopy: leftover, recommended: recommended)
         context.emit(report)
         if note != nil || checks.first(where: \.selected)?.usable != true {
-            throw ExitCode(AuthctlError.Code.configuration.rawValue)
+            throw AuthctlError.reported(.configuration)
         }
     }
 }

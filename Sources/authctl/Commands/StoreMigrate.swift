@@ -26,13 +26,13 @@ struct StoreMigrate: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let profile = Defaults.profileName(option: global.profile, environment: context.environment)
         let kept = context.kept(profile)
-        let session = try? ProfileSession(context: context, settings: SettingsResolver.resolve(global, environment: context.environment)).stored()
+        let session = try? context.sessions.stored()
         let user = (session ?? nil).map { (userPoolId: $0.userPoolId, username: $0.username) }
         let outcome = try kept.migrate(to: to, deviceOf: user)
         let report = StoreMigrateReport(profile: profile, from: outcome.from?.rawValue, to: to.rawValue, moved: outcome.moved,
                                         resumed: outcome.resumed, problems: outcome.removalFailures)
         context.emit(report)
-        if !outcome.removalFailures.isEmpty { throw ExitCode(AuthctlError.Code.unexpected.rawValue) }
+        if !outcome.removalFailures.isEmpty { throw AuthctlError.reported(.unexpected) }
     }
 }
 

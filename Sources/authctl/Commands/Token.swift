@@ -58,33 +58,24 @@ struct Token: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
+        let settings = try context.settings
         if machine.clientCredentials {
             return context.emit(try MachineTokens(context: context, settings: settings, options: machine.choice)
                 .token(minValidity: freshness.minValid))
         }
         let checks = TokenChecks(context: context, settings: settings)
         guard signsIn else {
-            let (session, service) = try ProfileSession(context: context, settings: settings).freshSession(minValidity: freshness.minValid)
+            let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid)
             return try emit(session, checks: checks, service: service, context: context)
         }
         let client = try ClientSettings(settings)
-        let sessions = ProfileSession(context: context, settings: settings)
-        // Where no store answers, the sign-in keeps nothing (and sends no remembered device).
-        let obtained = try SignInPipeline.obtain(sessions, minValidity: freshness.minValid, as: how.username) { storeAvailable in
-            let signIn = SignInContext(command: context, settings: settings, client: client,
-                                       appClient: try sessions.appClient(client, storeRequired: false), mfa: mfa.answers,
-                                       passwordFromStdin: how.passwordStdin,
-                                       devices: storeAvailable ? RememberedDevices(context: context, profile: settings.profile) : nil)
-            signIn.securityKey = securityKey.choice(environment: context.environment)
-            guard let name = how.username ?? settings.username else {
-                throw AuthctlError(.usage, "no username to sign in with: pass --username or set AUTHCTL_USERNAME")
-            }
-            guard let passwordFlow = how.passwordFlow else { return (signIn, UserAuthSignInFlow(name: name, method: how.method)) }
-            // Read before the profile's lock is taken: a person may be slow, a pipe is not.
-            _ = try signIn.readPassword(for: name)
-            return (signIn, PasswordSignInFlow(name: name, flow: passwordFlow))
-        }
+        let request = SignInRequest(
+            username: how.username,
+            missingUsername: .refuse("no username to sign in with: pass --username or set AUTHCTL_USERNAME"),
+            method: how.passwordFlow.map { .password($0) } ?? .userAuth(how.method),
+            password: how.passwordStdin ? .standardInput : .terminal, mfa: mfa.answers,
+            securityKey: securityKey.choice(environment: context.environment))
+        let obtained = try SignInPipeline.obtain(request, in: context, minValidity: freshness.minValid)
         if let notKept = obtained.notKept {
             context.console.message(Messages.sessionNotKept(notKept.message))
         }

@@ -23,8 +23,8 @@ struct WhoAmI: AuthctlCommand {
     var factors = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try SettingsResolver.resolve(global, environment: context.environment)
-        let sessions = ProfileSession(context: context, settings: settings)
+        let settings = try context.settings
+        let sessions = try context.sessions
         let checks = TokenChecks(context: context, settings: settings)
         let (session, user) = try sessions.withFreshSession { session, service in
             try checks.checkClaims(session, .access)
@@ -115,13 +115,14 @@ struct AuthFactors: Encodable {
         firstFactors = answer.configuredUserAuthFactors ?? []
     }
 
+    /// A factor's name (the service's challenge names) in words; an unknown one as it came, escaped.
     static func words(_ factor: String) -> String {
-        switch factor {
-        case "SOFTWARE_TOKEN_MFA": return "authenticator app"
-        case "SMS_MFA", "SMS_OTP": return "text message code"
-        case "EMAIL_OTP": return "email code"
-        case "PASSWORD": return "password"
-        case "WEB_AUTHN": return "passkey"
+        switch ChallengeName(factor) {
+        case .softwareTokenMFA: return "authenticator app"
+        case .smsMFA, .smsOTP: return "text message code"
+        case .emailOTP: return "email code"
+        case .password: return "password"
+        case .webAuthn: return "passkey"
         default: return OutsideText(factor).description
         }
     }

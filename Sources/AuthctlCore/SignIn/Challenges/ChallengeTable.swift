@@ -20,6 +20,18 @@ package enum ChallengeTable {
         .webAuthn: WebAuthnAnswerer(),
     ]
 
+    /// The names CognitoClient knows that no answerer here answers, and why: a test checks that
+    /// every `ChallengeName.known` is in one of the two tables.
+    package static let notAnsweredHere: [ChallengeName: String] = [
+        .passwordVerifier: "answered inside CognitoClient (SRP)",
+        .deviceSRPAuth: "answered inside CognitoClient (remembered device)",
+        .devicePasswordVerifier: "answered inside CognitoClient (remembered device)",
+        .selectChallenge: "the first factor of USER_AUTH: UserAuthSignInFlow chooses it",
+        .password: "a first factor of USER_AUTH, sent with SELECT_CHALLENGE",
+        .passwordSRP: "a first factor of USER_AUTH, sent with SELECT_CHALLENGE",
+        .customChallenge: "not supported: a Lambda-defined challenge (said as unsupported)",
+    ]
+
     package static func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
         guard let answerer = answerers[challenge.name] else { throw CognitoError.unsupportedChallenge(challenge.name) }
         return try answerer.answer(challenge, in: context)

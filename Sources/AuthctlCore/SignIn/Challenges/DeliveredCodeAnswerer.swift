@@ -25,9 +25,9 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
     }
 
     private func keepWaiting(_ challenge: AuthChallenge, destination: String?, in context: SignInContext) throws -> Never {
-        let where_ = destination.map { " to \(OutsideText($0))" } ?? ""
+        let sentTo = destination.map { " to \(OutsideText($0))" } ?? ""
         guard let session = challenge.session else {
-            throw AuthctlError(.usage, "this sign-in needs the code sent\(where_): pass --code CODE, or run on a terminal")
+            throw AuthctlError(.usage, "this sign-in needs the code sent\(sentTo): pass --code CODE, or run on a terminal")
         }
         let pending = PendingChallenge(
             challengeName: challenge.name, session: session, username: challenge.username,
@@ -40,10 +40,10 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
             // Another run would start another sign-in and send another code, so --code with
             // this one can never match: only a terminal or a store can help.
             throw AuthctlError(.configuration, """
-                this sign-in needs the code sent\(where_), and without the Secret Service (\(error.message)) it cannot wait \
+                this sign-in needs the code sent\(sentTo), and without the Secret Service (\(error.message)) it cannot wait \
                 for a second run (which would send a new code): run it on a terminal, or where a Secret Service is reachable
                 """)
         }
-        throw AuthctlError(.usage, "the sign-in waits for the code sent\(where_): within 3 minutes run \(PendingChallenge.nextCommand(profile: context.profile))")
+        throw AuthctlError(.usage, "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(PendingChallenge.nextCommand(profile: context.profile))")
     }
 }

@@ -28,7 +28,7 @@ package struct PasswordSignInFlow: SignInFlow {
             devices?.afterSignIn(result, sent: device, typedName: name, userPoolId: context.client.userPoolId, service: service)
             return try context.session(from: result)
         } catch is CodeDidNotMatch {
-            throw AuthctlError(.notAuthorized, "The code did not match")
+            throw AuthctlError(.notAuthorized, Messages.codeDidNotMatch)
         } catch let error as CognitoError {
             throw SignInFailure.from(error, context: context, username: name)
         }

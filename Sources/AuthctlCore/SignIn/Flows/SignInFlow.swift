@@ -103,9 +103,9 @@ package enum SignInFailure {
                 ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
                 : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))")
         case .attemptsExceeded?:
-            return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again")
+            return AuthctlError(.throttled, Messages.tooManyAttempts)
         case .codeMismatch?:
-            return AuthctlError(.notAuthorized, "The code did not match")
+            return AuthctlError(.notAuthorized, Messages.codeDidNotMatch)
         case .challengeSessionEnded?:
             // The service ends a challenge after a few wrong codes, and then says only this.
             return AuthctlError(.notAuthorized, wrongCodes > 0
@@ -114,9 +114,9 @@ package enum SignInFailure {
         case .challengeSessionExpired?, .codeExpired?:
             return AuthctlError(.notAuthorized, Messages.challengeExpired)
         case .userNotFound?:
-            return AuthctlError(.notAuthorized, "Incorrect username or password")
+            return AuthctlError(.notAuthorized, Messages.incorrectCredentials)
         default:
-            if error.isNotAuthorized { return AuthctlError(.notAuthorized, "Incorrect username or password") }
+            if error.refusal?.deniesAuthorization == true { return AuthctlError(.notAuthorized, Messages.incorrectCredentials) }
         }
         return AuthctlError.from(error, endpoint: client.endpoint)
     }

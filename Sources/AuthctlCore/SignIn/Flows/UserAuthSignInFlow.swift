@@ -26,7 +26,7 @@ package struct UserAuthSignInFlow: SignInFlow {
         do {
             return try context.session(from: authenticator.signInUserAuth(username: name, preferred: method?.factor, handlers: handlers))
         } catch is CodeDidNotMatch {
-            throw AuthctlError(.notAuthorized, "The code did not match")
+            throw AuthctlError(.notAuthorized, Messages.codeDidNotMatch)
         } catch let error as CognitoError {
             throw SignInFailure.from(error, context: context, username: name)
         }

@@ -59,12 +59,12 @@ extension GlobalOptions {
                             failoverRegion: failoverRegion, failoverEndpoint: failoverEndpoint, caBundle: caBundle,
                             timeout: timeout)
     }
-}
 
-extension SettingsResolver {
-    static func resolve(_ options: GlobalOptions, environment: [String: String]) throws -> Settings {
-        try resolve(options.settingsInput, environment: environment)
+    /// Everything that shapes the invocation (`CommandContext`).
+    var invocationOptions: InvocationOptions {
+        InvocationOptions(settings: settingsInput, output: output, store: store, passphraseFD: passphraseFd)
     }
 }
+
 
 extension OutputFormat: ExpressibleByArgument {}

@@ -66,16 +66,13 @@ enum AccountSettings {
 
     /// Runs `body` (a write) and turns the service's refusals into this command's messages; the
     /// session's own refusals are `withFreshSession`'s (refresh and retry, or end the session).
-    static func write<T>(_ sessions: ProfileSession, attribute: String? = nil,
+    /// `passing`: refusals handed back as they are, for the command to act on (a mistyped code).
+    static func write<T>(_ sessions: ProfileSession, attribute: String? = nil, passing: @escaping (CognitoError) -> Bool = { _ in false },
                          _ body: (StoredSession, CognitoService) throws -> T) throws -> T {
-        try sessions.withFreshSession { session, service in
-            do {
-                return try body(session, service)
-            } catch let error as CognitoError where error.refusal == .accessTokenExpired || error.endsSession {
-                throw error
-            } catch let error as CognitoError {
-                throw failure(error, attribute: attribute) ?? error
-            }
-        }
+        let policy = SessionPolicy(otherRefusal: { (error: CognitoError, _: CognitoService) -> Error in
+            if passing(error) { return error }
+            return failure(error, attribute: attribute) ?? error
+        })
+        return try sessions.withFreshSession(policy: policy, body).get()
     }
 }

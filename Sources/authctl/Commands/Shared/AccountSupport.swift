@@ -24,9 +24,9 @@ struct AccountCommandSupport {
     let settings: Settings
     let client: ClientSettings
 
-    init(context: CommandContext, global: GlobalOptions) throws {
+    init(context: CommandContext) throws {
         self.context = context
-        settings = try SettingsResolver.resolve(global, environment: context.environment)
+        settings = try context.settings
         client = try ClientSettings(settings)
     }
 
@@ -48,7 +48,7 @@ struct AccountCommandSupport {
     /// The app client and its secret (env or keyring); no session is kept, so a missing keyring
     /// only means no stored secret.
     func appClient() throws -> AppClient {
-        try ProfileSession(context: context, settings: settings).appClient(client, storeRequired: false)
+        try context.sessions.appClient(client, storeRequired: false)
     }
 
     func service() throws -> CognitoService {

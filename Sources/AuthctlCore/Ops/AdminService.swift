@@ -53,7 +53,7 @@ package struct AdminService {
             return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(OutsideText(error.message))")
         case .awsCredentialsRefused?:
             break
-        case _ where error.isNotAuthorized:
+        case _ where error.refusal?.deniesAuthorization == true:
             break
         default:
             return nil

@@ -70,7 +70,7 @@ package struct AdminSignOut {
         // A refusal the service explained decided the matter; anything else (unreachable, throttled,
         // failed, an answer this client cannot place) leaves the user's sessions to be described.
         let explained = error.kind == .service && !error.isThrottling && !error.isServerError
-            && ((error.refusal ?? .other) != .other || error.isNotAuthorized)
+            && (error.refusal ?? .other) != .other
         guard !explained else { return failure }
         if mayHaveActed {
             return AuthctlError(failure.code, "\(failure.message)\nThe request may have reached Cognito, so \(username)'s sessions may or may not have been revoked. Run the same command again (repeating it is harmless) to be sure.")

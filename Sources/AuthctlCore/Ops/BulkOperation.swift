@@ -119,7 +119,8 @@ package final class BulkOperation {
     package static func stopsTheRun(_ error: CognitoError) -> Bool {
         if error.kind == .transport { return true }
         guard error.kind == .service, !error.isServerError else { return false }
-        return error.refusal == .awsCredentialsRefused || error.refusal == .resourceNotFound || error.isNotAuthorized
+        return error.refusal == .awsCredentialsRefused || error.refusal == .resourceNotFound
+            || error.refusal?.deniesAuthorization == true
     }
 
     /// One user: the action's calls, then its outcome. Throws only what stops the run.
