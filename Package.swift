@@ -132,7 +132,7 @@ let package = Package(
         // `make fuzz`: libFuzzer targets over the libraries' parsers of outside data (Fuzz/).
         .executableTarget(
             name: "authctl-fuzz",
-            dependencies: ["CognitoClient", "LocalFormats", "SecureStore"],
+            dependencies: ["CognitoClient", "LocalFormats", "SecureStore", "AuthctlCore"],
             path: "Fuzz/Sources"
         ),
         // `make bench`: release-build timings written to docs/performance.md.

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // struct ucred (SO_PEERCRED)
 // The libfido2 shim: loads libfido2 with dlopen on the first security-key operation; see CFido2.h.
 // <fido.h> (Debian libfido2-dev) is used for the types and constants only: libfido2 is not linked.
 #include <dlfcn.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <fido.h>
@@ -207,6 +209,29 @@ int authctl_fido_list_devices(char *buffer, size_t size, size_t *count) {
 // report-ID byte libfido2 puts before each report it writes left out.
 #define AUTHCTL_REPORT_LEN 64
 
+// Why the last socket_open on this thread refused (libfido2 only sees "cannot open").
+static __thread int socket_refused;
+
+// Whether the directory holding the socket `path` is this user's or root's, and writable by
+// neither group nor others: otherwise another user could put their own socket in its place.
+static bool socket_directory_is_private(const char *path) {
+    char directory[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    size_t length = strlen(path);
+    if (length >= sizeof directory) return false;
+    memcpy(directory, path, length + 1);
+    char *slash = strrchr(directory, '/');
+    if (slash == NULL) {
+        strcpy(directory, ".");
+    } else if (slash == directory) {
+        slash[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    struct stat info;
+    if (stat(directory, &info) != 0) return true;  // no directory: connect fails on its own
+    return (info.st_uid == getuid() || info.st_uid == 0) && (info.st_mode & 022) == 0;
+}
+
 static void *socket_open(const char *path) {
     struct sockaddr_un address;
     memset(&address, 0, sizeof address);
@@ -217,6 +242,16 @@ static void *socket_open(const char *path) {
     if (fd < 0) return NULL;
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
         close(fd);
+        return NULL;
+    }
+    // The PIN protocol's exchange goes only to a key served by this user or root: a socket of
+    // another user (a stale path, a squatted one) would learn the PIN.
+    struct ucred peer;
+    socklen_t peer_length = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0
+        || (peer.uid != getuid() && peer.uid != 0)) {
+        close(fd);
+        socket_refused = AUTHCTL_FIDO_SOCKET_FOREIGN_PEER;
         return NULL;
     }
     int *handle = malloc(sizeof *handle);
@@ -273,12 +308,18 @@ int authctl_fido_open(const char *path, int timeout_ms, void **device) {
     if (dev == NULL) return FIDO_ERR_INTERNAL;
     int status = FIDO_OK;
     const char *open_path = path;
+    socket_refused = 0;
     if (strncmp(path, "unix:", 5) == 0) {
         open_path = path + 5;
+        if (!socket_directory_is_private(open_path)) {
+            lib.dev_free(&dev);
+            return AUTHCTL_FIDO_SOCKET_OPEN_DIRECTORY;
+        }
         status = lib.dev_set_io_functions(dev, &socket_io);
     }
     if (status == FIDO_OK) status = lib.dev_set_timeout(dev, timeout_ms);
     if (status == FIDO_OK) status = lib.dev_open(dev, open_path);
+    if (status != FIDO_OK && socket_refused != 0) status = socket_refused;
     if (status != FIDO_OK) {
         lib.dev_free(&dev);
         return status;

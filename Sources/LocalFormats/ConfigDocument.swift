@@ -29,6 +29,9 @@ public struct ProfileConfig: Equatable, Sendable {
     public var identityProviderName: String?
     /// The replica pool's region for failover.
     public var failoverRegion: String?
+    /// The relying party the profile's passkeys are for: the only rpId a security key is asked to
+    /// sign for (recorded at the first `passkey add`, or set by hand).
+    public var passkeyRpId: String?
 
     public init(userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
                 username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil,
@@ -58,6 +61,7 @@ public struct ProfileConfig: Equatable, Sendable {
         ("store_migrating_to", \.storeMigratingTo),
         ("identity_provider_name", \.identityProviderName),
         ("failover_region", \.failoverRegion),
+        ("passkey_rp_id", \.passkeyRpId),
     ]
 }
 

@@ -28,6 +28,9 @@ public struct StoredSession: Codable, Equatable, Sendable {
     /// The replica's region when the replica (`--failover-region`) issued the tokens; nil: the
     /// primary's (`region`). `region` and `endpoint` stay the primary's: the pair is one.
     public var issuingRegion: String? = nil
+    /// The replica's endpoint configured at sign-in (issue 31, finding 2): the only one the
+    /// session's tokens may fail over to. Nil: the session fails over nowhere.
+    public var replicaEndpoint: String? = nil
 
     /// Why a sign-in's answer makes no session.
     public enum Failure: Error, Equatable {

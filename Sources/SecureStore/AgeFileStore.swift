@@ -154,6 +154,12 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     /// nil when there is no file.
     private func current(profile: String, state: inout State) throws -> Opened? {
         let path = path(profile: profile)
+        // A file is read only from a directory, and as a file, that no one else could have put
+        // there (issue 31, finding 4), as for writes.
+        guard try checkDirectory(&state, creating: false) else {
+            state.profiles[profile] = nil
+            return nil
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT {
@@ -164,6 +170,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         }
         defer { close(fd) }
         let identity = try Self.identity(fd, path: path)
+        try Self.checkOwnFile(fd, path: path)
         if let cached = state.profiles[profile], cached.identity == identity { return cached }
         let bytes = try Self.readAll(fd, path: path)
         defer { _ = bytes }
@@ -250,9 +257,10 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     /// anything, and so does `update`.
     private func update(profile: String, _ change: (inout [StoredItem]) -> Bool) throws -> Bool {
         try state.withLock { state in
-            try checkDirectory(&state)
+            try checkDirectory(&state, creating: true)
             let lock = try Self.lock(directory + "/" + Self.fileName(profile) + ".lock")
             defer { close(lock) }  // closing the descriptor releases the flock
+            removeStaleTemporaries(profile: profile)
             let before = try current(profile: profile, state: &state)
             var items = before?.document.items ?? []
             guard change(&items) else { return false }
@@ -268,12 +276,19 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             let file: [UInt8]
             var header = before?.header
-            if header == nil, let sealed = try agentSeal(plaintext, header: before?.headerBytes, state: &state) {
+            // A file wrapped more weakly than this store writes (age -p at a low work factor, an old
+            // file) is re-keyed at the store's work factor, here rather than by the agent (issue 31).
+            let weakBefore = try before.map { try AgeFormat.parseHeader($0.headerBytes).workFactor < workFactor } ?? false
+            if header == nil, !weakBefore, let sealed = try agentSeal(plaintext, header: before?.headerBytes, state: &state) {
                 file = sealed
             } else {
                 if header == nil {
                     header = try before == nil ? state.directoryHeader ?? localHeader(for: nil, profile: profile, state: &state)
                         : localHeader(for: before, profile: profile, state: &state)
+                    if before == nil { state.directoryHeader = header }
+                }
+                if let weak = header, weak.workFactor < workFactor {
+                    header = try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor)
                     if before == nil { state.directoryHeader = header }
                 }
                 file = try AgeFormat.encrypt(plaintext, header: header!)
@@ -323,10 +338,17 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     /// Creates the directory (and missing parents) 0700, or checks that the existing one is the
     /// user's and closed to group and other.
     func checkDirectory(_ state: inout State) throws {
-        if state.directoryChecked { return }
+        try checkDirectory(&state, creating: true)
+    }
+
+    /// As `checkDirectory`, creating it only when `creating`. False: there is none (not creating).
+    @discardableResult
+    private func checkDirectory(_ state: inout State, creating: Bool) throws -> Bool {
+        if state.directoryChecked { return true }
         var info = stat()
         if stat(directory, &info) != 0 {
             guard errno == ENOENT else { throw fileError("cannot inspect", directory) }
+            guard creating else { return false }
             try Self.makeDirectories(directory)
             guard stat(directory, &info) == 0 else { throw fileError("cannot inspect", directory) }
         }
@@ -343,6 +365,32 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 "the file store refuses it: `chmod 700 \(directory)`")
         }
         state.directoryChecked = true
+        return true
+    }
+
+    /// The user's own file, readable and writable by the user alone.
+    private static func checkOwnFile(_ fd: Int32, path: String) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw SecureStoreError(kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_uid == geteuid() else {
+            throw SecureStoreError(.insecure, message:
+                "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw SecureStoreError(.insecure, message:
+                "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); " +
+                "the file store refuses it: `chmod 600 \(path)`")
+        }
+    }
+
+    /// Temporary files of `profile` left by a writer killed mid-write: under the profile's lock no
+    /// other writer has one in flight, so every one there is stale.
+    private func removeStaleTemporaries(profile: String) {
+        let prefix = Self.fileName(profile) + ".age.tmp-"
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in entries where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
     }
 
     private static func makeDirectories(_ path: String) throws {

@@ -26,6 +26,9 @@ public struct SecurityKeyError: Error, CustomStringConvertible, Equatable {
         case noCredentials
         /// The algorithms offered are not ones the key (or authctl) supports.
         case unsupportedAlgorithm
+        /// A `unix:` socket served by another user, or in a directory others can write: refused
+        /// before a byte was sent.
+        case untrustedSocket
         case other
     }
 
@@ -50,6 +53,10 @@ public struct SecurityKeyError: Error, CustomStringConvertible, Equatable {
         let kind: Kind
         switch status {
         case AUTHCTL_FIDO_LOAD_FAILED: return SecurityKeyError(.libraryUnavailable, String(cString: authctl_fido_load_error()))
+        case AUTHCTL_FIDO_SOCKET_FOREIGN_PEER:
+            return SecurityKeyError(.untrustedSocket, status: status, "\(what): the socket is served by another user")
+        case AUTHCTL_FIDO_SOCKET_OPEN_DIRECTORY:
+            return SecurityKeyError(.untrustedSocket, status: status, "\(what): the socket is in a directory another user owns or others can write")
         case AUTHCTL_FIDO_ERR_PIN_INVALID: kind = .pinInvalid
         case AUTHCTL_FIDO_ERR_PIN_BLOCKED, AUTHCTL_FIDO_ERR_PIN_AUTH_BLOCKED: kind = .pinBlocked
         case AUTHCTL_FIDO_ERR_PIN_REQUIRED, AUTHCTL_FIDO_ERR_PIN_NOT_SET: kind = .pinRequired

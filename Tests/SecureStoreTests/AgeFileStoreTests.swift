@@ -265,6 +265,11 @@ final class AgeFileStoreTests: XCTestCase {
                                                 attributes: [.posixPermissions: 0o700])
         let result = try AgeTool.run("encrypt", plain, reader.path(profile: "default"), passphrase: "typed into age")
         XCTAssertEqual(result.status, 0, result.all)
+        // age writes 0644: read only once it is the user's alone, as every file of the store.
+        XCTAssertThrowsError(try reader.read(key())) { error in
+            XCTAssertEqual((error as? SecureStoreError)?.cause, .insecure)
+        }
+        XCTAssertEqual(chmod(reader.path(profile: "default"), 0o600), 0)
         XCTAssertEqual(try reader.read(key()), "from age")
         // And it keeps working: a write keeps age's header and age still opens the result.
         try reader.write(key("device"), label: "l", secret: "added")

@@ -34,8 +34,14 @@ final class FailoverTests: XCTestCase {
                                         fallbackUsername: "alice", profile: "default", userPoolId: "eu-west-1_AbC123",
                                         clientId: "abc123", region: "eu-central-1",
                                         endpoint: "https://cognito-idp.eu-central-1.amazonaws.com/", now: Date())
-        XCTAssertNoThrow(try settings.checkBound(to: session))
-        XCTAssertThrowsError(try client([]).checkBound(to: session), "without the replica configured, its endpoint is another")
+        XCTAssertThrowsError(try settings.checkBound(to: session), "signed in without a replica: it fails over nowhere")
+        var withReplica = session
+        withReplica.replicaEndpoint = "https://cognito-idp.eu-central-1.amazonaws.com/"
+        XCTAssertNoThrow(try settings.checkBound(to: withReplica))
+        XCTAssertThrowsError(try client([]).checkBound(to: withReplica), "without the replica configured, its endpoint is another")
+        // Another replica than the one recorded at sign-in (issue 31, finding 2): refused.
+        let other = try client(["--failover-region", "eu-north-1"])
+        XCTAssertThrowsError(try other.checkBound(to: withReplica))
     }
 
     func testTheWitnessNotesOnlyTheLastAnswersOutage() throws {

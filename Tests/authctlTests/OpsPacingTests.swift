@@ -152,11 +152,11 @@ final class BulkOperationTests: XCTestCase {
         XCTAssertThrowsError(try op.act(on: "a"))
     }
 
-    func testResumesMidPageAndCountsAUserRecordedAfterTheCheckpoint() throws {
+    func testResumesMidPageFromTheCheckpointAloneAndWritesTheLineItHeld() throws {
         let cognito = FakeCognito()
         var seen: [String] = []
         cognito.handlers["AdminUserGlobalSignOut"] = { body in seen.append(body["Username"] as? String ?? ""); return (200, [:]) }
-        let pages: [String?: ([String], String?)] = [nil: (["a", "b", "c"], "t2"), "t2": (["d", "e"], nil)]
+        let pages: [String?: ([String], String?)] = [nil: (["a", "b", "c"], "t2"), "t2": (["d", "e", "f"], nil)]
         cognito.handlers["ListUsersInGroup"] = { body in
             let (users, next) = pages[body["NextToken"] as? String] ?? ([], nil)
             var answer: [String: Any] = ["Users": users.map { ["Username": $0, "Enabled": true] }]
@@ -165,46 +165,50 @@ final class BulkOperationTests: XCTestCase {
         }
         let clock = ManualClock()
         let op = operation(cognito, .group("g"), clock: clock)
-        XCTAssertEqual(try op.plan().total, 5)
         let (record, _) = try record(tmp())
-        // An earlier run did a, b, c and d, but was killed before d's checkpoint.
-        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: 5, auditLog: record.audit.path,
+        // An earlier run counted a, b, c and d, and was killed after d's checkpoint, before d's
+        // audit line; someone then appended a line saying e was done.
+        let entry = { (user: String) in
+            OpsAuditLog.Entry(time: Date(), pool: "eu-west-1_TestPool", user: user, action: "signOut", result: "signedOut",
+                              requestIds: [], operator: record.who)
+        }
+        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: 6, auditLog: record.audit.path,
                                        startedAt: Date(), updatedAt: Date())
         checkpoint.cursor = PageCursor(token: "t2")
-        checkpoint.doneInPage = 0
-        checkpoint.counts = OpsCounts(done: 3, signedOut: 3)
+        checkpoint.doneInPage = 1
+        checkpoint.counts = OpsCounts(done: 4, signedOut: 4)
         checkpoint.auditOffset = record.audit.size
-        _ = try record.audit.append(.init(time: Date(), pool: "eu-west-1_TestPool", user: "d", action: "signOut", result: "signedOut",
-                                          requestIds: [], operator: record.who))
-        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: 5, alreadyDone: 3))
-        XCTAssertEqual(seen, ["e"], "d was recorded already: not acted on again")
-        XCTAssertEqual(checkpoint.counts.done, 5)
+        checkpoint.lastLine = .init(offset: record.audit.size, line: try OpsAuditLog.line(entry("d")))
+        _ = try record.audit.append(try OpsAuditLog.line(entry("e")))
+        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: 6, alreadyDone: 4))
+        XCTAssertEqual(seen, ["e", "f"], "the log never says who is done: e is acted on")
+        XCTAssertEqual(checkpoint.counts.done, 6)
         XCTAssertTrue(checkpoint.complete)
+        let users = try String(contentsOfFile: record.audit.path, encoding: .utf8).split(separator: "\n")
+            .compactMap { try? OpsStateDirectory.decoder.decode(OpsAuditLog.Entry.self, from: Data($0.utf8)).user }
+        XCTAssertEqual(users, ["e", "d", "e", "f"], "d's line, held by the checkpoint, is written once")
     }
 
-    func testFailedUsersAreThoseWhoseLatestEntryFailed() throws {
-        let (record, _) = try record(tmp())
-        let start = Date(timeIntervalSince1970: 1_800_000_000)
-        func log(_ user: String, _ result: String, at offset: Double, pool: String = "eu-west-1_TestPool", action: String = "signOut") throws {
-            _ = try record.audit.append(.init(time: start.addingTimeInterval(offset), pool: pool, user: user, action: action,
-                                              result: result, error: result == "failed" ? "InvalidParameterException" : nil,
-                                              requestIds: [], operator: record.who))
+    func testFailedUsersAreKeptInTheCheckpointAndCountsNeverGoNegative() throws {
+        let cognito = FakeCognito()
+        cognito.handlers["AdminUserGlobalSignOut"] = { body in
+            body["Username"] as? String == "b" ? FakeCognito.error("InvalidParameterException", "no") : (200, [:])
         }
-        try log("old", "failed", at: -60)  // an earlier run of the log: not this one's
-        try log("a", "failed", at: 1)
-        try log("b", "signedOut", at: 2)
-        try log("c", "failed", at: 3)
-        try log("a", "signedOut", at: 4)  // retried since
-        try log("d", "failed", at: 5, action: "signOut+disable")  // another action
-        try log("e", "failed", at: 6, pool: "eu-west-1_Other")  // another pool
-        try log("c", "failed", at: 7)  // failed again: still once
-        XCTAssertEqual(OpsAuditLog.failedUsers(path: record.audit.path, pool: "eu-west-1_TestPool", action: "signOut", since: start), ["c"])
-        XCTAssertEqual(OpsAuditLog.failedUsers(path: record.audit.path, pool: "eu-west-1_TestPool", action: "signOut",
-                                               since: start.addingTimeInterval(-3600)), ["old", "c"])
+        let clock = ManualClock()
+        let op = operation(cognito, .users(["a", "b", "c"]), clock: clock)
+        let (record, _) = try record(tmp())
+        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: 3, auditLog: record.audit.path,
+                                       startedAt: Date(), updatedAt: Date())
+        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: 3, alreadyDone: 0))
+        XCTAssertEqual(checkpoint.failedUsers, ["b"])
+        XCTAssertEqual(checkpoint.counts.failed, 1)
 
         var counts = OpsCounts(done: 10, signedOut: 7, disabled: 0, notFound: 1, failed: 2)
-        counts.absorb(retry: OpsCounts(done: 2, signedOut: 1, disabled: 0, notFound: 0, failed: 1))
+        counts.absorb(retry: OpsCounts(done: 2, signedOut: 1, disabled: 0, notFound: 0, failed: 1), stillFailing: 1)
         XCTAssertEqual(counts, OpsCounts(done: 10, signedOut: 8, disabled: 0, notFound: 1, failed: 1))
+        // A retry that did more than had failed (what a forged log made it do) cannot make it negative.
+        counts.absorb(retry: OpsCounts(done: 3, signedOut: 3), stillFailing: 0)
+        XCTAssertEqual(counts.failed, 0)
     }
 
     func testUsersFileSkipsBlanksAndComments() throws {

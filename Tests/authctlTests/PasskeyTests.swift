@@ -8,8 +8,11 @@ import XCTest
 /// `--method passkey` through the command and the WEB_AUTHN answerer, against the in-process fake
 /// (the real key path runs in Tests/integration/test_passkeys.py against a software authenticator).
 final class PasskeyTests: XCTestCase {
+    /// The managed-login domain pins the profile's relying party (RelyingPartyPin).
+    private let pinned = ["AUTHCTL_DOMAIN": "https://auth.example.com"]
+
     func testMethodPasskeyAsksForWebAuthnAndAnswersItWithTheKey() throws {
-        let harness = Harness(console: FakeConsole())
+        let harness = Harness(console: FakeConsole(), environment: pinned)
         var preferred: String?
         harness.cognito.handlers["InitiateAuth"] = { body in
             preferred = (body["AuthParameters"] as? [String: String])?["PREFERRED_CHALLENGE"]
@@ -28,7 +31,7 @@ final class PasskeyTests: XCTestCase {
     }
 
     func testWebAuthnAsASecondFactorGoesToTheSameAnswerer() throws {
-        let harness = Harness(console: FakeConsole(stdin: ["pw"]))
+        let harness = Harness(console: FakeConsole(stdin: ["pw"]), environment: pinned)
         harness.cognito.handlers["InitiateAuth"] = { _ in
             (200, ["ChallengeName": "WEB_AUTHN", "Session": "s",
                    "ChallengeParameters": ["USERNAME": "alice",

@@ -48,6 +48,22 @@ def _clean_faults(request: pytest.FixtureRequest) -> Iterator[None]:
         fake.set_config(revokeToken="fake", checkExplicitAuthFlows=True, getTokensFromRefreshToken="upstream")
 
 
+@pytest.fixture(autouse=True)
+def _requests_fit_the_model(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails a test during which any request to the fake did not fit botocore's model of its
+    operation (fake_cognito/model_check.py), unless the test is marked `model_violations` (it
+    sends such requests on purpose)."""
+    if "fake" not in request.fixturenames or request.node.get_closest_marker("model_violations"):
+        yield
+        return
+    fake: FakeServer = request.getfixturevalue("fake")
+    mark = fake.mark()
+    yield
+    bad = [c for c in fake.calls(mark) if c.get("modelViolation")]
+    assert not bad, "requests that do not fit botocore's model: " + "; ".join(
+        f"{c['operation']}: {', '.join(c['modelViolation'])}" for c in bad)
+
+
 @pytest.fixture(scope="session")
 def cognito(fake: FakeServer):
     """boto3 cognito-idp client whose calls go through the fake (so it learns passwords)."""

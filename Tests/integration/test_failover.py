@@ -271,3 +271,109 @@ def test_status_check_refused_as_expired_refreshes_once_and_checks_again(cli, fa
     assert cli.keyring.session()["accessToken"] != before, "refreshed once"
     assert calls(fake, mark, "primary", "GetUser") == ["GetUser", "GetUser"], fake.calls(mark)
     assert calls(fake, mark, "replica", "GetUser") == ["GetUser", "GetUser"], fake.calls(mark)
+
+
+# ---- issue 31, finding 2: regions validated wherever they come from; the replica bound to the session ----
+
+class _Listener:
+    """Another listener on loopback (an attacker's, or a stale one): counts connections and keeps
+    every byte it is sent; it answers nothing."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.received = b""
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.settimeout(1)
+            try:
+                while chunk := conn.recv(65536):
+                    self.received += chunk
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def listener():
+    made = _Listener()
+    yield made
+    made.close()
+
+
+def _config(cli, text: str) -> None:
+    path = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("source", ["--region", "AUTHCTL_REGION", "config region", "AUTHCTL_FAILOVER_REGION",
+                                    "--failover-region", "config failover_region"])
+def test_a_region_naming_another_host_is_refused_before_any_connection(cli, fake, listener, source):
+    """Issue 31 finding 2. `eu-west-1@127.0.0.1:PORT/` made authctl connect to
+    https://cognito-idp.eu-west-1@127.0.0.1:PORT/ (the listener got the TLS handshake, and with a
+    certificate for it the password); every region is checked for a region's shape: exit 78."""
+    hostile = f"eu-west-1@127.0.0.1:{listener.port}/"
+    args: list[str] = []
+    env = {"AUTHCTL_ENDPOINT": None}  # the region decides the endpoint
+    if source == "--region":
+        args = ["--region", hostile]
+    elif source == "AUTHCTL_REGION":
+        env["AUTHCTL_REGION"] = hostile
+    elif source == "config region":
+        env["AUTHCTL_REGION"] = None
+        _config(cli, f'[profiles.default]\nregion = "{hostile}"\n')
+    else:
+        # The primary (the fake) is down; the replica's region is the trick.
+        env = {}
+        primary_down(fake)
+        if source == "AUTHCTL_FAILOVER_REGION":
+            env["AUTHCTL_FAILOVER_REGION"] = hostile
+        elif source == "--failover-region":
+            args = ["--failover-region", hostile]
+        else:
+            _config(cli, f'[profiles.default]\nfailover_region = "{hostile}"\n')
+    r = cli.signin("alice", None, *args, "--timeout", "5", **env)
+    assert listener.connections == 0, (source, r)
+    assert r.code == 78 and "region" in r.err, r
+
+
+def test_a_replica_other_than_the_sessions_gets_no_refresh_token(cli, fake, replica, listener):
+    """Issue 31 finding 2. Signed in with the replica at fake.replica_endpoint; another listener
+    named as the failover endpoint later (a stale or planted AUTHCTL_FAILOVER_ENDPOINT) was sent
+    GetTokensFromRefreshToken with the refresh token when the primary failed, and RevokeToken three
+    times by `signout`. Now the session's replica is the one recorded at sign-in: exit 78, nothing sent."""
+    assert cli.signin(**replica).code == 0
+    refresh_token = cli.keyring.session()["refreshToken"]
+    primary_down(fake)
+    other = {**replica, "AUTHCTL_FAILOVER_ENDPOINT": f"http://127.0.0.1:{listener.port}/"}
+    r = cli.run("token", "--min-valid", "3700", "--timeout", "5", **other)
+    assert listener.connections == 0 and refresh_token.encode() not in listener.received, r
+    assert r.code == 78 and "replica" in r.err, r
+    r = cli.run("signout", "--timeout", "5", **other)
+    assert listener.connections == 0 and refresh_token.encode() not in listener.received, r
+    # The session's own replica still works.
+    fake.clear_faults()
+
+
+def test_a_failover_endpoint_override_is_for_loopback_only(cli, fake):
+    """--failover-endpoint is for an emulator on this machine, like plain http:// for the primary:
+    a real replica is named by its region."""
+    r = cli.signin("alice", None, "--failover-endpoint", "https://cognito-idp.example.net/")
+    assert r.code == 78 and "failover" in r.err, r

@@ -664,3 +664,27 @@ def test_fault_rules_can_be_listed_counted_and_cleared(fake):
     assert fake._admin("GET", "/_fake/faults")["faults"] == []
     with pytest.raises(Exception):
         fake.add_fault(kind="nonsense")
+
+
+@pytest.mark.model_violations
+def test_a_request_that_does_not_fit_the_model_is_refused_and_logged(fake):
+    """Issue 31: every request is checked against botocore's model (the pinned version's): an
+    unknown member, a too-short string and a value outside an enum are each named, the request is
+    refused (HTTP 400) without reaching moto, and the log says so (the conftest fixture fails any
+    other test that sends such a request)."""
+    from fake_cognito import model_check
+
+    service, origin = model_check.model()
+    assert origin == f"botocore {model_check.MODEL_VERSION}", "the pinned model is missing: run install-deps.sh"
+    assert "CreateUserPoolReplica" in service.operation_names and "GetProvisionedLimit" in service.operation_names
+    conn = http.client.HTTPConnection("127.0.0.1", fake.port, timeout=10)
+    mark = fake.mark()
+    conn.request("POST", "/", json.dumps({"ClientId": "", "AuthFlow": "NOPE", "Extra": 1}),
+                 {"Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": "AWSCognitoIdentityProviderService.InitiateAuth"})
+    reply = conn.getresponse()
+    body = json.loads(reply.read())
+    assert reply.status == 400 and body["__type"] == "InvalidParameterException", body
+    [entry] = fake.calls(mark)
+    problems = " | ".join(entry["modelViolation"])
+    assert '"Extra"' in problems and "ClientId" in problems and "'NOPE' is not one of" in problems, problems
+    assert entry["handledBy"] == "model"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -65,8 +66,8 @@ def _no_quota(fake):
 
 
 def ops_env(pool, endpoint: str, state: Path, **extra: str | None) -> dict[str, str]:
-    return base_env(None, pool, endpoint, AUTHCTL_CLIENT_ID=None, AWS_ACCESS_KEY_ID="AKIAOPSBULK000000001",
-                    AWS_SECRET_ACCESS_KEY="bulk/secret", USER="ops-oncall", XDG_STATE_HOME=str(state), **extra)
+    return base_env(None, pool, endpoint, **{"AUTHCTL_CLIENT_ID": None, "AWS_ACCESS_KEY_ID": "AKIAOPSBULK000000001",
+                    "AWS_SECRET_ACCESS_KEY": "bulk/secret", "USER": "ops-oncall", "XDG_STATE_HOME": str(state), **extra})
 
 
 def ops(pool, fake, state: Path, *args: str, input: str | None = None, timeout: float = 180, **extra):
@@ -178,7 +179,8 @@ def test_execute_signs_every_member_out_through_throttling(big, fake, cognito, t
     assert {line["result"] for line in lines} == {"signedOut"}
     first = lines[0]
     assert first["pool"] == big.pool_id and first["action"] == "signOut" and first["requestId"]
-    assert first["operator"]["accessKeyId"] == "AKIAOPSBULK000000001" and first["operator"]["local"].startswith("ops-oncall@")
+    assert first["operator"]["accessKeyId"] == "AKIAOPSBULK000000001"
+    assert first["operator"]["local"].startswith(pwd.getpwuid(os.getuid()).pw_name + "@")
     answered = [c for c in fake.calls(mark, operation="AdminUserGlobalSignOut") if c["status"] == 200]
     assert len(answered) == GROUP_SIZE
     for name, token in tokens.items():
@@ -360,3 +362,147 @@ def test_a_rerun_retries_the_users_that_failed(big, fake, tmp_path):
 
     third = ops(big, fake, tmp_path, *args, "--execute", "--yes")
     assert third.code == 0 and "Nothing left to do" in third.err, third
+
+
+# ---------------------------------------------------------------------------
+# Issue 31, finding 3: the audit log never decides whom a rerun acts on
+# ---------------------------------------------------------------------------
+
+def _as_nobody(*command: str) -> None:
+    """A real second local user (uid/gid 65534, no groups), as the review's attacker."""
+    import shutil
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command], check=True, timeout=10)
+
+
+def _forged_line(pool, user: str, result: str, action: str = "signOut+disable") -> str:
+    return json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 5)), "pool": pool.pool_id,
+                       "user": user, "action": action, "result": result, "error": "Forged" if result == "failed" else None,
+                       "requestIds": [], "operator": {"accessKeyId": "AKIAFORGED", "local": "mallory@elsewhere"}}) + "\n"
+
+
+def _enabled(moto, pool, name: str) -> bool:
+    return moto_client(moto).admin_get_user(UserPoolId=pool.pool_id, Username=name)["Enabled"]
+
+
+def test_an_audit_log_another_user_can_write_is_refused(big, fake, moto, tmp_path):
+    """The review's attack with a real second user: nobody plants a world-writable audit log in a
+    directory it can write; the operator's run with --audit-log there used it, nobody appended a
+    `failed` line for a user never selected, and the rerun disabled that user. Now the planted log
+    (not the operator's, writable by others) is refused before anything is done: exit 78."""
+    import shutil
+    import tempfile
+    shared = Path(tempfile.mkdtemp(prefix="ops-shared-", dir="/tmp"))  # pytest's tmp_path is 0700: nobody cannot enter it
+    request_cleanup = shared
+    shared.chmod(0o1777)
+    planted = shared / "audit.jsonl"
+    _as_nobody("sh", "-c", f"umask 0; : > {planted}")
+    names = ["inc-1600", "inc-1601"]
+    args = [a for n in names for a in ("--user", n)] + ["--disable", "--rate", "5", "--audit-log", str(planted)]
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="InvalidParameterException",
+                   message="refused for the test", count=1)
+    mark = fake.mark()
+    first = ops(big, fake, tmp_path / "state", *args, "--execute", "--yes")
+    fake.clear_faults()
+    if first.code != 78:
+        # The unfixed binary: nobody now chooses whom the rerun disables.
+        _as_nobody("sh", "-c", f"printf '%s' '{_forged_line(big, 'inc-1602', 'failed')}' >> {planted}")
+        rerun = ops(big, fake, tmp_path / "state", *args, "--execute", "--yes")
+        assert _enabled(moto, big, "inc-1602"), f"a user never selected was disabled through the planted log: {rerun}"
+    assert first.code == 78 and "audit log" in first.err, first
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    # An audit log in a directory others can write (not sticky) is refused too: the file could be replaced.
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    r = ops(big, fake, tmp_path / "state", *args[:-1], str(open_dir / "audit.jsonl"), "--execute", "--yes")
+    assert r.code == 78 and "audit log" in r.err, r
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    shutil.rmtree(request_cleanup, ignore_errors=True)
+
+
+def test_a_rerun_retries_only_the_selected_users_the_checkpoint_says_failed(big, fake, moto, tmp_path):
+    """What a rerun retries comes from the private checkpoint: a `failed` line for another user added
+    to the audit log is not acted on (before: that user was disabled, and the summary said -1 failed)."""
+    names = ["inc-1610", "inc-1611"]
+    args = [a for n in names for a in ("--user", n)] + ["--disable", "--rate", "5"]
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="InvalidParameterException",
+                   message="refused for the test", count=1)
+    first = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert first.code == 4 and first.json()["failed"] == 1, first
+    [log] = (tmp_path / "authctl" / "ops").glob("*.audit.jsonl")
+    with log.open("a") as f:
+        f.write(_forged_line(big, "inc-1612", "failed"))
+    again = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert again.code == 0, again
+    assert _enabled(moto, big, "inc-1612"), "a user outside the selection was disabled"
+    summary = again.json()
+    assert (summary["done"], summary["disabled"], summary["failed"]) == (2, 2, 0), summary
+    assert "-1 failed" not in again.err
+
+
+def test_a_resume_acts_on_every_selected_user_not_in_the_checkpoint(big, fake, moto, tmp_path):
+    """A run stopped before any user (the credentials refused) is resumed; a `disabled` line for a
+    selected user appended to the audit log after the checkpoint does not make the resume skip it
+    (before: it was counted as done and stayed enabled)."""
+    names = ["inc-1620", "inc-1621"]
+    args = [a for n in names for a in ("--user", n)] + ["--disable", "--rate", "5"]
+    fake.add_fault(operation="AdminUserGlobalSignOut", kind="error", status=400, errorType="UnrecognizedClientException",
+                   message="The security token included in the request is invalid.", count=1)
+    first = ops(big, fake, tmp_path, *args, "--execute", "--yes")
+    assert first.code != 0 and "Stopped after 0 of 2 users" in first.err, first
+    [log] = (tmp_path / "authctl" / "ops").glob("*.audit.jsonl")
+    with log.open("a") as f:
+        f.write(_forged_line(big, "inc-1620", "disabled"))
+    again = ops(big, fake, tmp_path, *args, "--execute", "--yes", "--output", "json")
+    assert again.code == 0, again
+    assert not _enabled(moto, big, "inc-1620") and not _enabled(moto, big, "inc-1621")
+    assert again.json()["disabled"] == 2, again.json()
+
+
+def test_the_operator_is_the_processs_real_user_and_sudo_user_is_marked_claimed(big, fake, tmp_path):
+    """Issue 31, finding 8: the audit line's operator came from $USER / $LOGNAME (anyone can write
+    another name there; under cron or a bare container it said unknown@host). It is the process's
+    real user (getpwuid(getuid())); SUDO_USER is recorded beside it as a claim."""
+    import pwd
+    import socket
+    real = f"{pwd.getpwuid(os.getuid()).pw_name}@{socket.gethostname()}"
+    r = ops(big, fake, tmp_path, "--user", "inc-1630", "--execute", "--yes", USER="mallory", LOGNAME="mallory",
+            SUDO_USER="alice")
+    assert r.code == 0, r
+    r = ops(big, fake, tmp_path / "bare", "--user", "inc-1631", "--execute", "--yes", USER=None, LOGNAME=None)
+    assert r.code == 0, r
+    lines = audit_lines(tmp_path) + audit_lines(tmp_path / "bare")
+    assert [line["operator"]["local"] for line in lines] == [real, real], lines
+    assert lines[0]["operator"].get("claimedSudoUser") == "alice" and "claimedSudoUser" not in lines[1]["operator"], lines
+
+
+def test_a_huge_line_in_a_users_file_is_refused_without_being_held_or_printed(big, fake, tmp_path):
+    """Issue 31, finding 9: a 100 MB line cost 500 MB and was printed back. Usernames are at most
+    128 characters: a line over 1024 bytes refuses the file (exit 65), naming the line, not its text."""
+    users = tmp_path / "users.txt"
+    users.write_text("inc-0001\n" + "x" * (8 << 20) + "\ninc-0002\n")
+    mark = fake.mark()
+    r = ops(big, fake, tmp_path, "--users-file", str(users), "--execute", "--yes")
+    assert r.code == 65 and "line 2" in r.err and "128" in r.err, r.err[:500]
+    assert "x" * 200 not in r.err and len(r.err) < 4000
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    users.write_text("inc-0001\n" + "y" * 129 + "\n")
+    r = ops(big, fake, tmp_path, "--users-file", str(users))
+    assert r.code == 65 and "line 2" in r.err, r
+
+
+def test_a_filter_selecting_the_whole_pool_asks_what_all_users_asks(cognito, fake, tmp_path):
+    """Issue 31, finding 9: `--filter 'username ^= ""'` selected every user with --yes alone, where
+    --all-users demands --confirm-pool. A group or filter selecting the whole pool asks the same."""
+    small = harness.make_pool(cognito, name="authctl-ops-everyone")
+    mark = fake.mark()
+    r = ops(small, fake, tmp_path, "--filter", 'username ^= ""', "--execute", "--yes")
+    assert r.code == 64 and "--confirm-pool" in r.err, r
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []
+    r = ops(small, fake, tmp_path, "--filter", 'username ^= ""', "--execute", "--confirm-pool", small.pool_id)
+    assert r.code == 0, r
+    # A filter selecting part of the pool needs only --yes.
+    r = ops(small, fake, tmp_path / "part", "--filter", 'username = "alice"', "--execute", "--yes")
+    assert r.code == 0, r

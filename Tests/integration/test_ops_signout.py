@@ -8,6 +8,9 @@ InvalidSignatureException). The users' own calls (whoami on the devices) go to t
 
 from __future__ import annotations
 
+import os
+import pwd
+
 import re
 import time
 from datetime import datetime, timedelta, timezone
@@ -117,7 +120,7 @@ def test_force_out_ends_every_device_and_leaves_the_local_store_alone(cli, keyri
     assert len(audits) == 1, r
     m = AUDIT_RE.search(r.err)
     assert (m["user"], m["pool"], m["region"], m["by"]) == ("alice", cli.pool.pool_id, "us-east-1", ACCESS_KEY), r
-    assert m["local"] == "ops-oncall" and m["source"] == "environment", r
+    assert m["local"] == pwd.getpwuid(os.getuid()).pw_name and m["source"] == "environment", r
     assert abs(parse_instant(m["at"]) - datetime.now(timezone.utc)) < timedelta(minutes=1)
     assert "1 hour" in r.err, "the exposure window (the client's access-token lifetime) must be stated"
     assert r.out == "", "text mode prints messages on stderr only"
@@ -439,3 +442,13 @@ def test_usage_errors_make_no_request(cli, proxy, fake):
     assert r.code == 64, r
     assert "--global" in r.err, r
     assert fake.calls(mark) == [] and proxy.checked() == []
+
+
+def test_the_audit_line_names_the_real_user_not_the_environments(cli, proxy, fake):
+    """Issue 31, finding 8: `signout --global --user`'s audit line took the local user from $USER."""
+    import pwd
+    real = pwd.getpwuid(os.getuid()).pw_name
+    r = force_out(cli, proxy, USER="mallory", LOGNAME="mallory", SUDO_USER="bob")
+    assert r.code == 0, r
+    m = AUDIT_RE.search(r.err)
+    assert m and m["local"] == real and "mallory" not in r.err and "claimed" in r.err and "bob" in r.err, r

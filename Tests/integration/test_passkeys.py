@@ -11,6 +11,7 @@ signature or counter is refused by py_webauthn, not by the fakes' own checks.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -331,3 +332,221 @@ def test_the_fakes_answers_parse_with_botocores_model(passkey_cli, key, cognito)
         cognito.complete_web_authn_registration(AccessToken=token, Credential={
             "id": "x", "rawId": "x", "type": "public-key", "response": {k: "" for k in (
                 "clientDataJSON", "attestationObject", "transports", "publicKeyAlgorithm", "publicKey", "authenticatorData")}})
+
+
+# Issue 31, finding 1: a hostile endpoint must not get assertions for another relying party. ------------------
+
+class _HostileEndpoint:
+    """An endpoint that is not Cognito (a proxy, a squatted loopback port, a phishing relay): it
+    answers every sign-in with a WEB_AUTHN challenge for `rp_id` with no allowCredentials, as the
+    review's did, and keeps the CREDENTIAL it is sent together with the challenge it issued."""
+
+    def __init__(self, rp_id: str) -> None:
+        import http.server
+        import json as _json
+        import secrets as _secrets
+        import threading
+
+        self.rp_id = rp_id
+        self.challenge = _secrets.token_bytes(32)
+        self.received: list[dict] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                body = _json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                op = (self.headers.get("X-Amz-Target") or "").rsplit(".", 1)[-1]
+                if op == "InitiateAuth":
+                    options = {"challenge": SoftAuthenticator.b64(outer.challenge), "rpId": outer.rp_id,
+                               "allowCredentials": [], "userVerification": "discouraged", "timeout": 60000}
+                    reply = {"ChallengeName": "WEB_AUTHN", "Session": "s" * 40, "ChallengeParameters": {
+                        "CREDENTIAL_REQUEST_OPTIONS": _json.dumps(options), "USERNAME": "alice"}}
+                    status = 200
+                else:
+                    if op == "RespondToAuthChallenge":
+                        raw = (body.get("ChallengeResponses") or {}).get("CREDENTIAL")
+                        if raw:
+                            outer.received.append(_json.loads(raw))
+                    reply, status = {"__type": "NotAuthorizedException", "message": "Incorrect username or password."}, 400
+                data = _json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-amz-json-1.1")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hostile_endpoint():
+    made: list[_HostileEndpoint] = []
+
+    def make(rp_id: str) -> _HostileEndpoint:
+        made.append(_HostileEndpoint(rp_id))
+        return made[-1]
+
+    yield make
+    for endpoint in made:
+        endpoint.close()
+
+
+def _plant_resident_passkey(key: SoftAuthenticator, rp_id: str):
+    """A resident passkey of another site on the same key (the victim's passkey for google.com)."""
+    import secrets as _secrets
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from fido2 import cbor
+    from fido2.cose import ES256
+
+    from soft_fido import Credential
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    credential = Credential(_secrets.token_bytes(32), rp_id, private, b"victim-at-" + rp_id.encode())
+    key.credentials.append(credential)
+    return credential, cbor.encode(ES256.from_cryptography_key(private.public_key()))
+
+
+def _verifies_for(received: dict, challenge: bytes, rp_id: str, public_key: bytes) -> bool:
+    """Whether py_webauthn, as `rp_id`'s own server, would accept what the endpoint received."""
+    from webauthn import verify_authentication_response
+    from webauthn.helpers.exceptions import InvalidAuthenticationResponse
+
+    try:
+        verify_authentication_response(credential=received, expected_challenge=challenge, expected_rp_id=rp_id,
+                                       expected_origin=f"https://{rp_id}", credential_public_key=public_key,
+                                       credential_current_sign_count=0, require_user_verification=False)
+        return True
+    except InvalidAuthenticationResponse:
+        return False
+
+
+def test_a_hostile_endpoint_gets_no_assertion_for_another_relying_party(passkey_cli, key, hostile_endpoint):
+    """Issue 31 finding 1. The profile's passkey is for auth.example.com (pinned at `passkey add`);
+    an endpoint asking the key to sign for google.com, with empty allowCredentials so the key's
+    resident google.com passkey answers, gets nothing: exit 78 before the key is touched. Before the
+    fix it received an assertion py_webauthn verified for rp google.com, origin https://google.com."""
+    assert add(passkey_cli, key).code == 0
+    _, google_key = _plant_resident_passkey(key, "google.com")
+    hostile = hostile_endpoint("google.com")
+    key.log.clear()
+    for args in (["signin", "--username", "alice", "--method", "passkey"],
+                 ["token", "--username", "alice", "--method", "passkey"]):
+        passkey_cli.run("signout")
+        r = passkey_cli.run(*args, "--fido-device", key.device, env=passkey_cli.env(AUTHCTL_ENDPOINT=hostile.url))
+        got = [_verifies_for(sent, hostile.challenge, "google.com", google_key) for sent in hostile.received]
+        assert not any(got), f"the hostile endpoint got an assertion valid for google.com: {r}"
+        assert hostile.received == [], r
+        assert r.code == 78, r
+        assert "google.com" in r.err and "auth.example.com" in r.err, r
+        assert "getAssertion" not in key.log and "Touch your security key" not in r.err, (key.log, r)
+
+
+def test_without_a_pinned_relying_party_no_passkey_sign_in(passkey_cli, key, hostile_endpoint):
+    """Nothing pinned (no `passkey add` here, no passkey_rp_id, no managed-login domain): a passkey
+    sign-in is refused, exit 78 naming the setting, before the key is touched."""
+    _, google_key = _plant_resident_passkey(key, "google.com")
+    hostile = hostile_endpoint("google.com")
+    r = passkey_signin(passkey_cli, key, env=passkey_cli.env(AUTHCTL_ENDPOINT=hostile.url))
+    assert not any(_verifies_for(s, hostile.challenge, "google.com", google_key) for s in hostile.received), r
+    assert r.code == 78 and "passkey_rp_id" in r.err, r
+    assert "getAssertion" not in key.log, key.log
+
+
+def test_passkey_add_refuses_another_relying_party_than_the_pinned_one(passkey_cli, authenticators, fake):
+    """The pin also holds for `passkey add`: once the profile's relying party is known, creation
+    options for another one are refused before the key is touched (exit 78)."""
+    first = authenticators("first")
+    r = add(passkey_cli, first)
+    assert r.code == 0 and "auth.example.com" in r.err, r  # the touch prompt names the relying party
+    second = authenticators("second")
+    fake.set_config(passkeyOptionsRelyingPartyId="google.com")
+    r = add(passkey_cli, second)
+    assert r.code == 78 and "google.com" in r.err and "auth.example.com" in r.err, r
+    assert "makeCredential" not in second.log and second.credentials == [], second.log
+
+
+# Issue 31, finding 5: a `unix:` security-key socket of another user is never talked to. ------------------------
+
+_RECORDER = """
+import socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1])
+server.listen(4)
+print("ready", flush=True)
+with open(sys.argv[2], "ab", buffering=0) as record:
+    while True:
+        conn, _ = server.accept()
+        conn.settimeout(2)
+        try:
+            while data := conn.recv(4096):
+                record.write(data)
+        except OSError:
+            pass
+        conn.close()
+"""
+
+
+def test_a_socket_of_another_user_is_refused_before_a_byte_is_sent(passkey_cli, key, authenticators):
+    """A stale AUTHCTL_FIDO_DEVICE or a squatted path: the socket is another user's (nobody, a real
+    second user through setpriv), in a directory only it can write. Before the fix authctl spoke
+    CTAPHID (and the PIN protocol) to it; now the peer's uid (SO_PEERCRED) is checked first: exit 78."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    base = Path(tempfile.mkdtemp(prefix="fidoother", dir="/tmp"))  # nobody's directory, closed to others
+    os.chown(base, 65534, 65534)
+    base.chmod(0o755)
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    socket_path, record = base / "key.sock", base / "received"
+    squatter = subprocess.Popen([*nobody, sys.executable, "-c", _RECORDER, str(socket_path), str(record)],
+                                stdout=subprocess.PIPE, text=True)
+    private = Path(tempfile.mkdtemp(prefix="fidomine", dir="/tmp"))  # the user's own, mode 0700
+    try:
+        assert squatter.stdout.readline().strip() == "ready"
+        # In nobody's directory (nobody could swap it), then moved into the user's own directory
+        # (a stale path now served by another user): the peer's uid is what refuses it there.
+        moved = private / "key.sock"
+        for device, why in ((socket_path, "another user"), (moved, "served by another user")):
+            if device == moved:
+                os.rename(socket_path, moved)
+            r = passkey_cli.run("passkey", "add", "--fido-device", f"unix:{device}", "--pin-fd", "0", input="2468\n",
+                                timeout=60)
+            time.sleep(0.5)
+            received = record.read_bytes() if record.exists() else b""
+            assert received == b"", f"{len(received)} bytes reached another user's socket: {r}"
+            assert r.code == 78 and why in r.err, r
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+        squatter.kill()
+        squatter.wait()
+        shutil.rmtree(base, ignore_errors=True)
+
+    # The user's own socket in a directory others can write (it could be swapped): refused too.
+    open_dir = Path(tempfile.mkdtemp(prefix="fidoopen", dir="/tmp"))
+    open_dir.chmod(0o777)
+    exposed = SoftAuthenticator(str(open_dir / "key.sock")).start()
+    try:
+        r = add(passkey_cli, exposed)
+        assert r.code == 78 and "others can write" in r.err, r
+        assert exposed.log == [], exposed.log
+    finally:
+        exposed.stop()
+        shutil.rmtree(open_dir, ignore_errors=True)
+    # The user's own socket in a private directory still works.
+    assert add(passkey_cli, key).code == 0
+

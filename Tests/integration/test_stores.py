@@ -316,3 +316,173 @@ def test_doctor_on_a_host_with_no_bus(bare):
     r = bare.run("store", "doctor", "--store", "kernel-keyring")
     assert r.code == 0, r
     assert "* kernel-keyring  usable" in r.out, r
+
+
+def test_passphrase_fd_0_to_2_never_reaches_execs_command(bare):
+    """Issue 31, finding 7: `printf 'pass\\n' | authctl exec --passphrase-fd 0 -- sh -c cat` printed
+    the passphrase (a kernel-keyring profile never read the descriptor, and stdin is the command's).
+    --passphrase-fd 0, 1 or 2 with exec is refused (exit 64) before anything runs."""
+    assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
+    for fd in ("0", "1", "2"):
+        r = bare.run("exec", "--passphrase-fd", fd, "--", "sh", "-c", "cat; echo ran", input=PASSPHRASE + "\n")
+        assert PASSPHRASE not in r.out and "ran" not in r.out, r
+        assert r.code == 64 and "--passphrase-fd" in r.err, r
+
+
+def test_a_stale_migration_note_never_deletes_what_the_target_lacks(bare):
+    """Issue 31, finding 6: with `store = "file"` and `store_migrating_from = "kernel-keyring"`
+    edited into config.toml (a stale or hostile note), `store migrate --to file` said it finished an
+    interrupted move and deleted the keyring's items; nothing had been copied. Now an item absent
+    from the target is copied there (and read back) before its old copy is removed."""
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE=PASSPHRASE)
+    assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
+    session = json.loads(kernel_items(bare)["session:default"]["secret"])
+    path = home(bare) / ".config" / "authctl" / "config.toml"
+    text = path.read_text().replace('store = "kernel-keyring"', 'store = "file"\nstore_migrating_from = "kernel-keyring"')
+    path.write_text(text)
+    assert config(bare)["profiles"]["default"]["store_migrating_from"] == "kernel-keyring", text
+    r = bare.run("store", "migrate", "--to", "file", env=env)
+    assert r.code == 0, r
+    items = age_decrypt(state_dir(bare) / "default.age")["items"] if (state_dir(bare) / "default.age").exists() else []
+    assert "session" in [i["kind"] for i in items], (r, items)
+    assert "session:default" not in kernel_items(bare)
+    t = bare.run("token", env=env)
+    assert t.code == 0 and t.out.strip() == session["accessToken"], t
+
+
+# -- issue 31, finding 4: hostile and weak age files ------------------------------------------------
+
+def _b64(data: bytes) -> str:
+    import base64
+    return base64.b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    import base64
+    return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def _age_header(salt: bytes, work_factor: int, body: bytes, file_key: bytes | None) -> bytes:
+    """An age v1 header with one scrypt stanza; its MAC from `file_key` (random bytes when None:
+    a header whose MAC no passphrase can check, as a planted file's)."""
+    import hashlib
+    import hmac as _hmac
+    import secrets
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    text = f"age-encryption.org/v1\n-> scrypt {_b64(salt)} {work_factor}\n{_b64(body)}\n---".encode()
+    if file_key is None:
+        mac = secrets.token_bytes(32)
+    else:
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"", info=b"header").derive(file_key)
+        mac = _hmac.new(key, text, hashlib.sha256).digest()
+    return text + b" " + _b64(mac).encode() + b"\n"
+
+
+def age_encrypt_at(plaintext: bytes, passphrase: str, work_factor: int) -> bytes:
+    """What `age -p` writes, at any work factor (age's CLI has no option for it): scrypt wraps a
+    random file key, HKDF-SHA-256 and ChaCha20-Poly1305 STREAM chunks carry the payload."""
+    import secrets
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+    file_key, salt = secrets.token_bytes(16), secrets.token_bytes(16)
+    wrap = Scrypt(salt=b"age-encryption.org/v1/scrypt" + salt, length=32, n=1 << work_factor, r=8, p=1).derive(
+        passphrase.encode())
+    body = ChaCha20Poly1305(wrap).encrypt(b"\0" * 12, file_key, None)
+    nonce = secrets.token_bytes(16)
+    payload_key = HKDF(algorithm=hashes.SHA256(), length=32, salt=nonce, info=b"payload").derive(file_key)
+    chunks = [plaintext[i:i + 65536] for i in range(0, max(len(plaintext), 1), 65536)] or [b""]
+    out = b""
+    for index, chunk in enumerate(chunks):
+        last = index == len(chunks) - 1
+        out += ChaCha20Poly1305(payload_key).encrypt(index.to_bytes(11, "big") + (b"\1" if last else b"\0"), chunk, None)
+    return _age_header(salt, work_factor, body, file_key) + nonce + out
+
+
+def work_factor_of(path: Path) -> int:
+    return int(path.read_bytes().split(b"\n")[1].split()[-1])
+
+
+def test_a_planted_header_with_a_huge_work_factor_is_refused_at_once(bare):
+    """A valid header asking for scrypt at 2^22 made `token` use 4.2 GB and ~18 s before its MAC
+    could refuse it (and --timeout did not bound it). Work factors above 2^19 are refused unread."""
+    import resource
+    import secrets
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE=PASSPHRASE, AUTHCTL_STORE="file")
+    directory = state_dir(bare)
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    planted = directory / "default.age"
+    planted.write_bytes(_age_header(secrets.token_bytes(16), 22, secrets.token_bytes(32), None) + secrets.token_bytes(64))
+    planted.chmod(0o600)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.monotonic()
+    r = bare.run("token", "--timeout", "5", env=env, timeout=120)
+    elapsed = time.monotonic() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert elapsed < 4 and (peak_kib <= before or peak_kib < 600 * 1024), (elapsed, peak_kib, r)
+    assert r.code != 0 and "work factor" in r.err and "2^19" in r.err, r
+
+
+def test_a_weak_file_is_rekeyed_when_rewritten(bare):
+    """A file wrapped at work factor 4 was read and kept at 4 on every rewrite; it is still read
+    (it opens with the passphrase) and the next write re-keys it at the store's 2^18."""
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE=PASSPHRASE)
+    assert bare.signin("alice", None, "--store", "file", env=env).code == 0
+    path = state_dir(bare) / "default.age"
+    document = age_decrypt(path)
+    path.write_bytes(age_encrypt_at(json.dumps(document).encode(), PASSPHRASE, 4))
+    assert work_factor_of(path) == 4
+    assert age_decrypt(path) == document  # the real age reads what the helper wrote
+    r = bare.run("token", "--min-valid", "3700", env=env)  # a refresh: the file is rewritten
+    assert r.code == 0, r
+    assert work_factor_of(path) == 18, path.read_bytes()[:80]
+
+
+def test_reads_check_the_directory_and_file_as_writes_do(bare):
+    """A file in a directory others can enter, or open to others itself, was read (the checks ran
+    on writes only): a file planted in a shared XDG_STATE_HOME was used. Reads refuse it now."""
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE=PASSPHRASE)
+    assert bare.signin("alice", None, "--store", "file", env=env).code == 0
+    path = state_dir(bare) / "default.age"
+    path.chmod(0o644)
+    r = bare.run("token", env=env)
+    assert r.code == 78 and "open to group or other" in r.err, r
+    path.chmod(0o600)
+    state_dir(bare).chmod(0o755)
+    r = bare.run("token", env=env)
+    assert r.code == 78 and "open to group or other" in r.err, r
+    state_dir(bare).chmod(0o700)
+    assert bare.run("token", env=env).code == 0
+
+
+def test_a_stale_temporary_file_is_removed_by_the_next_write(bare):
+    """A writer killed mid-write left `<profile>.age.tmp-*` behind for good; the next write of the
+    profile (under its lock, so no writer has one in flight) removes it."""
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE=PASSPHRASE)
+    assert bare.signin("alice", None, "--store", "file", env=env).code == 0
+    stale = state_dir(bare) / "default.age.tmp-4242-AbCdEfGh"
+    stale.write_bytes(b"half a file")
+    other = state_dir(bare) / "other.age.tmp-4242-AbCdEfGh"
+    other.write_bytes(b"another profile's")
+    assert bare.run("token", "--min-valid", "3700", env=env).code == 0
+    assert not stale.exists() and other.exists()
+
+
+def test_a_passphrase_file_others_can_read_is_said(bare):
+    """Issue 31, finding 9: a passphrase file readable by others was used silently. It is still
+    used (refusing would break jobs), with a warning, and `store doctor` reports it."""
+    path = passphrase_file(bare)
+    os.chmod(path, 0o644)
+    env = bare.env(AUTHCTL_STORE_PASSPHRASE_FILE=path)
+    r = bare.signin("alice", None, "--store", "file", env=env)
+    assert r.code == 0 and "can be read by other users" in r.err and "chmod 600" in r.err, r
+    d = bare.run("store", "doctor", env=env)
+    assert "can be read by other users" in d.out + d.err, d
+    os.chmod(path, 0o600)
+    r = bare.run("token", "--min-valid", "3700", env=env)
+    assert r.code == 0 and "other users" not in r.err, r

@@ -95,6 +95,17 @@ if [ ${#py_missing[@]} -gt 0 ]; then
     fi
 fi
 
+# The botocore model the test fake checks every request against (fake_cognito/model_check.py):
+# pinned (the one with the 2026 operations: replicas, provisioned limits), in a directory of its
+# own so that the botocore boto3 and the AWS CLI use stays as their versions need it.
+BOTOCORE_MODEL_VERSION=1.44.8
+botocore_model_dir=${AUTHCTL_BOTOCORE_MODEL_DIR:-$HOME/.cache/authctl-tests/botocore-$BOTOCORE_MODEL_VERSION}
+if [ ! -d "$botocore_model_dir/botocore/data/cognito-idp" ]; then
+    log "installing botocore $BOTOCORE_MODEL_VERSION's model into $botocore_model_dir"
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps --target "$botocore_model_dir" \
+        "botocore==$BOTOCORE_MODEL_VERSION" </dev/null
+fi
+
 # `make fuzz` / `make fuzz-smoke` (part of `make test`): libFuzzer and AddressSanitizer runtimes
 # and the lld linker come with the Swift toolchain (next to its clang), not from Debian; Debian's
 # are another LLVM version. Say plainly when this toolchain lacks them.

@@ -21,7 +21,8 @@ package struct AdminService {
     /// service: the ops engine paces and retries itself (BulkOperation.paced).
     package init(settings: Settings, context: CommandContext, bulk: Bool = false) throws {
         poolId = try settings.checkedPoolId()
-        region = Defaults.region(configured: settings.region, poolId: poolId)
+        region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
+                                            origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
         endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try ClientSettings.checkEndpoint(endpoint)
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)

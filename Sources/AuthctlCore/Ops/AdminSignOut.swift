@@ -32,8 +32,8 @@ package struct AdminSignOut {
         }
 
         let at = context.now()
-        let operatorName = context.environment["USER"] ?? context.environment["LOGNAME"] ?? "unknown"
-        context.console.message("audit: AdminUserGlobalSignOut user=\(username) pool=\(poolId) region=\(region) by=\(credentials.accessKeyId) (local user \(operatorName), credentials from \(source)) at=\(Format.iso8601(at))")
+        let local = LocalOperator(environment: context.environment)
+        context.console.message("audit: AdminUserGlobalSignOut user=\(username) pool=\(poolId) region=\(region) by=\(credentials.accessKeyId) (local user \(local.user), credentials from \(source)\(local.claimNote)) at=\(Format.iso8601(at))")
         let lifetime = Self.tokenLifetime(signed, poolId: poolId, clientId: settings.clientId)
         let exposureUntil = at.addingTimeInterval(lifetime.seconds)
         var report = AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,

@@ -30,15 +30,18 @@ package struct BulkRecord {
 }
 
 extension BulkOperation {
-    /// Acts on every user after `checkpoint`'s position, one by one: the calls, an audit line,
-    /// then the checkpoint. Users recorded in the audit log after the checkpoint was last written
-    /// (a kill between the two writes) are counted, not acted on again. Throws `OpsInterrupted`
-    /// after a termination signal, or the error that stops the run, with the checkpoint written.
+    /// Acts on every user after `checkpoint`'s position, one by one: the calls, the checkpoint
+    /// (counting the user, with its audit line), then the audit line. A line the checkpoint holds
+    /// but the log lacks (a kill between the two writes) is written first. The users acted on are
+    /// the selection's after the checkpoint's position, whatever the audit log says. Throws
+    /// `OpsInterrupted` after a termination signal, or the error that stops the run, with the
+    /// checkpoint written.
     package func run(_ checkpoint: inout OpsCheckpoint, record: BulkRecord, progress: OpsProgress) throws {
         let started = clock.now()
         let elapsedBefore = checkpoint.elapsed
-        var pending = OpsAuditLog.entries(path: record.audit.path, after: checkpoint.auditOffset,
-                                          pool: poolId, action: action.auditName)
+        if let pending = checkpoint.lastLine, checkpoint.auditLog == record.audit.path {
+            checkpoint.auditOffset = try record.audit.complete(pending)
+        }
         func save(_ checkpoint: inout OpsCheckpoint) throws {
             checkpoint.elapsed = elapsedBefore + (clock.now() - started)
             checkpoint.updatedAt = record.now()
@@ -51,30 +54,19 @@ extension BulkOperation {
                 checkpoint.cursor = users.pageStart
                 checkpoint.doneInPage = min(skip, page.count)
                 let rest = Array(page.dropFirst(skip))
-                var startedAt = 0
-                // Users recorded in the audit log after the checkpoint (a kill between the two
-                // writes) come first in the rest: counted, not acted on again.
-                while startedAt < rest.count, let earlier = pending.first {
-                    pending.removeFirst()
-                    guard earlier.user == rest[startedAt] else { pending.removeAll(); break }
-                    checkpoint.counts.add(earlier.result)
-                    checkpoint.doneInPage += 1
-                    checkpoint.auditOffset = earlier.end
-                    try save(&checkpoint)
-                    startedAt += 1
-                }
-                pending.removeAll()
                 // What stops the run (credentials refused, the service unreachable) is thrown with
                 // the users not yet committed not counted: the next run starts with them.
                 let page = CheckpointBox(checkpoint)
                 defer { checkpoint = page.value }
-                let skipped = startedAt
-                try actInOrder(Array(rest[startedAt...])) { index, outcome in
-                    let username = rest[skipped + index]
-                    page.value.auditOffset = try record.audit.append(self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
+                try actInOrder(rest) { index, outcome in
+                    let username = rest[index]
+                    let line = try OpsAuditLog.line(self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
                     page.value.counts.add(outcome.result)
+                    if case .failed = outcome.result { page.value.failedUsers = (page.value.failedUsers ?? []) + [username] }
                     page.value.doneInPage += 1
+                    page.value.lastLine = .init(offset: page.value.auditOffset, line: line)
                     try save(&page.value)
+                    page.value.auditOffset = try record.audit.append(line)
                     progress.update(done: page.value.counts.done, failed: page.value.counts.failed)
                 }
                 skip = 0

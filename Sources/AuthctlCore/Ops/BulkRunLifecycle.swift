@@ -19,7 +19,7 @@ package final class BulkRunLifecycle {
         case fresh
         /// Stopped part-way: the rest is done.
         case resumable(OpsCheckpoint)
-        /// Finished with users that failed (the audit log names them): they are tried again.
+        /// Finished with users that failed (the checkpoint names them): they are tried again.
         case failedUsersToRetry(OpsCheckpoint, users: [String])
         /// Finished: nothing left to do.
         case finished(OpsCheckpoint)
@@ -31,7 +31,7 @@ package final class BulkRunLifecycle {
         package var total: Int
         /// The first usernames, as the service sent them (a fresh count only).
         package var firstUsers: [String]
-        /// Done by earlier runs, with the users their audit log recorded after the checkpoint.
+        /// Done by earlier runs (the checkpoint's count).
         package var alreadyDone: Int
         package var remaining: Int { max(0, total - alreadyDone) }
     }
@@ -75,15 +75,12 @@ package final class BulkRunLifecycle {
         if restart && execute { state.remove(stem) }
         guard !restart, let earlier = try state.load(stem) else { return .fresh }
         guard earlier.complete else { return .resumable(earlier) }
-        // A later success in the audit log takes a user off the list.
-        let failedUsers = earlier.counts.failed > 0
-            ? OpsAuditLog.failedUsers(path: earlier.auditLog, pool: admin.poolId, action: action.auditName, since: earlier.startedAt)
-            : []
+        // The private checkpoint names them, never the audit log (issue 31, finding 3).
+        let failedUsers = earlier.failedUsers ?? []
         return failedUsers.isEmpty ? .finished(earlier) : .failedUsersToRetry(earlier, users: failedUsers)
     }
 
-    /// The selection counted page by page, or an earlier run's count when resuming. A user
-    /// recorded in the audit log after the checkpoint (a kill between the two writes) is done too.
+    /// The selection counted page by page, or an earlier run's count when resuming.
     package func plan(resuming earlier: OpsCheckpoint?) throws -> Plan {
         var plan = Plan(total: 0, firstUsers: [], alreadyDone: 0)
         if let earlier, let counted = earlier.total {
@@ -93,10 +90,7 @@ package final class BulkRunLifecycle {
             plan.total = counted.total
             plan.firstUsers = counted.firstUsers
         }
-        plan.alreadyDone = earlier.map {
-            $0.counts.done + OpsAuditLog.entries(path: $0.auditLog, after: $0.auditOffset, pool: admin.poolId,
-                                                 action: action.auditName).count
-        } ?? 0
+        plan.alreadyDone = earlier?.counts.done ?? 0
         return plan
     }
 
@@ -125,9 +119,9 @@ package final class BulkRunLifecycle {
                               meanRate: meanRate)
     }
 
-    /// A finished run's failed users acted on again, at the same pace, into the same audit log;
-    /// their new outcomes replace `failed` in the run's counts. Resumable like any run: what an
-    /// interrupted retry did is in the audit log, so the next rerun retries only the rest.
+    /// A finished run's failed users (from its checkpoint) acted on again, at the same pace, into
+    /// the same audit log; their new outcomes replace `failed` in the run's counts and list. An
+    /// interrupted retry keeps what it did in the checkpoint: the next rerun retries only the rest.
     package func retry(_ users: [String], of earlier: OpsCheckpoint, auditLog: String) throws -> BulkRunOutcome {
         let retrying = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: .users(users),
                                      rate: rate, listingRate: listingRate, clock: operation.clock)
@@ -141,7 +135,10 @@ package final class BulkRunLifecycle {
                                     startedAt: now, updatedAt: now)
         let (stop, meanRate) = act(retrying, &retried, stem: retryStem, audit: audit, total: users.count, alreadyDone: 0)
         var merged = earlier
-        merged.counts.absorb(retry: retried.counts)
+        // The retried users are committed in order: the first `done` of them have a new outcome.
+        let retriedUsers = Set(users.prefix(retried.counts.done))
+        merged.failedUsers = (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
+        merged.counts.absorb(retry: retried.counts, stillFailing: merged.failedUsers?.count ?? 0)
         merged.updatedAt = context.now()
         try state.save(merged, stem)
         state.remove(retryStem)
@@ -149,8 +146,9 @@ package final class BulkRunLifecycle {
                               stop: stop, meanRate: meanRate)
     }
 
-    /// The one acting sequence of a start, a resume and a retry: the loop (an audit line, then
-    /// the checkpoint, per user) with progress on stderr; why it stopped early, and users a second.
+    /// The one acting sequence of a start, a resume and a retry: the loop (the checkpoint holding
+    /// the user's audit line, then the line, per user) with progress on stderr; why it stopped
+    /// early, and users a second.
     private func act(_ operation: BulkOperation, _ checkpoint: inout OpsCheckpoint, stem: String, audit: OpsAuditLog,
                      total: Int, alreadyDone: Int) -> (stop: Error?, meanRate: Double) {
         let record = BulkRecord(state: state, stem: stem, audit: audit,
@@ -179,12 +177,11 @@ package struct BulkRunOutcome {
 }
 
 extension OpsAuditLog.Entry.Operator {
-    /// The operator, for the audit log: the AWS access key id and the local user@host.
+    /// The operator, for the audit log: the AWS access key id, the process's real user@host, and
+    /// SUDO_USER as a claim (LocalOperator; issue 31, finding 8).
     package static func current(accessKeyId: String, environment: [String: String]) -> Self {
-        var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "unknown-host"
-        let user = environment["USER"] ?? environment["LOGNAME"] ?? "unknown"
-        return .init(accessKeyId: accessKeyId, local: "\(user)@\(host)")
+        let local = LocalOperator(environment: environment)
+        return .init(accessKeyId: accessKeyId, local: "\(local.user)@\(local.host)", claimedSudoUser: local.claimedSudoUser)
     }
 }
 

@@ -10,7 +10,9 @@ import Glibc
 
 /// What a bulk ops run has done so far, kept under `$XDG_STATE_HOME/authctl/ops/` and keyed by
 /// pool, action and selection: the page being worked on and how many of its users are done, the
-/// counts, and how long the audit log was after the last user recorded in it.
+/// counts, the users that failed, and the audit line of the last user counted. Everything a rerun
+/// acts on comes from here (a private file), never from the audit log, which is a record for
+/// people and may sit where others can read it (issue 31, finding 3).
 package struct OpsCheckpoint: Codable, Equatable {
     package var version = 1
     package var userPoolId: String
@@ -24,6 +26,22 @@ package struct OpsCheckpoint: Codable, Equatable {
     package var auditLog: String
     /// The audit log's size after the last user this checkpoint counts.
     package var auditOffset: Int64 = 0
+    /// The users whose latest outcome is `failed`, in the order they failed: what a rerun of a
+    /// finished run retries.
+    package var failedUsers: [String]? = nil
+    /// The audit line of the last user counted, and where in the log it goes: the checkpoint is
+    /// written before the line, so a run killed between the two writes appends it on resume.
+    package var lastLine: PendingLine? = nil
+
+    package struct PendingLine: Codable, Equatable {
+        package var offset: Int64
+        package var line: String
+
+        package init(offset: Int64, line: String) {
+            self.offset = offset
+            self.line = line
+        }
+    }
     package var complete = false
     /// Seconds spent acting in earlier runs.
     package var elapsed: Double = 0
@@ -71,10 +89,11 @@ package struct OpsCounts: Codable, Equatable {
     package var notFound = 0
     package var failed = 0
 
-    /// An earlier run's counts after `retry`, a run over its failed users: those that no longer
-    /// fail leave `failed` for their new outcome (each was already counted in `done`).
-    package mutating func absorb(retry: OpsCounts) {
-        failed -= retry.done - retry.failed
+    /// An earlier run's counts after `retry`, a run over its failed users, of whom `stillFailing`
+    /// fail now: those that no longer fail leave `failed` for their new outcome (each was already
+    /// counted in `done`). `failed` is the failed users' count, never below zero.
+    package mutating func absorb(retry: OpsCounts, stillFailing: Int) {
+        failed = stillFailing
         signedOut += retry.signedOut
         disabled += retry.disabled
         notFound += retry.notFound
@@ -229,7 +248,8 @@ package enum Digest {
     }
 }
 
-/// The audit log: one JSON line per user, appended and synced before the checkpoint counts the user.
+/// The audit log: one JSON line per user, for people. A rerun never reads it (the checkpoint
+/// says what is done); it is refused when another user could write it (issue 31, finding 3).
 package final class OpsAuditLog {
     package let path: String
     private let fd: Int32
@@ -240,10 +260,32 @@ package final class OpsAuditLog {
         guard fd >= 0 else {
             throw AuthctlError(.configuration, "cannot open the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
+        if let refusal = Self.refusal(fd, path: path) {
+            Glibc.close(fd)
+            throw AuthctlError(.configuration, "the audit log \(OutsideText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)")
+        }
         self.fd = fd
     }
 
     deinit { Glibc.close(fd) }
+
+    /// Why the open log is not one only this user can write: the file another user's or writable
+    /// by others, or its directory writable by others without the sticky bit (the file could be
+    /// swapped). Nil when it is fine.
+    package static func refusal(_ fd: Int32, path: String) -> String? {
+        var file = stat()
+        guard fstat(fd, &file) == 0, (file.st_mode & S_IFMT) == S_IFREG else { return "is not a regular file" }
+        if file.st_uid != getuid() { return "belongs to another user (uid \(file.st_uid))" }
+        if file.st_mode & 0o022 != 0 { return "can be written by other users (mode \(String(file.st_mode & 0o777, radix: 8)))" }
+        var directory = stat()
+        let parent = Paths.parent(of: path)
+        guard stat(parent.isEmpty ? "." : parent, &directory) == 0 else { return "is in a directory that cannot be checked" }
+        if directory.st_uid != getuid() && directory.st_uid != 0 { return "is in a directory of another user" }
+        if directory.st_mode & 0o022 != 0 && directory.st_mode & UInt32(S_ISVTX) == 0 {
+            return "is in a directory others can write (mode \(String(directory.st_mode & 0o777, radix: 8)), not sticky)"
+        }
+        return nil
+    }
 
     /// The file's size now.
     package var size: Int64 {
@@ -264,19 +306,27 @@ package final class OpsAuditLog {
 
         package struct Operator: Codable {
             package var accessKeyId: String
+            /// The process's real user, from the password database (`user@host`).
             package var local: String
+            /// SUDO_USER when set: said by the environment, so recorded as a claim.
+            package var claimedSudoUser: String? = nil
 
-            package init(accessKeyId: String, local: String) {
+            package init(accessKeyId: String, local: String, claimedSudoUser: String? = nil) {
                 self.accessKeyId = accessKeyId
                 self.local = local
+                self.claimedSudoUser = claimedSudoUser
             }
         }
     }
 
-    /// Appends `entry` as one line (one write) and syncs it; returns the size after it.
-    package func append(_ entry: Entry) throws -> Int64 {
-        var data = try OpsStateDirectory.encoder.encode(entry)
-        data.append(0x0a)
+    /// `entry` as one line of the log.
+    package static func line(_ entry: Entry) throws -> String {
+        String(decoding: try OpsStateDirectory.encoder.encode(entry), as: UTF8.self) + "\n"
+    }
+
+    /// Appends `line` (one write) and syncs it; returns the size after it.
+    package func append(_ line: String) throws -> Int64 {
+        let data = Array(line.utf8)
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
             throw AuthctlError(.configuration, "cannot write the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
@@ -284,44 +334,15 @@ package final class OpsAuditLog {
         return size
     }
 
-    /// The users whose latest entry of `pool` and `action` written since `since` is `failed`, in
-    /// the order they first failed: what a rerun of a finished run tries again. The log is read a
-    /// line at a time, so its size does not matter.
-    package static func failedUsers(path: String, pool: String, action: String, since: Date) -> [String] {
-        guard let file = fopen(path, "r") else { return [] }
-        defer { fclose(file) }
-        var order: [String] = []
-        var failing: [String: Bool] = [:]
-        var buffer: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(buffer) }
-        while true {
-            let length = getline(&buffer, &capacity, file)
-            guard length > 0, let buffer else { break }
-            let line = Data(bytes: buffer, count: length)
-            guard let entry = try? OpsStateDirectory.decoder.decode(Entry.self, from: line),
-                  entry.pool == pool, entry.action == action, entry.time >= since else { continue }
-            let failed = entry.result == OpsResult.failed(code: "").name
-            if failing[entry.user] == nil && failed { order.append(entry.user) }
-            if failing[entry.user] != nil || failed { failing[entry.user] = failed }
+    /// Appends `pending` unless the log holds it at its offset already (a run killed after the
+    /// checkpoint counted a user and before its line was written). Reads only those bytes, and
+    /// only to compare them with the checkpoint's own copy.
+    package func complete(_ pending: OpsCheckpoint.PendingLine) throws -> Int64 {
+        let expected = Array(pending.line.utf8)
+        if let file = ReadableFile(path: path), file.seek(to: max(0, pending.offset)),
+           let found = file.read(upTo: expected.count), Array(found) == expected {
+            return size
         }
-        return order.filter { failing[$0] == true }
-    }
-
-    /// The entries of `pool` and `action` after `offset` (written after the checkpoint was: at most
-    /// the user a kill interrupted between the two writes), each with the offset of its end.
-    package static func entries(path: String, after offset: Int64, pool: String, action: String) -> [(user: String, result: OpsResult, end: Int64)] {
-        guard let file = ReadableFile(path: path), file.seek(to: max(0, offset)),
-              let data = file.readToEnd(limit: 1 << 20), data.count < 1 << 20 else { return [] }
-        var found: [(user: String, result: OpsResult, end: Int64)] = []
-        var end = offset
-        for line in data.split(separator: 0x0a, omittingEmptySubsequences: false) {
-            end += Int64(line.count) + 1
-            guard let entry = try? OpsStateDirectory.decoder.decode(Entry.self, from: Data(line)),
-                  entry.pool == pool, entry.action == action,
-                  let result = OpsResult(name: entry.result, code: entry.error) else { continue }
-            found.append((entry.user, result, min(end, offset + Int64(data.count))))
-        }
-        return found
+        return try append(pending.line)
     }
 }

@@ -130,18 +130,25 @@ package final class FileSource: UserSource {
         }
         self.file = file
         pageStart = start
-        while line < start.line, readLine() != nil {}
+        while line < start.line, try readLine() != nil {}
     }
 
     deinit { fclose(file) }
 
-    private func readLine() -> String? {
-        var buffer: UnsafeMutablePointer<CChar>?
-        var size = 0
-        defer { free(buffer) }
-        guard getline(&buffer, &size, file) >= 0, let buffer else { return nil }
+    /// A line's most bytes: a username is at most 128 characters (of up to 4 bytes each), with room
+    /// for blanks around it or a comment. A longer line is no username: the file is refused
+    /// without holding or printing the line (a 100 MB line cost 500 MB and was printed back).
+    static let maximumLineBytes = 1024
+
+    private func readLine() throws -> String? {
+        var buffer = [CChar](repeating: 0, count: Self.maximumLineBytes + 2)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
         line += 1
-        return String(cString: buffer)
+        let text = String(cString: buffer)
+        if !text.hasSuffix("\n") && feof(file) == 0 {
+            throw AuthctlError(.inputRejected, "line \(line) of the users file is longer than \(Self.maximumLineBytes) bytes: usernames are at most 128 characters; nothing was done")
+        }
+        return text
     }
 
     package func nextPage() throws -> [String]? {
@@ -149,8 +156,13 @@ package final class FileSource: UserSource {
         var names: [String] = []
         // A page is a fixed number of lines (not of names), so a page's start is a line count.
         for _ in 0..<CognitoService.maximumPageSize {
-            guard let text = readLine() else { break }
-            if let name = Self.username(text) { names.append(name) }
+            guard let text = try readLine() else { break }
+            if let name = Self.username(text) {
+                guard name.count <= 128 else {
+                    throw AuthctlError(.inputRejected, "line \(line) of the users file holds \(name.count) characters: usernames are at most 128; nothing was done")
+                }
+                names.append(name)
+            }
         }
         if names.isEmpty && feof(file) != 0 && line == pageStart.line { return nil }
         return names

@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import LocalFormats
 import SecureStore
 
@@ -98,8 +101,14 @@ package final class StoreBackend {
                 return KernelKeyringStore(namespace: StoreLocations.keyringNamespace(environment: opening.environment))
             case .file:
                 let directory = StoreLocations.fileDirectory(environment: opening.environment)
-                let source = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
-                                                       prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
+                let standard = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
+                                                         prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
+                // A passphrase file others can read is used, and said (issue 31, finding 9).
+                let source = PassphraseSource {
+                    let resolved = try standard.passphrase()
+                    if let exposure = PassphraseFileExposure.of(resolved.origin) { console.message("authctl: warning: \(exposure)") }
+                    return resolved
+                }
                 return AgeFileStore(directory: directory, passphrase: source,
                                     agent: KeyAgentLauncher.use(environment: opening.environment))
             }
@@ -336,5 +345,16 @@ package final class ExplainedStore: SecretStore {
             if kind == .secretService { throw error }
             throw AuthctlError.from(error)
         }
+    }
+}
+
+/// A passphrase file (AUTHCTL_STORE_PASSPHRASE_FILE) that group or other can read: anyone who
+/// can read it can open the store's files.
+enum PassphraseFileExposure {
+    static func of(_ origin: PassphraseOrigin) -> String? {
+        guard case .file(let path) = origin else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o044 != 0 else { return nil }
+        return "the passphrase file \(OutsideText(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): `chmod 600` it"
     }
 }

@@ -86,7 +86,8 @@ extension StoreBackend {
                 let file = AgeFileStore(directory: directory, passphrase: .fixed(resolved.passphrase))
                 let items = try file.keys(profile: profile)
                 let opened = FileManager.default.fileExists(atPath: file.path(profile: profile)) ? "opens \(file.path(profile: profile)), " : ""
-                return (true, "\(directory)/; passphrase from \(resolved.origin); \(opened)\(items.count) item(s) of profile \(profile)")
+                let exposure = PassphraseFileExposure.of(resolved.origin).map { "; warning: \($0)" } ?? ""
+                return (true, "\(directory)/; passphrase from \(resolved.origin); \(opened)\(items.count) item(s) of profile \(profile)\(exposure)")
             }
         } catch let error as SecureStoreError {
             return (false, error.message)
@@ -131,10 +132,20 @@ extension ProfileStore {
     private func migrateLocked(to target: StoreKind, deviceOf user: (userPoolId: String, username: String)?) throws -> MigrationOutcome {
         let intended = try source.intended(profile: profile, environment: environment)
         if let unfinished = try StoreRecord.migratingFrom(profile: profile, environment: environment), intended.recorded == target {
-            let failures = removeAll(from: explained(unfinished))
+            // The note says the items were copied; a stale or edited one may lie (issue 31, finding
+            // 6): an item the target lacks is copied (and read back) before its old copy goes.
+            let old = explained(unfinished)
+            let new = explained(target)
+            var moved: [String] = []
+            for key in try old.keys(profile: profile) where try new.read(key) == nil {
+                guard let secret = try old.read(key) else { continue }
+                try copy(key, secret: secret, to: new, named: target, from: unfinished)
+                moved.append(key.kind)
+            }
+            let failures = removeAll(from: old)
             if failures.isEmpty { try StoreRecord.record(target, profile: profile, environment: environment) }
             source.forget(profile)
-            return MigrationOutcome(from: unfinished, to: target, moved: [], resumed: true, removalFailures: failures)
+            return MigrationOutcome(from: unfinished, to: target, moved: moved, resumed: true, removalFailures: failures)
         }
         let from = intended.recorded ?? intended.requested?.kind ?? .default
         // An interrupted copy into another store than the one asked for now (migrating back): removed.
@@ -171,10 +182,7 @@ extension ProfileStore {
         var moved: [String] = []
         for key in keys {
             guard let secret = try old.read(key) else { continue }
-            try new.write(key, label: KeptItem.label(of: key, profile: profile), secret: secret)
-            guard try new.read(key) == secret else {
-                throw AuthctlError(.unexpected, "\(target.name) did not give back the \(key.kind) just copied; nothing was removed from \(from.name)")
-            }
+            try copy(key, secret: secret, to: new, named: target, from: from)
             moved.append(key.kind)
         }
         // The file store: the new file, read back from the disk, opens with the passphrase before
@@ -187,6 +195,14 @@ extension ProfileStore {
         let failures = removeAll(from: old)
         if failures.isEmpty { try StoreRecord.record(target, profile: profile, environment: environment) }
         return MigrationOutcome(from: from, to: target, moved: moved, resumed: false, removalFailures: failures)
+    }
+
+    /// Writes `secret` to `store` and reads it back; nothing is removed from `from` otherwise.
+    private func copy(_ key: SecretKey, secret: String, to store: SecretStore, named target: StoreKind, from: StoreKind) throws {
+        try store.write(key, label: KeptItem.label(of: key, profile: profile), secret: secret)
+        guard try store.read(key) == secret else {
+            throw AuthctlError(.unexpected, "\(target.name) did not give back the \(key.kind) just copied; nothing was removed from \(from.name)")
+        }
     }
 
     /// Deletes every item of the profile from `store`; returns the failures.

@@ -16,6 +16,7 @@ extension StoredSession {
         do {
             try self.init(tokens: tokens, fallbackUsername: fallbackUsername, profile: profile, userPoolId: client.userPoolId,
                           clientId: client.clientId, region: client.region, endpoint: client.endpoint, now: now)
+            replicaEndpoint = client.replica?.endpoint
         } catch StoredSession.Failure.noRefreshToken {
             throw AuthctlError(.unexpected, "the service signed in without a refresh token")
         }

@@ -36,6 +36,8 @@ package struct Settings: Equatable {
     /// The replica (`--failover-region` / AUTHCTL_FAILOVER_REGION / failover_region, `--failover-endpoint`).
     package var failoverRegion: String?
     package var failoverEndpoint: String?
+    /// The profile's `passkey_rp_id` (RelyingPartyPin).
+    package var passkeyRpId: String? = nil
 
     /// A replica is configured (`--failover-region`, `--failover-endpoint`).
     package var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
@@ -54,6 +56,16 @@ package struct Settings: Equatable {
 
     package static func isValidPoolId(_ poolId: String) -> Bool {
         AWSName.isUserPoolId(poolId)
+    }
+
+    /// `region` when it has a region's shape (`eu-west-1`); exit 78 otherwise. Every region goes
+    /// into a host name (cognito-idp.<region>.amazonaws.com), so `eu-west-1@evil:443/` would
+    /// otherwise name another host (issue 31, finding 2).
+    package static func checkedRegion(_ region: String, origin: String) throws -> String {
+        guard AWSName.isRegion(region) else {
+            throw AuthctlError(.configuration, "region \"\(OutsideText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))")
+        }
+        return region
     }
 
     package static func defaultEndpoint(region: String) -> String {
@@ -286,6 +298,7 @@ package enum SettingsResolver {
         settings.identityProviderName = nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
         settings.failoverRegion = nonEmpty(options.failoverRegion) ?? nonEmpty(env["AUTHCTL_FAILOVER_REGION"]) ?? nonEmpty(profile.failoverRegion)
         settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
+        settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }
@@ -316,7 +329,8 @@ package struct ClientSettings: Equatable {
         guard AWSName.isClientId(clientId) else {
             throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
         }
-        let region = Defaults.region(configured: settings.region, poolId: poolId)
+        let region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
+                                                origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
         let endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try Self.checkEndpoint(endpoint)
         self.userPoolId = poolId
@@ -324,9 +338,20 @@ package struct ClientSettings: Equatable {
         self.region = region
         self.endpoint = endpoint
         if settings.failoverRegion != nil || settings.failoverEndpoint != nil {
-            let replicaRegion = settings.failoverRegion ?? "replica"
+            let replicaRegion = try settings.failoverRegion.map {
+                try Settings.checkedRegion($0, origin: "--failover-region, AUTHCTL_FAILOVER_REGION or the profile's failover_region")
+            } ?? "replica"
             let replicaEndpoint = settings.failoverEndpoint ?? Settings.defaultEndpoint(region: replicaRegion)
             try Self.checkEndpoint(replicaEndpoint, origin: "(from --failover-endpoint, AUTHCTL_FAILOVER_ENDPOINT or --failover-region)")
+            // An endpoint override is for an emulator on this machine: a real replica is named by its
+            // region, so an environment variable cannot send the session's tokens elsewhere.
+            if let override = settings.failoverEndpoint,
+               !(URLComponents(string: override)?.host.map(Self.isLoopback) ?? false) {
+                throw AuthctlError(.configuration, """
+                    failover endpoint \(override) is not on this machine: --failover-endpoint and AUTHCTL_FAILOVER_ENDPOINT are \
+                    for an emulator on loopback (localhost, 127.0.0.1, [::1]); name a real replica by its region with --failover-region
+                    """)
+            }
             guard !Self.sameEndpoint(replicaEndpoint, endpoint) else {
                 throw AuthctlError(.configuration, "the failover replica's endpoint \(replicaEndpoint) is the primary's: set --failover-region to the replica's region (or --failover-endpoint to its endpoint)")
             }

@@ -11,7 +11,17 @@ import LocalFormats
 extension ClientSettings {
     /// Refuses (exit 78, before any request) when this command's endpoint is not `session`'s.
     package func checkBound(to session: StoredSession) throws {
-        // Primary and replica are one pair: a session either issued works with both.
+        // Primary and replica are one pair: a session either issued works with both, and fails
+        // over only to the replica configured when it was signed in.
+        if let replica, !(session.replicaEndpoint.map { Self.sameEndpoint($0, replica.endpoint) } ?? false) {
+            let recorded = session.replicaEndpoint.map { "the replica at \($0)" } ?? "no replica"
+            throw AuthctlError(.configuration, """
+                the session of profile \(session.profile) was signed in with \(recorded), but this command is configured \
+                to fail over to \(replica.endpoint) (--failover-region, --failover-endpoint, AUTHCTL_FAILOVER_REGION, \
+                AUTHCTL_FAILOVER_ENDPOINT or failover_region); a session's tokens go only to the endpoints it was signed in \
+                with, so nothing was sent. Use that replica, or sign in again with this one: authctl signin
+                """)
+        }
         guard !Self.sameEndpoint(endpoint, session.endpoint),
               !(replica.map { Self.sameEndpoint($0.endpoint, session.endpoint) } ?? false) else { return }
         throw AuthctlError(.configuration, """

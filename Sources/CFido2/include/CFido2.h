@@ -19,6 +19,11 @@
 
 #define AUTHCTL_LIBFIDO2 "libfido2.so.1"
 #define AUTHCTL_FIDO_LOAD_FAILED (-1000)
+// A `unix:PATH` socket refused before a byte is sent: its peer is another user (SO_PEERCRED: not
+// this user, not root), or it is in a directory another user owns or others can write (the
+// socket could be swapped).
+#define AUTHCTL_FIDO_SOCKET_FOREIGN_PEER (-1001)
+#define AUTHCTL_FIDO_SOCKET_OPEN_DIRECTORY (-1002)
 
 // libfido2's status codes authctl tells apart (fido/err.h).
 #define AUTHCTL_FIDO_OK 0

@@ -62,6 +62,8 @@ public struct DescribeUserPoolResponse: Decodable, Sendable {
         }
         public var userAttributeUpdateSettings: UpdateSettings?
         public var autoVerifiedAttributes: [String]?
+        /// The service's estimate of the pool's users.
+        public var estimatedNumberOfUsers: Int?
     }
     public var userPool: UserPool
 }

@@ -96,8 +96,8 @@ struct DevicesForget: AuthctlCommand {
             }
             throw AdminService.refusal(error, username: user, poolId: admin.poolId) ?? AuthctlError.from(error, endpoint: admin.endpoint)
         }
-        let operatorName = context.environment["USER"] ?? context.environment["LOGNAME"] ?? "unknown"
-        context.console.message("audit: AdminForgetDevice user=\(user) device=\(key) pool=\(admin.poolId) by=\(admin.credentials.accessKeyId) (local user \(operatorName), credentials from \(admin.source)) at=\(Format.iso8601(context.now()))")
+        let local = LocalOperator(environment: context.environment)
+        context.console.message("audit: AdminForgetDevice user=\(user) device=\(key) pool=\(admin.poolId) by=\(admin.credentials.accessKeyId) (local user \(local.user), credentials from \(admin.source)\(local.claimNote)) at=\(Format.iso8601(context.now()))")
         return DeviceForgetReport(user: user, userPoolId: admin.poolId, deviceKey: key, service: "forgotten", removedLocally: false)
     }
 }

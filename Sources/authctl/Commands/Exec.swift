@@ -45,6 +45,11 @@ struct Exec: AuthctlCommand {
 
     func validate() throws {
         if command.isEmpty { throw ValidationError("give the command to run after --, e.g. authctl exec -- env") }
+        // The command inherits 0, 1 and 2: a passphrase there would be its input (or would be read
+        // by it whenever the profile's store never needed the descriptor).
+        if let fd = global.passphraseFd, (0...2).contains(fd) {
+            throw ValidationError("--passphrase-fd \(fd) is the command's standard \(["input", "output", "error"][Int(fd)]) with exec: give the passphrase on another descriptor, e.g. --passphrase-fd 3 3<file")
+        }
         if global.output == .json {
             throw ValidationError("exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }

@@ -111,7 +111,8 @@ struct OpsSignOut: AuthctlCommand {
             return context.emit(report)
         }
         text.forEach(context.console.message)
-        try confirm(poolId: admin.poolId, chosen, context)
+        try confirm(poolId: admin.poolId, chosen, everyUser: Self.selectsEveryUser(chosen, total: plan.total, admin: admin),
+                    context)
         try conclude(report, try run.run(plan, resuming: earlier, auditLog: report.auditLog), admin: admin, context: context)
     }
 
@@ -132,7 +133,7 @@ struct OpsSignOut: AuthctlCommand {
             return context.emit(report)
         }
         text.forEach(context.console.message)
-        try confirm(poolId: run.admin.poolId, run.selection, context)
+        try confirm(poolId: run.admin.poolId, run.selection, everyUser: run.selection == .allUsers, context)
         try conclude(report, try run.retry(users, of: earlier, auditLog: report.auditLog), admin: run.admin, context: context)
     }
 
@@ -205,18 +206,32 @@ struct OpsSignOut: AuthctlCommand {
         return .file(path: path, digest: digest.hex)
     }
 
-    /// On a terminal the pool id is typed; without one, --yes (and for --all-users, --confirm-pool).
-    private func confirm(poolId: String, _ chosen: UserSelection, _ context: CommandContext) throws {
+    /// Whether the selection is the whole pool: --all-users, or a group or filter that selects as
+    /// many users as the pool has (`username ^= ""` selects them all), which asks what --all-users
+    /// asks (issue 31, finding 9). The pool's count is DescribeUserPool's; unknown: not the whole pool.
+    static func selectsEveryUser(_ chosen: UserSelection, total: Int, admin: AdminService) -> Bool {
+        switch chosen {
+        case .allUsers: return true
+        case .group, .filter:
+            guard total > 0, let pool = try? admin.service.describeUserPool(userPoolId: admin.poolId),
+                  let estimated = pool.userPool.estimatedNumberOfUsers else { return false }
+            return total >= estimated
+        case .users, .file: return false
+        }
+    }
+
+    /// On a terminal the pool id is typed; without one, --yes (and for every user of the pool, --confirm-pool).
+    private func confirm(poolId: String, _ chosen: UserSelection, everyUser: Bool, _ context: CommandContext) throws {
         if let confirmPool {
             guard confirmPool == poolId else {
                 throw AuthctlError(.usage, "--confirm-pool \(OutsideText(confirmPool)) is not this pool (\(poolId)): nothing was changed")
             }
             return
         }
-        if yes && chosen != .allUsers { return }
+        if yes && !everyUser { return }
         guard context.console.canPrompt else {
-            throw AuthctlError(.usage, chosen == .allUsers
-                ? "--all-users --execute acts on every user of the pool: without a terminal, confirm with --confirm-pool \(poolId)"
+            throw AuthctlError(.usage, everyUser
+                ? "\(chosen == .allUsers ? "--all-users" : "this selection") --execute acts on every user of the pool: without a terminal, confirm with --confirm-pool \(poolId)"
                 : "--execute changes users' sessions and cannot be undone: pass --yes to confirm without a terminal")
         }
         let typed = context.console.prompt("Type the pool id (\(poolId)) to go ahead: ", secret: false)?

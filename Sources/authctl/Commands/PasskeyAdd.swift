@@ -26,8 +26,10 @@ struct PasskeyAdd: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
+        let settings = try context.settings
+        let pin = RelyingPartyPin(settings: settings)
         let key = SecurityKeyUse(choice: securityKey.choice(environment: context.environment), console: context.console,
-                                 environment: context.environment)
+                                 environment: context.environment, relyingParty: pin)
         let report = try sessions.withFreshSession { session, service -> PasskeyAddReport in
             let document = try service.startWebAuthnRegistration(accessToken: session.accessToken)
             guard let options = WebAuthnCreationOptions.from(document) else {
@@ -40,6 +42,13 @@ struct PasskeyAdd: AuthctlCommand {
             let listed = (try? service.listWebAuthnCredentials(accessToken: session.accessToken))?.first { $0.credentialId == id }
             return PasskeyAddReport(user: session.username, userPoolId: session.userPoolId, credentialId: id,
                                     relyingPartyId: options.rpId ?? "", name: listed?.friendlyCredentialName)
+        }
+        if pin.rpId == nil {
+            // The first passkey: its relying party is the only one this profile's key signs for from now on.
+            try ConfigFile.update(path: settings.configFile) { file in
+                file.profiles[settings.profile, default: ProfileConfig()].passkeyRpId = report.relyingPartyId
+            }
+            context.console.message("Profile \(settings.profile)'s passkeys are for \(report.relyingPartyId) (passkey_rp_id in \(settings.configFile)): the security key is asked to sign for no other relying party.")
         }
         context.emit(report)
     }

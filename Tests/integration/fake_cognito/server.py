@@ -14,7 +14,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import issuer, replica
+from . import issuer, model_check, replica
 from .chain import CHAIN, Chain
 from .faults import FaultRule, fault_reply
 from .messages import Reply, Request, ServiceError, json_reply
@@ -125,12 +125,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         fake = self.fake
         target = self.headers.get("X-Amz-Target") or ""
         op = target[len(TARGET_PREFIX):] if target.startswith(TARGET_PREFIX) else target
+        is_object = True
         try:
             body = json.loads(raw) if raw else {}
             if not isinstance(body, dict):
-                body = {}
+                body, is_object = {}, False
         except ValueError:
-            body = {}
+            body, is_object = {}, False
         req = Request(op, body, raw, list(self.headers.items()), self.path, self.endpoint)
         entry: dict[str, Any] = {
             "endpoint": self.endpoint,
@@ -153,6 +154,16 @@ class RequestHandler(BaseHTTPRequestHandler):
             entry["secretHash"] = True
         if "ClientSecret" in body:
             entry["clientSecret"] = True
+
+        # Every request checked against botocore's model of its operation (model_check.py): a
+        # violation is refused as the service refuses one, and fails the test (conftest.py).
+        violations = model_check.violations(op, body) if is_object else ["the body is not a JSON object"]
+        if violations:
+            entry.update(modelViolation=violations, status=400, handledBy="model")
+            fake.log(entry)
+            detail = "; ".join(violations)
+            return self._send(ServiceError("InvalidParameterException",
+                                           f"{len(violations)} validation error(s) detected: {detail}", 400).reply())
 
         fault = fake.take_fault(req, "before")
         if fault is not None:

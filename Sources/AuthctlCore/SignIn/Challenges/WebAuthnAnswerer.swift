@@ -9,7 +9,8 @@ package struct WebAuthnAnswerer: ChallengeAnswerer {
               let options = WebAuthnRequestOptions.from(json: text) else {
             throw CognitoError.malformed("WEB_AUTHN came without usable CREDENTIAL_REQUEST_OPTIONS", status: 200)
         }
-        let key = SecurityKeyUse(choice: context.securityKey, console: context.console, environment: context.command.environment)
+        let key = SecurityKeyUse(choice: context.securityKey, console: context.console, environment: context.command.environment,
+                                 relyingParty: RelyingPartyPin(settings: context.settings))
         return ["CREDENTIAL": try key.authenticate(options).text]
     }
 }

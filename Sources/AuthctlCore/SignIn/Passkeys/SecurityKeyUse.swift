@@ -17,12 +17,15 @@ package struct SecurityKeyUse {
     package let choice: SecurityKeyChoice
     package let console: Console
     package let environment: [String: String]
+    /// The only relying party the key is asked to sign for.
+    package let relyingParty: RelyingPartyPin
 
     /// makeCredential for the service's creation options (the clientDataJSON written here).
     package func register(_ options: WebAuthnCreationOptions) throws -> WebAuthnRegistration {
-        guard let rpId = options.rpId, !rpId.isEmpty else {
+        guard let asked = options.rpId, !asked.isEmpty else {
             throw AuthctlError(.unavailable, "Cognito's passkey options name no relying party (rp.id)")
         }
+        let rpId = try relyingParty.checkRegistration(asked)
         guard let userId = Base64URL.decode(options.user.id) else {
             throw AuthctlError(.unavailable, "Cognito's passkey options carry a user id that is not base64url")
         }
@@ -34,7 +37,7 @@ package struct SecurityKeyUse {
         let exclude = (options.excludeCredentials ?? []).compactMap(\.rawId)
         // A CTAP 2.0 key with a PIN set makes no credential without it, whatever the pool asks.
         let made = try withKey(timeout: options.timeout, verification: options.authenticatorSelection?.userVerification,
-                               pinWheneverSet: true) { key, pin, uv in
+                               pinWheneverSet: true, purpose: "to register a passkey for \(rpId)") { key, pin, uv in
             try key.makeCredential(clientDataHash: clientData.hash, rpId: rpId, rpName: options.rp.name ?? rpId,
                                    userId: [UInt8](userId), userName: options.user.name,
                                    userDisplayName: options.user.displayName ?? options.user.name, algorithm: algorithm,
@@ -50,12 +53,14 @@ package struct SecurityKeyUse {
 
     /// getAssertion for WEB_AUTHN's request options.
     package func authenticate(_ options: WebAuthnRequestOptions) throws -> WebAuthnAssertion {
-        guard let rpId = options.rpId, !rpId.isEmpty else {
+        guard let asked = options.rpId, !asked.isEmpty else {
             throw AuthctlError(.unavailable, "Cognito's WEB_AUTHN challenge names no relying party (rpId)")
         }
+        let rpId = try relyingParty.checkSignIn(asked)
         let clientData = WebAuthnClientData(.get, challenge: options.challenge, rpId: rpId)
         let allow = (options.allowCredentials ?? []).compactMap(\.rawId)
-        let signed = try withKey(timeout: options.timeout, verification: options.userVerification) { key, pin, uv in
+        let signed = try withKey(timeout: options.timeout, verification: options.userVerification,
+                                 purpose: "to sign in to \(rpId)") { key, pin, uv in
             try key.getAssertion(clientDataHash: clientData.hash, rpId: rpId, allow: allow, userVerification: uv, pin: pin)
         }
         return WebAuthnAssertion(credentialId: signed.credentialId, clientData: clientData,
@@ -65,7 +70,7 @@ package struct SecurityKeyUse {
 
     /// Opens the key, settles user verification (PIN, the key's own, or none) and runs `body`
     /// after the touch prompt; key failures become `AuthctlError`s.
-    private func withKey<T>(timeout: Double?, verification: String?, pinWheneverSet: Bool = false,
+    private func withKey<T>(timeout: Double?, verification: String?, pinWheneverSet: Bool = false, purpose: String,
                             _ body: (SecurityKey, String?, FidoOption) throws -> T) throws -> T {
         let path = try devicePath()
         // The service's timeout (ms), within 10 s .. 5 min.
@@ -87,7 +92,7 @@ package struct SecurityKeyUse {
             // A PIN typed on the terminal may be retyped while the key allows (three times at most).
             var typings = 1
             while true {
-                console.message("Touch your security key.")
+                console.message("Touch your security key \(purpose).")
                 do {
                     return try body(key, pin, uv)
                 } catch let error as SecurityKeyError
@@ -192,6 +197,8 @@ package struct SecurityKeyUse {
             return AuthctlError(.inputRejected, "this security key\(at) already holds a passkey of this account: nothing was registered (see `authctl passkey list`)")
         case .noCredentials:
             return AuthctlError(.notAuthorized, "this security key\(at) holds no passkey of this account: use the key you registered, or sign in another way and run `authctl passkey add`")
+        case .untrustedSocket:
+            return AuthctlError(.configuration, "\(error.message): refused before anything was sent to it (the PIN protocol would have gone to whoever serves it); use a socket of your own in a directory only you can write")
         case .unsupportedAlgorithm:
             return AuthctlError(.unavailable, "the security key\(at) supports none of the algorithms Cognito offers: \(error.message)")
         case .other:
@@ -199,9 +206,10 @@ package struct SecurityKeyUse {
         }
     }
 
-    package init(choice: SecurityKeyChoice, console: Console, environment: [String: String]) {
+    package init(choice: SecurityKeyChoice, console: Console, environment: [String: String], relyingParty: RelyingPartyPin) {
         self.choice = choice
         self.console = console
         self.environment = environment
+        self.relyingParty = relyingParty
     }
 }
