@@ -15,7 +15,7 @@ import pytest
 from harness import REPO, SYSTEM_PATH, authctl_bin, iso_utc, jwt_claims, parse_instant
 
 STATUS_KEYS = {"accessTokenExpiresAt", "checked", "kept", "keptIn", "domain", "problem", "profile", "selected", "signedIn", "signedInWith", "state", "store",
-               "userPoolId", "username", "issuedIn", "issuedByReplica"}
+               "userPoolId", "username", "issuedIn", "issuedByReplica", "unlockedUntil"}
 
 
 def service_calls(fake, mark) -> list[dict]:
@@ -160,7 +160,7 @@ def test_status_signed_out(cli, fake):
     assert doc["profiles"] == [{
         "accessTokenExpiresAt": None, "checked": False, "domain": None, "problem": None, "profile": "default",
         "selected": True, "signedIn": False, "signedInWith": None, "state": "signed-out", "store": "secret-service", "kept": [], "keptIn": "the Secret Service",
-        "userPoolId": None, "username": None, "issuedIn": None, "issuedByReplica": False,
+        "userPoolId": None, "username": None, "issuedIn": None, "issuedByReplica": False, "unlockedUntil": None,
     }]
     r = cli.run("status")
     assert r.code == 77, r

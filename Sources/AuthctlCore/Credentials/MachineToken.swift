@@ -23,6 +23,17 @@ package struct MachineTokenChoice {
     }
 }
 
+/// A client_credentials access token as cached (a kept record: `ProfileStore.machineTokens`) and
+/// printed (text: the token alone).
+package struct MachineToken: Codable, Equatable, CommandReport {
+    package var accessToken: String
+    package var expiresAt: Date
+    package var scope: String
+    package var tokenType: String
+
+    package var textOutput: [String] { [accessToken] }
+}
+
 /// Gets client_credentials tokens, from the profile's cache while they stay valid long enough.
 /// The cache is one Secret Service item per profile and app client, holding one token per scope set.
 package struct MachineTokens {

@@ -134,13 +134,3 @@ package struct CachedAWSCredentials: Codable, Equatable {
     /// (nil in entries kept by earlier versions, which then count for none).
     package var identityEndpoint: String? = nil
 }
-
-/// A client_credentials access token as cached and printed (text: the token alone).
-package struct MachineToken: Codable, Equatable, CommandReport {
-    package var accessToken: String
-    package var expiresAt: Date
-    package var scope: String
-    package var tokenType: String
-
-    package var textOutput: [String] { [accessToken] }
-}

@@ -37,8 +37,8 @@ package enum KeyAgentLauncher {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = childEnvironment.map { strdup($0) } + [nil]
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
         }
         guard authctl_spawn_detached(path, argv, envp) > 0 else {
             throw AuthctlError(.unexpected, "cannot start the key agent: \(String(cString: strerror(errno)))")

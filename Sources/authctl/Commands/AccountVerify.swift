@@ -64,9 +64,10 @@ struct AccountVerify: AuthctlCommand {
         for attempt in 1...3 {
             let code = try AccountSettings.readCode(console: console, fromStdin: codeStdin, attribute: attribute)
             let asksAgain = !codeStdin && attempt < 3
+            // A mistyped code comes back as the refusal it is, to be asked again.
+            let mistyped: (CognitoError) -> Bool = { asksAgain && $0.refusal == .codeMismatch }
             do {
-                try AccountSettings.write(sessions, attribute: attribute.rawValue,
-                                          passing: { asksAgain && $0.refusal == .codeMismatch }) { session, service in
+                try AccountSettings.write(sessions, attribute: attribute.rawValue, passing: mistyped) { session, service in
                     try service.verifyUserAttribute(accessToken: session.accessToken, attributeName: attribute.rawValue, code: code)
                 }
                 context.emit(VerificationReport(attribute: attribute, verified: true, codeDelivery: delivery))
