@@ -7,7 +7,8 @@ import Foundation
 private let target: (Data) -> Void = {
     let name = ProcessInfo.processInfo.environment["AUTHCTL_FUZZ_TARGET"] ?? ""
     guard let run = FuzzTargets.all[name] else {
-        FileHandle.standardError.write(Data("AUTHCTL_FUZZ_TARGET must be one of \(FuzzTargets.all.keys.sorted())\n".utf8))
+        FileHandle.standardError.write(
+            Data("AUTHCTL_FUZZ_TARGET must be one of \(FuzzTargets.all.keys.sorted())\n".utf8))
         exit(2)
     }
     return run
@@ -25,7 +26,8 @@ struct Replay {
     static func main() {
         let arguments = CommandLine.arguments.dropFirst()
         guard let name = arguments.first, let run = FuzzTargets.all[name] else {
-            FileHandle.standardError.write(Data("usage: authctl-fuzz \(FuzzTargets.all.keys.sorted().joined(separator: "|")) FILE...\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: authctl-fuzz \(FuzzTargets.all.keys.sorted().joined(separator: "|")) FILE...\n".utf8))
             exit(64)
         }
         for path in arguments.dropFirst() {

@@ -5,8 +5,10 @@ import Foundation
 /// `LocalFormatTargets`). Each takes the raw bytes libFuzzer (or a
 /// replayed corpus file) gives and must never crash, whatever they are.
 enum FuzzTargets {
-    static let all: [String: (Data) -> Void] = LocalFormatTargets.all.merging(AgentProtocolTargets.all) { local, _ in local }
-        .merging(StateFormatTargets.all) { local, _ in local }.merging([
+    static let all: [String: (Data) -> Void] = LocalFormatTargets.all.merging(AgentProtocolTargets.all) { local, _ in
+        local
+    }
+    .merging(StateFormatTargets.all) { local, _ in local }.merging([
         "http-headers": httpHeaders,
         "service-answer": serviceAnswer,
         "oauth-answer": oauthAnswer,
@@ -27,17 +29,19 @@ enum FuzzTargets {
     static func httpHeaders(_ data: Data) {
         let (status, headers) = head(data)
         _ = RetryAfter.seconds(headers["retry-after"], now: now)
-        let service = CognitoService(endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
-                                     transport: Replay(HTTPResponse(status: status ?? 400, headers: headers)),
-                                     retryPolicy: noWait)
+        let service = CognitoService(
+            endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
+            transport: Replay(HTTPResponse(status: status ?? 400, headers: headers)),
+            retryPolicy: noWait)
         _ = try? service.getUser(accessToken: "fuzz-access-token")
     }
 
     /// A whole answer of a user pool, `HEAD\r\n\r\nBODY`, through CognitoService: error parsing,
     /// redaction, `Retry-After`, GetUser decoding, the JWKS fetch and its `Cache-Control`.
     static func serviceAnswer(_ data: Data) {
-        let service = CognitoService(endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
-                                     transport: Replay(response(data)), retryPolicy: noWait)
+        let service = CognitoService(
+            endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
+            transport: Replay(response(data)), retryPolicy: noWait)
         _ = try? service.getUser(accessToken: "fuzz-access-token")
         _ = try? service.fetchJWKS(userPoolId: "eu-west-1_Fuzz")
     }
@@ -45,10 +49,11 @@ enum FuzzTargets {
     /// An answer of the managed login's token endpoint (`/oauth2/token`, `/oauth2/revoke`), with
     /// the id token's nonce check on what it returns.
     static func oauthAnswer(_ data: Data) {
-        let endpoint = TokenEndpoint(domain: ManagedLoginDomain("https://fuzz.auth.eu-west-1.amazoncognito.com"),
-                                     transport: Replay(response(data)),
-                                     client: AppClient(userPoolId: "eu-west-1_Fuzz", clientId: "client", clientSecret: "secret"),
-                                     retryPolicy: noWait)
+        let endpoint = TokenEndpoint(
+            domain: ManagedLoginDomain("https://fuzz.auth.eu-west-1.amazoncognito.com"),
+            transport: Replay(response(data)),
+            client: AppClient(userPoolId: "eu-west-1_Fuzz", clientId: "client", clientSecret: "secret"),
+            retryPolicy: noWait)
         if let tokens = try? endpoint.refresh(refreshToken: "fuzz-refresh-token") {
             _ = try? tokens.checkIDToken(nonce: "nonce", clientId: "client")
             _ = tokens.authenticationResult
@@ -69,8 +74,9 @@ enum FuzzTargets {
 
     /// An answer of an identity pool (GetId, then GetCredentialsForIdentity).
     static func identityAnswer(_ data: Data) {
-        let service = CognitoIdentityService(endpoint: "https://cognito-identity.eu-west-1.amazonaws.com/",
-                                             transport: Replay(response(data)), retryPolicy: noWait)
+        let service = CognitoIdentityService(
+            endpoint: "https://cognito-identity.eu-west-1.amazonaws.com/",
+            transport: Replay(response(data)), retryPolicy: noWait)
         let logins = [CognitoIdentityService.providerName(userPoolId: "eu-west-1_Fuzz"): "fuzz-id-token"]
         _ = try? service.getId(identityPoolId: "eu-west-1:00000000-0000-0000-0000-000000000000", logins: logins)
         if let identity = try? service.getCredentialsForIdentity(identityId: "eu-west-1:fuzz", logins: logins) {
@@ -87,12 +93,14 @@ enum FuzzTargets {
             _ = WebAuthnClientData(.get, challenge: request.challenge, rpId: request.rpId ?? "").hash
         }
         if let document = try? JSONDecoder().decode(JSONValue.self, from: data),
-           let creation = WebAuthnCreationOptions.from(document) {
+            let creation = WebAuthnCreationOptions.from(document)
+        {
             _ = (creation.algorithm(among: WebAuthnAlgorithm.supported), creation.wantsResidentKey)
             _ = creation.excludeCredentials?.map(\.rawId)
         }
-        let service = CognitoService(endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
-                                     transport: Replay(response(data)), retryPolicy: noWait)
+        let service = CognitoService(
+            endpoint: "https://cognito-idp.eu-west-1.amazonaws.com/",
+            transport: Replay(response(data)), retryPolicy: noWait)
         _ = try? service.startWebAuthnRegistration(accessToken: "fuzz-access-token")
         _ = try? service.listWebAuthnCredentials(accessToken: "fuzz-access-token")
     }
@@ -100,7 +108,8 @@ enum FuzzTargets {
     /// A compact JWT: claims decoding and the offline checks, then the signature check.
     static func jwt(_ data: Data) {
         let token = String(decoding: data, as: UTF8.self)
-        let expected = TokenExpectations(region: "eu-west-1", userPoolId: "eu-west-1_Fuzz", use: .access, clientId: "client")
+        let expected = TokenExpectations(
+            region: "eu-west-1", userPoolId: "eu-west-1_Fuzz", use: .access, clientId: "client")
         if let claims = try? JWTClaims(token: token) {
             _ = (claims.username, claims.expiresAt, claims.notBefore, claims.groups, claims.issuedAt)
         }
@@ -128,8 +137,14 @@ enum FuzzTargets {
         for index in bytes.indices where bytes[index] == 0x0A {
             let next = index + 1 < bytes.count ? bytes[index + 1] : 0
             let afterCR = index + 2 < bytes.count ? bytes[index + 2] : 0
-            if next == 0x0A { split = index + 2; break }
-            if next == 0x0D && afterCR == 0x0A { split = index + 3; break }
+            if next == 0x0A {
+                split = index + 2
+                break
+            }
+            if next == 0x0D && afterCR == 0x0A {
+                split = index + 3
+                break
+            }
         }
         let (status, headers) = head(Data(bytes[..<split]))
         return HTTPResponse(status: status ?? 200, headers: headers, body: Data(bytes[split...]))
@@ -155,7 +170,10 @@ enum FuzzTargets {
     }
 
     /// A 2048-bit-sized key (modulus of 0x80 then zeros is no real key: the check fails, safely).
-    static let fixedKeys = try! JWKS(json: Data(#"{"keys":[{"kid":"k1","kty":"RSA","alg":"RS256","use":"sig","n":"gA\#(String(repeating: "A", count: 340))","e":"AQAB"}]}"#.utf8))
+    static let fixedKeys = try! JWKS(
+        json: Data(
+            #"{"keys":[{"kid":"k1","kty":"RSA","alg":"RS256","use":"sig","n":"gA\#(String(repeating: "A", count: 340))","e":"AQAB"}]}"#
+                .utf8))
     static let fixedToken = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJ4In0." + String(repeating: "A", count: 342)
 
     final class Replay: HTTPTransport {

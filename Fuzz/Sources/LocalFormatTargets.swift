@@ -19,7 +19,8 @@ enum LocalFormatTargets {
     /// config.toml's text; the profiles read are written and read again.
     static func configTOML(_ data: Data) {
         guard let text = String(data: data, encoding: .utf8),
-              let profiles = try? ConfigDocument.parse(text) else { return }
+            let profiles = try? ConfigDocument.parse(text)
+        else { return }
         let again = try? ConfigDocument.parse(ConfigDocument.render(profiles))
         precondition(again == profiles, "config.toml written from what was read reads back differently")
     }
@@ -29,8 +30,9 @@ enum LocalFormatTargets {
         guard var session = try? StoredSession.decoder.decode(StoredSession.self, from: data) else { return }
         _ = (session.label, session.expiresWithin(60, now: now), session.isSignedIn(as: "alice@example.com"))
         roundTrip(session)
-        let refreshed = AuthenticationResult(accessToken: session.idToken, expiresIn: session.version,
-                                             tokenType: nil, refreshToken: nil, idToken: nil)
+        let refreshed = AuthenticationResult(
+            accessToken: session.idToken, expiresIn: session.version,
+            tokenType: nil, refreshToken: nil, idToken: nil)
         if (try? session.apply(refreshed: refreshed, now: now)) != nil { roundTrip(session) }
     }
 
@@ -44,7 +46,8 @@ enum LocalFormatTargets {
     /// `SECRET\nUSERNAME\nISSUER`: the secret and username come from the service, the issuer is
     /// the pool id; the otpauth URI made of them, its QR code and both drawings.
     static func otpauthQR(_ data: Data) {
-        let fields = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+        let fields = String(decoding: data, as: UTF8.self).split(
+            separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
         let field = { (index: Int) in index < fields.count ? String(fields[index]) : "" }
         _ = AuthenticatorURI.label(username: field(1), attributes: ["email": field(2)])
         let uri = AuthenticatorURI.otpauth(secret: field(0), username: field(1), issuer: field(2))

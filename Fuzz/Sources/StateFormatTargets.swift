@@ -17,7 +17,8 @@ enum StateFormatTargets {
     static func ageHeader(_ data: Data) {
         let file = [UInt8](data)
         guard let (workFactor, start) = AgeFileHeader.inspect(file) else { return }
-        precondition((1...AgeFileStore.maximumWorkFactor).contains(workFactor), "a work factor outside the bound was accepted")
+        precondition(
+            (1...AgeFileStore.maximumWorkFactor).contains(workFactor), "a work factor outside the bound was accepted")
         precondition(start > 0 && start <= file.count, "the payload starts outside the file")
         if workFactor <= 2 { _ = AgeFileHeader.decrypt(file, passphrase: "fuzz") }
     }
@@ -33,9 +34,12 @@ enum StateFormatTargets {
     /// Audit log lines: each entry read is written as a line and read again to the same line.
     static func opsAudit(_ data: Data) {
         for line in data.split(separator: 0x0A) {
-            guard let entry = try? OpsStateDirectory.decoder.decode(OpsAuditLog.Entry.self, from: Data(line)) else { continue }
+            guard let entry = try? OpsStateDirectory.decoder.decode(OpsAuditLog.Entry.self, from: Data(line)) else {
+                continue
+            }
             let written = try! OpsAuditLog.line(entry)
-            precondition(written.hasSuffix("\n") && written.dropLast().allSatisfy { $0 != "\n" }, "an entry is not one line")
+            precondition(
+                written.hasSuffix("\n") && written.dropLast().allSatisfy { $0 != "\n" }, "an entry is not one line")
             let again = try! OpsStateDirectory.decoder.decode(OpsAuditLog.Entry.self, from: Data(written.utf8))
             precondition(try! OpsAuditLog.line(again) == written, "an audit line read back differs")
         }

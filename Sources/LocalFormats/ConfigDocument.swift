@@ -1,9 +1,10 @@
+import TOMLKit
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import TOMLKit
 
 /// One `[profiles.NAME]` table of config.toml.
 public struct ProfileConfig: Equatable, Sendable {
@@ -33,9 +34,11 @@ public struct ProfileConfig: Equatable, Sendable {
     /// sign for (recorded at the first `passkey add`, or set by hand).
     public var passkeyRpId: String?
 
-    public init(userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
-                username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil,
-                identityProviderName: String? = nil) {
+    public init(
+        userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
+        username: String? = nil, identityPoolId: String? = nil, domain: String? = nil, redirectPort: String? = nil,
+        identityProviderName: String? = nil
+    ) {
         self.userPoolId = userPoolId
         self.clientId = clientId
         self.region = region
@@ -100,7 +103,8 @@ public enum ConfigDocument {
             var profile = ProfileConfig()
             for (key, field) in ProfileConfig.keys {
                 if let value = entry[key] {
-                    guard let string = value.string ?? (key == "redirect_port" ? value.int.map(String.init) : nil) else {
+                    guard let string = value.string ?? (key == "redirect_port" ? value.int.map(String.init) : nil)
+                    else {
                         throw ConfigDocumentError.notAString(profile: name, key: key)
                     }
                     profile[keyPath: field] = string
@@ -129,9 +133,12 @@ public enum ConfigDocument {
     }
 
     private static func key(_ name: String) -> String {
-        let bare = !name.isEmpty && name.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
-        }
+        let bare =
+            !name.isEmpty
+            && name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                    || $0 == "-"
+            }
         return bare ? name : basicString(name)
     }
 
@@ -199,9 +206,11 @@ enum TableHeaders {
             guard at(0) == UInt8(ascii: "[") else { return }
             index += at(1) == UInt8(ascii: "[") ? 2 : 1
             while let byte = at(0), byte == 0x20 || byte == 0x09 { index += 1 }
-            guard let first = at(0), isBareKey(first) || first == UInt8(ascii: "\"") || first == UInt8(ascii: "'") else {
-                throw ConfigDocumentError.notTOML(description: "a table name must start with a letter, a digit, '_', '-' or a quote",
-                                                  line: line)
+            guard let first = at(0), isBareKey(first) || first == UInt8(ascii: "\"") || first == UInt8(ascii: "'")
+            else {
+                throw ConfigDocumentError.notTOML(
+                    description: "a table name must start with a letter, a digit, '_', '-' or a quote",
+                    line: line)
             }
         }
 
@@ -252,12 +261,13 @@ enum TableHeaders {
                     if let last = open.last {
                         guard (last == UInt8(ascii: "[")) == (byte == UInt8(ascii: "]")) else {
                             throw ConfigDocumentError.notTOML(
-                                description: "'\(Character(Unicode.Scalar(byte)))' does not close the '\(Character(Unicode.Scalar(last)))' before it",
+                                description:
+                                    "'\(Character(Unicode.Scalar(byte)))' does not close the '\(Character(Unicode.Scalar(last)))' before it",
                                 line: line)
                         }
                         open.removeLast()
                     } else {
-                        inKey = false   // the end of a header's name
+                        inKey = false  // the end of a header's name
                     }
                     index += 1
                 default:
@@ -278,7 +288,10 @@ enum TableHeaders {
                 }
                 if byte == 0x0A {
                     line += 1
-                    if !multiline { index += 1; return }   // unterminated: the parser reports it
+                    if !multiline {
+                        index += 1
+                        return
+                    }  // unterminated: the parser reports it
                 }
                 if byte == quote && (!multiline || (at(1) == quote && at(2) == quote)) {
                     index += multiline ? 3 : 1
@@ -293,7 +306,7 @@ enum TableHeaders {
         func isBareKey(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
                 return true
             default:
                 return false

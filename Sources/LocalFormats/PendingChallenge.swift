@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -29,9 +30,11 @@ public struct PendingChallenge: Codable, Equatable, Sendable {
     /// Codes refused so far (the service ends the challenge after a few).
     public var wrongCodes: Int
 
-    public init(challengeName: ChallengeName, session: String, username: String, typedUsername: String?,
-                userPoolId: String, clientId: String, expiresAt: Date, destination: String?, verified: Bool,
-                wrongCodes: Int) {
+    public init(
+        challengeName: ChallengeName, session: String, username: String, typedUsername: String?,
+        userPoolId: String, clientId: String, expiresAt: Date, destination: String?, verified: Bool,
+        wrongCodes: Int
+    ) {
         self.challengeName = challengeName
         self.session = session
         self.username = username

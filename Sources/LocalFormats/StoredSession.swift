@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,8 +40,10 @@ public struct StoredSession: Codable, Equatable, Sendable {
 
     /// Builds a session from a sign-in's tokens; identity comes from the access token's claims.
     /// Throws `Failure.noRefreshToken`, or the `JWTError` of an unreadable access token.
-    public init(tokens: AuthenticationResult, fallbackUsername: String, profile: String, userPoolId: String,
-                clientId: String, region: String, endpoint: String, now: Date) throws {
+    public init(
+        tokens: AuthenticationResult, fallbackUsername: String, profile: String, userPoolId: String,
+        clientId: String, region: String, endpoint: String, now: Date
+    ) throws {
         guard let refreshToken = tokens.refreshToken else { throw Failure.noRefreshToken }
         let claims = try JWTClaims(token: tokens.accessToken)
         self.profile = profile
@@ -74,9 +77,9 @@ public struct StoredSession: Codable, Equatable, Sendable {
         let fromExpiresIn = tokens.expiresIn.flatMap { OutsideNumbers.seconds(Double($0), atMost: 366 * 86400) }
             .map { now.addingTimeInterval($0) }
         switch (fromExpiresIn, claims.expiresAt) {
-        case let (a?, b?): return wholeSecond(min(a, b))
-        case let (a?, nil): return wholeSecond(a)
-        case let (nil, b?): return wholeSecond(b)
+        case (let a?, let b?): return wholeSecond(min(a, b))
+        case (let a?, nil): return wholeSecond(a)
+        case (nil, let b?): return wholeSecond(b)
         case (nil, nil): return wholeSecond(now.addingTimeInterval(3600))
         }
     }
@@ -99,8 +102,10 @@ public struct StoredSession: Codable, Equatable, Sendable {
     /// token carries (email, phone number, preferred username), compared as Cognito does by default.
     public func isSignedIn(as name: String) -> Bool {
         let claims = try? JWTClaims(token: idToken)
-        let names = [username, claims?.string("cognito:username"), claims?.email,
-                     claims?.string("phone_number"), claims?.string("preferred_username")]
+        let names = [
+            username, claims?.string("cognito:username"), claims?.email,
+            claims?.string("phone_number"), claims?.string("preferred_username"),
+        ]
         return names.contains { $0?.lowercased() == name.lowercased() }
     }
 

@@ -1,4 +1,5 @@
 import CQRencode
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -49,7 +50,8 @@ public struct TerminalQRCode: Sendable {
     public func render(colors: Bool, quietZone: Int = TerminalQRCode.quietZone) -> String {
         let size = modules.count + 2 * quietZone
         func dark(_ x: Int, _ y: Int) -> Bool {
-            let mx = x - quietZone, my = y - quietZone
+            let mx = x - quietZone
+            let my = y - quietZone
             guard mx >= 0, my >= 0, mx < modules.count, my < modules.count else { return false }
             return modules[my][mx]
         }
@@ -58,7 +60,8 @@ public struct TerminalQRCode: Sendable {
         while y < size {
             var line = ""
             for x in 0..<size {
-                let top = dark(x, y), bottom = y + 1 < size ? dark(x, y + 1) : false
+                let top = dark(x, y)
+                let bottom = y + 1 < size ? dark(x, y + 1) : false
                 if colors {
                     // Foreground black, background white: "█" both dark, " " both light.
                     switch (top, bottom) {

@@ -18,7 +18,9 @@ public enum AgeFileHeader {
     /// The payload of `file` opened with `passphrase`; nil when it does not open. Costs one scrypt
     /// at the file's work factor.
     public static func decrypt(_ file: [UInt8], passphrase: String) -> [UInt8]? {
-        guard let (header, start) = try? AgeFormat.openHeader(file, passphrase: Array(passphrase.utf8)) else { return nil }
+        guard let (header, start) = try? AgeFormat.openHeader(file, passphrase: Array(passphrase.utf8)) else {
+            return nil
+        }
         return try? AgeFormat.decryptPayload(file, from: start, header: header)
     }
 }

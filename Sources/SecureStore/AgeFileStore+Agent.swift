@@ -1,5 +1,6 @@
 import Crypto
 import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -88,7 +89,8 @@ extension AgeFileStore {
     /// does not, there is no file or no agent. Never asks for a passphrase.
     public func agentExpiry(profile: String) throws -> UInt64? {
         guard let agent, let status = try agent.client.status(),
-              let held = status.directories.first(where: { $0.path == directory }) else { return nil }
+            let held = status.directories.first(where: { $0.path == directory })
+        else { return nil }
         let fd = open(path(profile: profile), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -103,13 +105,16 @@ extension AgeFileStore {
     /// The plaintext the agent opened `file` to; nil when it holds no key for it or none runs.
     func agentOpen(_ file: [UInt8], path: String, state: inout State) throws -> [UInt8]? {
         guard let agent, file.count + 4096 <= AgentMessage.maximumFrameBytes else { return nil }
-        guard let answer = ask(agent, AgentMessage(.open, [Array(directory.utf8), file]), state: &state) else { return nil }
+        guard let answer = ask(agent, AgentMessage(.open, [Array(directory.utf8), file]), state: &state) else {
+            return nil
+        }
         switch answer.kind {
         case .ok:
             guard answer.fields.count == 1 else { return nil }
             return answer.fields[0]
         case .refused:
-            throw Self.damaged(path, answer.fields.first.map { String(decoding: $0, as: UTF8.self) } ?? "the agent refused it")
+            throw Self.damaged(
+                path, answer.fields.first.map { String(decoding: $0, as: UTF8.self) } ?? "the agent refused it")
         default:
             return nil
         }
@@ -121,14 +126,16 @@ extension AgeFileStore {
         guard let agent, plaintext.count + 8192 <= AgentMessage.maximumFrameBytes else { return nil }
         let request = AgentMessage(.seal, [Array(directory.utf8), header ?? [], plaintext])
         guard let answer = ask(agent, request, state: &state), answer.kind == .ok, answer.fields.count == 1,
-              (try? AgeFormat.parseHeader(answer.fields[0])) != nil else { return nil }
+            (try? AgeFormat.parseHeader(answer.fields[0])) != nil
+        else { return nil }
         return answer.fields[0]
     }
 
     /// Whether the agent holds this directory (so a new file needs no passphrase).
     func agentHoldsDirectory(state: inout State) -> Bool {
         guard let agent, let answer = ask(agent, AgentMessage(.status), state: &state), answer.kind == .ok,
-              let status = try? AgentStatus.parse(answer) else { return false }
+            let status = try? AgentStatus.parse(answer)
+        else { return false }
         return status.directories.contains { $0.path == directory }
     }
 
@@ -158,8 +165,12 @@ extension AgeFileStore {
     private func give(_ agent: AgentUse, _ header: AgeFormat.Header, lifetime: AgentLifetime) throws {
         var key = header.fileKey.bytes
         defer { key.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-        let request = AgentMessage(.add, [Array(directory.utf8), header.bytes, key, AgentMessage.number(lifetime.lifetime),
-                                          AgentMessage.number(lifetime.idle)])
+        let request = AgentMessage(
+            .add,
+            [
+                Array(directory.utf8), header.bytes, key, AgentMessage.number(lifetime.lifetime),
+                AgentMessage.number(lifetime.idle),
+            ])
         var reply = try agent.client.send(request)
         if case .absent = reply {
             try agent.start()
@@ -172,8 +183,11 @@ extension AgeFileStore {
             let reason = answer.fields.first.map { String(decoding: $0, as: UTF8.self) } ?? "no reason given"
             throw SecureStoreError(kind: .failed, message: "the key agent refused the key: \(reason)")
         case .absent:
-            throw SecureStoreError(kind: .unavailable, message:
-                "the key agent did not start (nothing listens on \(agent.client.socketPath)); run `authctl agent` to see why")
+            throw SecureStoreError(
+                kind: .unavailable,
+                message:
+                    "the key agent did not start (nothing listens on \(agent.client.socketPath)); run `authctl agent` to see why"
+            )
         }
     }
 
@@ -220,7 +234,9 @@ extension AgeFileStore {
 
     /// The distinct headers of the directory's files, the most shared first, each with its files.
     func directoryHeaders() throws -> [(header: [UInt8], paths: [String])] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".age") }.sorted()
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+            $0.hasSuffix(".age")
+        }.sorted()
         var groups: [(header: [UInt8], paths: [String])] = []
         for name in names {
             let path = directory + "/" + name
@@ -240,8 +256,10 @@ extension AgeFileStore {
                 groups.append((header, [path]))
             }
         }
-        return groups.enumerated().sorted { ($0.element.paths.count, -$0.offset) > ($1.element.paths.count, -$1.offset) }
-            .map(\.element)
+        return groups.enumerated().sorted {
+            ($0.element.paths.count, -$0.offset) > ($1.element.paths.count, -$1.offset)
+        }
+        .map(\.element)
     }
 
     /// The one line for a locked store where nothing can ask for the passphrase.
@@ -250,11 +268,11 @@ extension AgeFileStore {
             return "the file store \(directory) is locked and the key agent failed (\(trouble)): run `authctl unlock`"
         }
         if state.agentAbsence == .gone {
-            return "the key agent is gone (killed or crashed; nothing stored was lost) and the file store \(directory) " +
-                "is locked: run `authctl unlock`"
+            return "the key agent is gone (killed or crashed; nothing stored was lost) and the file store \(directory) "
+                + "is locked: run `authctl unlock`"
         }
-        return "the file store \(directory) is locked: run `authctl unlock` (or give a passphrase source, " +
-            "e.g. AUTHCTL_STORE_PASSPHRASE_FILE)"
+        return "the file store \(directory) is locked: run `authctl unlock` (or give a passphrase source, "
+            + "e.g. AUTHCTL_STORE_PASSPHRASE_FILE)"
     }
 }
 
@@ -286,7 +304,8 @@ extension AgeFileStore {
             }
             defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             guard let document = try? JSONDecoder().decode(Document.self, from: Data(plaintext)),
-                  document == state.profiles[profile]?.document else {
+                document == state.profiles[profile]?.document
+            else {
                 throw SecureStoreError(.corrupted, message: "\(path) read back does not hold what was just written")
             }
         }

@@ -1,10 +1,11 @@
 import Crypto
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,8 +82,10 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     ///   - passphrase: resolved the first time a file must be opened or created.
     ///   - workFactor: log2 of scrypt's N for new files. Lower than the default only in unit tests.
     ///   - agent: the key agent to ask before the passphrase (nil: never ask one).
-    public init(directory: String, passphrase: PassphraseSource, workFactor: Int = AgeFileStore.defaultWorkFactor,
-                agent: AgentUse? = nil) {
+    public init(
+        directory: String, passphrase: PassphraseSource, workFactor: Int = AgeFileStore.defaultWorkFactor,
+        agent: AgentUse? = nil
+    ) {
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.source = passphrase
         self.agent = agent
@@ -179,13 +182,16 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         return opened
     }
 
-    private func decrypt(_ file: [UInt8], path: String, identity: FileIdentity, profile: String,
-                         state: inout State) throws -> Opened {
+    private func decrypt(
+        _ file: [UInt8], path: String, identity: FileIdentity, profile: String,
+        state: inout State
+    ) throws -> Opened {
         do {
             var header: AgeFormat.Header?
             let start: Int
             var plaintext: [UInt8]
-            if let cached = state.profiles[profile]?.header, let known = try AgeFormat.reopenHeader(file, known: cached) {
+            if let cached = state.profiles[profile]?.header, let known = try AgeFormat.reopenHeader(file, known: cached)
+            {
                 (header, start) = known
                 plaintext = try AgeFormat.decryptPayload(file, from: start, header: known.0)
             } else {
@@ -203,12 +209,15 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             }
             defer { plaintext.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             guard let document = try? JSONDecoder().decode(Document.self, from: Data(plaintext)) else {
-                throw SecureStoreError(.corrupted, message:
-                    "\(path) opens but does not hold authctl items (not the JSON document this store writes); " +
-                    "it was left untouched")
+                throw SecureStoreError(
+                    .corrupted,
+                    message:
+                        "\(path) opens but does not hold authctl items (not the JSON document this store writes); "
+                        + "it was left untouched")
             }
             guard document.items.allSatisfy({ $0.profile == profile }) else {
-                throw SecureStoreError(.corrupted, message: "\(path) holds items of another profile; it was left untouched")
+                throw SecureStoreError(
+                    .corrupted, message: "\(path) holds items of another profile; it was left untouched")
             }
             return Opened(identity: identity, header: header, headerBytes: Array(file[0..<start]), document: document)
         } catch AgeFormat.Failure.wrongPassphrase {
@@ -222,14 +231,18 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
 
     func wrongPassphrase(_ path: String, state: State) -> SecureStoreError {
         let origin = state.origin.map { " (from \($0))" } ?? ""
-        return SecureStoreError(.wrongPassphrase, message:
-            "the passphrase\(origin) does not open \(path); the file was left untouched")
+        return SecureStoreError(
+            .wrongPassphrase,
+            message:
+                "the passphrase\(origin) does not open \(path); the file was left untouched")
     }
 
     static func damaged(_ path: String, _ reason: String) -> SecureStoreError {
-        SecureStoreError(.corrupted, message:
-            "\(path) is damaged or not an authctl store file: \(reason); it was left untouched " +
-            "(move it away to start afresh, or inspect it with `age -d`)")
+        SecureStoreError(
+            .corrupted,
+            message:
+                "\(path) is damaged or not an authctl store file: \(reason); it was left untouched "
+                + "(move it away to start afresh, or inspect it with `age -d`)")
     }
 
     func passphrase(_ state: inout State) throws -> [UInt8] {
@@ -241,7 +254,10 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         } catch let error as SecureStoreError where error.cause == .noPassphrase && agent != nil {
             // Files to open (or an agent that held them): locked, and `authctl unlock` is the fix.
             // A first file with no passphrase source is the plain missing passphrase.
-            guard state.agentAbsence == .gone || state.agentTrouble != nil || ((try? directoryHeaders()) ?? []).isEmpty == false else {
+            guard
+                state.agentAbsence == .gone || state.agentTrouble != nil
+                    || ((try? directoryHeaders()) ?? []).isEmpty == false
+            else {
                 throw error
             }
             throw SecureStoreError(.storeLocked, message: lockedMessage(state))
@@ -278,12 +294,17 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             var header = before?.header
             // A file wrapped more weakly than this store writes (age -p at a low work factor, an old
             // file) is re-keyed at the store's work factor, here rather than by the agent (issue 31).
-            let weakBefore = try before.map { try AgeFormat.parseHeader($0.headerBytes).workFactor < workFactor } ?? false
-            if header == nil, !weakBefore, let sealed = try agentSeal(plaintext, header: before?.headerBytes, state: &state) {
+            let weakBefore =
+                try before.map { try AgeFormat.parseHeader($0.headerBytes).workFactor < workFactor } ?? false
+            if header == nil, !weakBefore,
+                let sealed = try agentSeal(plaintext, header: before?.headerBytes, state: &state)
+            {
                 file = sealed
             } else {
                 if header == nil {
-                    header = try before == nil ? state.directoryHeader ?? localHeader(for: nil, profile: profile, state: &state)
+                    header =
+                        try before == nil
+                        ? state.directoryHeader ?? localHeader(for: nil, profile: profile, state: &state)
                         : localHeader(for: before, profile: profile, state: &state)
                     if before == nil { state.directoryHeader = header }
                 }
@@ -295,7 +316,8 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             }
             let headerBytes = try header?.bytes ?? Array(file[0..<AgeFormat.parseHeader(file).end])
             let identity = try replace(path, with: file)
-            state.profiles[profile] = Opened(identity: identity, header: header, headerBytes: headerBytes, document: document)
+            state.profiles[profile] = Opened(
+                identity: identity, header: header, headerBytes: headerBytes, document: document)
             return true
         }
     }
@@ -353,16 +375,22 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             guard stat(directory, &info) == 0 else { throw fileError("cannot inspect", directory) }
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw SecureStoreError(.insecure, message: "\(directory) is not a directory; the file store keeps its files there")
+            throw SecureStoreError(
+                .insecure, message: "\(directory) is not a directory; the file store keeps its files there")
         }
         guard info.st_uid == geteuid() else {
-            throw SecureStoreError(.insecure, message:
-                "\(directory) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(directory) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it"
+            )
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw SecureStoreError(.insecure, message:
-                "\(directory) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); " +
-                "the file store refuses it: `chmod 700 \(directory)`")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(directory) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                    + "the file store refuses it: `chmod 700 \(directory)`")
         }
         state.directoryChecked = true
         return true
@@ -372,16 +400,21 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     private static func checkOwnFile(_ fd: Int32, path: String) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            throw SecureStoreError(kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
+            throw SecureStoreError(
+                kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
         }
         guard info.st_uid == geteuid() else {
-            throw SecureStoreError(.insecure, message:
-                "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw SecureStoreError(.insecure, message:
-                "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); " +
-                "the file store refuses it: `chmod 600 \(path)`")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                    + "the file store refuses it: `chmod 600 \(path)`")
         }
     }
 
@@ -398,15 +431,18 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         var info = stat()
         if !parent.isEmpty && stat(parent, &info) != 0 && errno == ENOENT { try makeDirectories(parent) }
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-            throw SecureStoreError(kind: .unavailable, message:
-                "cannot create \(path): \(String(cString: strerror(errno)))")
+            throw SecureStoreError(
+                kind: .unavailable,
+                message:
+                    "cannot create \(path): \(String(cString: strerror(errno)))")
         }
     }
 
     private static func lock(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
-            throw SecureStoreError(kind: .failed, message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+            throw SecureStoreError(
+                kind: .failed, message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
         while flock(fd, LOCK_EX) != 0 {
             if errno == EINTR { continue }
@@ -422,13 +458,15 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     static func identity(_ fd: Int32, path: String) throws -> FileIdentity {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            throw SecureStoreError(kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
+            throw SecureStoreError(
+                kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw SecureStoreError(.corrupted, message: "\(path) is not a regular file; it was left untouched")
         }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                            modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+        return FileIdentity(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
     }
 
     static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
@@ -438,12 +476,14 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else {
-                throw SecureStoreError(kind: .failed, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+                throw SecureStoreError(
+                    kind: .failed, message: "cannot read \(path): \(String(cString: strerror(errno)))")
             }
             if count == 0 { return bytes }
             bytes += buffer[0..<count]
             guard bytes.count <= maximumFileBytes else {
-                throw SecureStoreError(.corrupted, message: "\(path) is larger than \(maximumFileBytes) bytes; it was left untouched")
+                throw SecureStoreError(
+                    .corrupted, message: "\(path) is larger than \(maximumFileBytes) bytes; it was left untouched")
             }
         }
     }
@@ -457,9 +497,12 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     static func fileName(_ profile: String) -> String {
         var out = ""
         for (index, byte) in profile.utf8.enumerated() {
-            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let plain =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || (byte == UInt8(ascii: ".") && index > 0)
-            out += plain ? String(Unicode.Scalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            out +=
+                plain
+                ? String(Unicode.Scalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
         }
         return out.isEmpty ? "%" : out
     }

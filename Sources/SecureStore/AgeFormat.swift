@@ -1,5 +1,6 @@
 import Crypto
 import _CryptoExtras
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -66,8 +67,9 @@ enum AgeFormat {
         repeat {
             let end = min(start + chunkSize, plaintext.count)
             let last = end == plaintext.count
-            let sealed = try ChaChaPoly.seal(plaintext[start..<end], using: payloadKey,
-                                             nonce: try chunkNonce(counter, last: last))
+            let sealed = try ChaChaPoly.seal(
+                plaintext[start..<end], using: payloadKey,
+                nonce: try chunkNonce(counter, last: last))
             out += sealed.ciphertext
             out += sealed.tag
             counter += 1
@@ -86,8 +88,9 @@ enum AgeFormat {
         let wrapKey = try scrypt(passphrase: passphrase, salt: parsed.salt, workFactor: parsed.workFactor)
         let fileKey: [UInt8]
         do {
-            let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: zeroNonce),
-                                               ciphertext: parsed.body[0..<16], tag: parsed.body[16...])
+            let box = try ChaChaPoly.SealedBox(
+                nonce: ChaChaPoly.Nonce(data: zeroNonce),
+                ciphertext: parsed.body[0..<16], tag: parsed.body[16...])
             fileKey = Array(try ChaChaPoly.open(box, using: wrapKey))
         } catch {
             throw Failure.wrongPassphrase
@@ -118,15 +121,18 @@ enum AgeFormat {
             guard end - position >= tagSize else { throw Failure.malformed("a payload chunk is truncated") }
             let box: ChaChaPoly.SealedBox
             do {
-                box = try ChaChaPoly.SealedBox(nonce: try chunkNonce(counter, last: last),
-                                               ciphertext: file[position..<(end - tagSize)],
-                                               tag: file[(end - tagSize)..<end])
+                box = try ChaChaPoly.SealedBox(
+                    nonce: try chunkNonce(counter, last: last),
+                    ciphertext: file[position..<(end - tagSize)],
+                    tag: file[(end - tagSize)..<end])
             } catch {
                 throw Failure.malformed("a payload chunk is malformed")
             }
             guard let chunk = try? ChaChaPoly.open(box, using: payloadKey) else {
-                throw Failure.malformed(last ? "the payload is truncated or altered (its final chunk does not authenticate)"
-                                             : "the payload is altered (chunk \(counter) does not authenticate)")
+                throw Failure.malformed(
+                    last
+                        ? "the payload is truncated or altered (its final chunk does not authenticate)"
+                        : "the payload is altered (chunk \(counter) does not authenticate)")
             }
             if last && chunk.isEmpty && counter > 0 {
                 throw Failure.malformed("the payload ends with an empty chunk")
@@ -171,13 +177,17 @@ enum AgeFormat {
         while true {
             let (text, start) = try line()
             if text.starts(with: Array("---".utf8)) {
-                guard text.count == 4 + 43, text[3] == 0x20 else { throw Failure.malformed("the header MAC line is malformed") }
+                guard text.count == 4 + 43, text[3] == 0x20 else {
+                    throw Failure.malformed("the header MAC line is malformed")
+                }
                 guard let mac = decodeBase64(Array(text[4...])), mac.count == 32 else {
                     throw Failure.malformed("the header MAC is not canonical base64 of 32 bytes")
                 }
                 guard stanzas.count == 1 else {
-                    throw Failure.malformed(stanzas.isEmpty ? "the header has no recipient stanza"
-                                                            : "an scrypt stanza must be the only stanza (the file has \(stanzas.count))")
+                    throw Failure.malformed(
+                        stanzas.isEmpty
+                            ? "the header has no recipient stanza"
+                            : "an scrypt stanza must be the only stanza (the file has \(stanzas.count))")
                 }
                 let (args, body) = stanzas[0]
                 guard args.count == 3 else { throw Failure.malformed("the scrypt stanza needs exactly 2 arguments") }
@@ -185,44 +195,58 @@ enum AgeFormat {
                     throw Failure.malformed("the scrypt salt is not canonical base64 of 16 bytes")
                 }
                 let factor = args[2]
-                guard let firstDigit = factor.utf8.first, firstDigit >= UInt8(ascii: "1"), firstDigit <= UInt8(ascii: "9"),
-                      factor.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                      factor.utf8.count <= 2, let workFactor = Int(factor) else {
+                guard let firstDigit = factor.utf8.first, firstDigit >= UInt8(ascii: "1"),
+                    firstDigit <= UInt8(ascii: "9"),
+                    factor.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                    factor.utf8.count <= 2, let workFactor = Int(factor)
+                else {
                     throw Failure.malformed("the scrypt work factor is not a decimal number without leading zeros")
                 }
                 guard workFactor <= maximumWorkFactor else {
-                    throw Failure.malformed("the scrypt work factor 2^\(workFactor) is above the limit 2^\(maximumWorkFactor)")
+                    throw Failure.malformed(
+                        "the scrypt work factor 2^\(workFactor) is above the limit 2^\(maximumWorkFactor)")
                 }
                 guard body.count == 32 else { throw Failure.malformed("the scrypt stanza's body is not 32 bytes") }
-                return ParsedHeader(salt: salt, workFactor: workFactor, body: body,
-                                    macInput: 0..<(start + 3), mac: mac, end: position)
+                return ParsedHeader(
+                    salt: salt, workFactor: workFactor, body: body,
+                    macInput: 0..<(start + 3), mac: mac, end: position)
             }
-            guard text.starts(with: Array("-> ".utf8)) else { throw Failure.malformed("a header line is neither a stanza nor the MAC") }
+            guard text.starts(with: Array("-> ".utf8)) else {
+                throw Failure.malformed("a header line is neither a stanza nor the MAC")
+            }
             let arguments = text[3...].split(separator: 0x20, omittingEmptySubsequences: false)
             guard arguments.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0 >= 0x21 && $0 <= 0x7E } }) else {
                 throw Failure.malformed("a stanza has an empty or non-printable argument")
             }
             let args = arguments.map { String(decoding: $0, as: UTF8.self) }
             if args.first != "scrypt" {
-                throw Failure.malformed("the file is encrypted to a \(args.first ?? "?") recipient, not with a passphrase")
+                throw Failure.malformed(
+                    "the file is encrypted to a \(args.first ?? "?") recipient, not with a passphrase")
             }
             // The body: full 64-column lines, then one shorter (possibly empty) line.
             var encoded: [UInt8] = []
             while true {
                 let (bodyLine, _) = try line()
-                guard bodyLine.count <= 64 else { throw Failure.malformed("a stanza body line is longer than 64 columns") }
+                guard bodyLine.count <= 64 else {
+                    throw Failure.malformed("a stanza body line is longer than 64 columns")
+                }
                 encoded += bodyLine
                 if bodyLine.count < 64 { break }
             }
-            guard let body = decodeBase64(encoded) else { throw Failure.malformed("a stanza body is not canonical base64") }
+            guard let body = decodeBase64(encoded) else {
+                throw Failure.malformed("a stanza body is not canonical base64")
+            }
             stanzas.append((args, body))
         }
     }
 
     private static func checkMAC(_ parsed: ParsedHeader, file: [UInt8], fileKey: SymmetricKey) throws -> Header {
         let input = Array(file[parsed.macInput])
-        guard HMAC<SHA256>.isValidAuthenticationCode(parsed.mac, authenticating: input,
-                                                     using: macKey(fileKey: fileKey)) else {
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                parsed.mac, authenticating: input,
+                using: macKey(fileKey: fileKey))
+        else {
             throw Failure.malformed("the header MAC does not match (the header was altered)")
         }
         return Header(bytes: Array(file[0..<parsed.end]), fileKey: fileKey, workFactor: parsed.workFactor)
@@ -233,12 +257,14 @@ enum AgeFormat {
     static let zeroNonce = [UInt8](repeating: 0, count: 12)
 
     static func scrypt(passphrase: [UInt8], salt: [UInt8], workFactor: Int) throws -> SymmetricKey {
-        try KDF.Scrypt.deriveKey(from: passphrase, salt: scryptLabel + salt, outputByteCount: 32,
-                                 rounds: 1 << workFactor, blockSize: 8, parallelism: 1)
+        try KDF.Scrypt.deriveKey(
+            from: passphrase, salt: scryptLabel + salt, outputByteCount: 32,
+            rounds: 1 << workFactor, blockSize: 8, parallelism: 1)
     }
 
     static func macKey(fileKey: SymmetricKey) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: fileKey, salt: [UInt8](), info: Array("header".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: fileKey, salt: [UInt8](), info: Array("header".utf8), outputByteCount: 32)
     }
 
     static func headerMAC(_ input: [UInt8], fileKey: SymmetricKey) -> [UInt8] {

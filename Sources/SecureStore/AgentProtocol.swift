@@ -65,7 +65,9 @@ public struct AgentMessage: Equatable, Sendable {
 
     /// A frame's body (after the length prefix).
     public static func parse(body: [UInt8]) throws -> AgentMessage {
-        guard body.count >= 2, body.count <= maximumFrameBytes else { throw ParseError.malformed("the frame size is out of bounds") }
+        guard body.count >= 2, body.count <= maximumFrameBytes else {
+            throw ParseError.malformed("the frame size is out of bounds")
+        }
         guard body[0] == version else { throw ParseError.malformed("protocol version \(body[0]) is not \(version)") }
         guard let kind = Kind(rawValue: body[1]) else { throw ParseError.malformed("unknown message type \(body[1])") }
         var fields: [[UInt8]] = []
@@ -86,7 +88,9 @@ public struct AgentMessage: Equatable, Sendable {
     public static func parse(frame: [UInt8]) throws -> AgentMessage {
         guard frame.count >= 4 else { throw ParseError.malformed("the frame is shorter than its length prefix") }
         let length = try frameLength(Array(frame[0..<4]))
-        guard frame.count - 4 == length else { throw ParseError.malformed("the frame's length does not match its bytes") }
+        guard frame.count - 4 == length else {
+            throw ParseError.malformed("the frame's length does not match its bytes")
+        }
         return try parse(body: Array(frame[4...]))
     }
 
@@ -100,7 +104,8 @@ public struct AgentMessage: Equatable, Sendable {
     /// Field `index` as UTF-8 text (a directory path: absolute, at most 4096 bytes, no NUL).
     public func path(_ index: Int) throws -> String {
         let bytes = try field(index, "directory", maximum: 4096)
-        guard bytes.first == UInt8(ascii: "/"), !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self) else {
+        guard bytes.first == UInt8(ascii: "/"), !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self)
+        else {
             throw ParseError.malformed("the directory is not an absolute UTF-8 path")
         }
         return text
@@ -118,12 +123,15 @@ public struct AgentMessage: Equatable, Sendable {
     }
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+        [
+            UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
+        ]
     }
 
     static func readUInt32(_ bytes: [UInt8], at index: Int) -> UInt32 {
-        UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8 | UInt32(bytes[index + 3])
+        UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8
+            | UInt32(bytes[index + 3])
     }
 }
 
@@ -143,22 +151,28 @@ public struct AgentStatus: Sendable, Equatable {
     func fields() -> [[UInt8]] {
         var fields = [AgentMessage.number(answers)]
         for directory in directories {
-            fields += [Array(directory.path.utf8), AgentMessage.number(directory.expiresAt),
-                       directory.fingerprints.flatMap { $0 }]
+            fields += [
+                Array(directory.path.utf8), AgentMessage.number(directory.expiresAt),
+                directory.fingerprints.flatMap { $0 },
+            ]
         }
         return fields
     }
 
     static func parse(_ message: AgentMessage) throws -> AgentStatus {
         let answers = try message.number(0, "answers")
-        guard (message.fields.count - 1) % 3 == 0 else { throw AgentMessage.ParseError.malformed("status fields are not triples") }
+        guard (message.fields.count - 1) % 3 == 0 else {
+            throw AgentMessage.ParseError.malformed("status fields are not triples")
+        }
         var directories: [Directory] = []
         var index = 1
         while index < message.fields.count {
             let path = try message.path(index)
             let expires = try message.number(index + 1, "expiry")
             let joined = message.fields[index + 2]
-            guard joined.count % 32 == 0 else { throw AgentMessage.ParseError.malformed("a fingerprint is not 32 bytes") }
+            guard joined.count % 32 == 0 else {
+                throw AgentMessage.ParseError.malformed("a fingerprint is not 32 bytes")
+            }
             let fingerprints = stride(from: 0, to: joined.count, by: 32).map { Array(joined[$0..<($0 + 32)]) }
             directories.append(Directory(path: path, expiresAt: expires, fingerprints: fingerprints))
             index += 3

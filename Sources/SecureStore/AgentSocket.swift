@@ -40,18 +40,24 @@ public enum AgentSocket {
             guard lstat(path, &info) == 0 else { throw failure("cannot inspect \(path)") }
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw SecureStoreError(.insecure, message:
-                "\(path) is not a directory (a link or a file); the key agent refuses it: remove it")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(path) is not a directory (a link or a file); the key agent refuses it: remove it")
         }
         guard info.st_uid == geteuid() else {
-            throw SecureStoreError(.insecure, message:
-                "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the key agent refuses it " +
-                "(set XDG_RUNTIME_DIR to a private directory of yours)")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the key agent refuses it "
+                    + "(set XDG_RUNTIME_DIR to a private directory of yours)")
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw SecureStoreError(.insecure, message:
-                "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); " +
-                "the key agent refuses it: `chmod 700 \(path)`")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                    + "the key agent refuses it: `chmod 700 \(path)`")
         }
         return true
     }
@@ -63,7 +69,8 @@ public enum AgentSocket {
         var length = socklen_t(MemoryLayout.size(ofValue: credentials))
         let soPeerCred: Int32 = 17  // SO_PEERCRED on Linux
         guard getsockopt(fd, SOL_SOCKET, soPeerCred, &credentials, &length) == 0,
-              length == socklen_t(MemoryLayout.size(ofValue: credentials)) else { return nil }
+            length == socklen_t(MemoryLayout.size(ofValue: credentials))
+        else { return nil }
         return credentials.uid
     }
 
@@ -73,8 +80,11 @@ public enum AgentSocket {
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard bytes.count < capacity else {
-            throw SecureStoreError(kind: .unavailable, message:
-                "the agent's socket path \(path) is longer than \(capacity - 1) bytes; set XDG_RUNTIME_DIR to a shorter directory")
+            throw SecureStoreError(
+                kind: .unavailable,
+                message:
+                    "the agent's socket path \(path) is longer than \(capacity - 1) bytes; set XDG_RUNTIME_DIR to a shorter directory"
+            )
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in bytes.enumerated() { raw[index] = byte }
@@ -92,7 +102,9 @@ public enum AgentSocket {
     static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return false }
             sent += count

@@ -1,10 +1,11 @@
 import CKeyutils
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,9 +82,11 @@ public final class KernelKeyringStore: SecretStore, @unchecked Sendable {
         var payload = try StoredItem.encoder().encode(StoredItem(key: key, label: label, secret: secret))
         defer { payload.resetBytes(in: 0..<payload.count) }
         guard payload.count <= Self.maximumPayloadBytes else {
-            throw SecureStoreError(.tooLarge, message:
-                "the \(key.kind) of profile \(key.profile) is \(payload.count) bytes stored, more than a " +
-                "kernel key holds (\(Self.maximumPayloadBytes)); use the file store")
+            throw SecureStoreError(
+                .tooLarge,
+                message:
+                    "the \(key.kind) of profile \(key.profile) is \(payload.count) bytes stored, more than a "
+                    + "kernel key holds (\(Self.maximumPayloadBytes)); use the file store")
         }
         let description = description(kind: key.kind, profile: key.profile)
         let id = payload.withUnsafeBytes { bytes in
@@ -111,9 +114,10 @@ public final class KernelKeyringStore: SecretStore, @unchecked Sendable {
         for id in try linkedKeys(ring.id) {
             // A key of another program, or one removed since the keyring was read, is skipped.
             guard let described = describe(id), described.type == "user",
-                  described.description.hasPrefix(prefix),
-                  let item = try? item(id), item.profile == profile,
-                  described.description == description(kind: item.kind, profile: item.profile) else { continue }
+                described.description.hasPrefix(prefix),
+                let item = try? item(id), item.profile == profile,
+                described.description == description(kind: item.kind, profile: item.profile)
+            else { continue }
             keys.append(item.key)
         }
         return keys.sorted { $0.kind < $1.kind }
@@ -133,9 +137,11 @@ public final class KernelKeyringStore: SecretStore, @unchecked Sendable {
     /// into each other (`;` also separates KEYCTL_DESCRIBE's fields).
     static func escape(_ part: String) -> String {
         part.utf8.map { byte in
-            let plain = byte >= 0x20 && byte < 0x7f && byte != UInt8(ascii: "%")
+            let plain =
+                byte >= 0x20 && byte < 0x7f && byte != UInt8(ascii: "%")
                 && byte != UInt8(ascii: ":") && byte != UInt8(ascii: ";")
-            return plain ? String(Unicode.Scalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            return plain
+                ? String(Unicode.Scalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
         }.joined()
     }
 
@@ -163,17 +169,21 @@ public final class KernelKeyringStore: SecretStore, @unchecked Sendable {
         if user >= 0 { return Keyring(id: Int32(user), persistent: false) }
         let userError = Int32(-user)
         if userError == EPERM || userError == ENOSYS { throw blocked(errno: userError) }
-        throw SecureStoreError(kind: .unavailable, message:
-            "the kernel keyring cannot be used: the persistent keyring is unavailable " +
-            "(KEYCTL_GET_PERSISTENT: \(errorText(error))) and so is the user keyring (\(errorText(userError))); " +
-            "use the file store (--store file)")
+        throw SecureStoreError(
+            kind: .unavailable,
+            message:
+                "the kernel keyring cannot be used: the persistent keyring is unavailable "
+                + "(KEYCTL_GET_PERSISTENT: \(errorText(error))) and so is the user keyring (\(errorText(userError))); "
+                + "use the file store (--store file)")
     }
 
     static func blocked(errno: Int32) -> SecureStoreError {
-        SecureStoreError(.blocked, message:
-            "keyctl is blocked on this host (\(errorText(errno))), e.g. by a container's seccomp " +
-            "profile such as Docker's default; use the file store (--store file), or allow keyctl, " +
-            "add_key and request_key in the container's seccomp profile")
+        SecureStoreError(
+            .blocked,
+            message:
+                "keyctl is blocked on this host (\(errorText(errno))), e.g. by a container's seccomp "
+                + "profile such as Docker's default; use the file store (--store file), or allow keyctl, "
+                + "add_key and request_key in the container's seccomp profile")
     }
 
     private func search(_ description: String, in ring: Keyring) throws -> Int32? {
@@ -228,9 +238,11 @@ public final class KernelKeyringStore: SecretStore, @unchecked Sendable {
     static func failure(_ call: String, errno: Int32) -> SecureStoreError {
         if errno == EPERM || errno == ENOSYS { return blocked(errno: errno) }
         if errno == EDQUOT {
-            return SecureStoreError(kind: .failed, message:
-                "the kernel keyring quota of this user is full (\(call): \(errorText(errno))); see " +
-                "/proc/sys/kernel/keys/maxbytes and maxkeys")
+            return SecureStoreError(
+                kind: .failed,
+                message:
+                    "the kernel keyring quota of this user is full (\(call): \(errorText(errno))); see "
+                    + "/proc/sys/kernel/keys/maxbytes and maxkeys")
         }
         return SecureStoreError(kind: .failed, message: "the kernel keyring failed (\(call): \(errorText(errno)))")
     }

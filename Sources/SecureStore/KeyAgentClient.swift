@@ -41,38 +41,49 @@ public struct KeyAgentClient: Sendable {
             throw AgentSocket.failure("cannot inspect \(socketPath)")
         }
         guard (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == geteuid() else {
-            throw SecureStoreError(.insecure, message:
-                "\(socketPath) is not a socket of this user; authctl does not talk to it: remove it")
+            throw SecureStoreError(
+                .insecure,
+                message:
+                    "\(socketPath) is not a socket of this user; authctl does not talk to it: remove it")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw AgentSocket.failure("cannot create a socket") }
         defer { close(fd) }
         var address = try AgentSocket.address(socketPath)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard connected == 0 else {
             if errno == ECONNREFUSED || errno == ENOENT { return .absent(.gone) }
             throw AgentSocket.failure("cannot connect to the key agent at \(socketPath)")
         }
         guard AgentSocket.peerUID(fd) == geteuid() else {
-            throw SecureStoreError(.insecure, message: "the process listening on \(socketPath) is not this user's; authctl does not talk to it")
+            throw SecureStoreError(
+                .insecure,
+                message: "the process listening on \(socketPath) is not this user's; authctl does not talk to it")
         }
         AgentSocket.setTimeouts(fd, seconds: 10)
         var frame = request.encoded()
         defer { frame.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
         guard AgentSocket.send(fd, frame) else {
-            throw SecureStoreError(kind: .failed, message: "the key agent at \(socketPath) closed the connection before the request was sent")
+            throw SecureStoreError(
+                kind: .failed,
+                message: "the key agent at \(socketPath) closed the connection before the request was sent")
         }
         let answer: AgentMessage?
         do {
             answer = try AgentSocket.receiveMessage(fd)
         } catch {
-            throw SecureStoreError(kind: .failed, message: "the key agent at \(socketPath) answered something unreadable")
+            throw SecureStoreError(
+                kind: .failed, message: "the key agent at \(socketPath) answered something unreadable")
         }
         guard let answer else {
-            throw SecureStoreError(kind: .failed, message:
-                "the key agent at \(socketPath) closed the connection without answering (killed meanwhile?)")
+            throw SecureStoreError(
+                kind: .failed,
+                message:
+                    "the key agent at \(socketPath) closed the connection without answering (killed meanwhile?)")
         }
         return .answer(answer)
     }
@@ -81,7 +92,8 @@ public struct KeyAgentClient: Sendable {
     public func status() throws -> AgentStatus? {
         guard case .answer(let answer) = try send(AgentMessage(.status)), answer.kind == .ok else { return nil }
         do { return try AgentStatus.parse(answer) } catch {
-            throw SecureStoreError(kind: .failed, message: "the key agent at \(socketPath) answered an unreadable status")
+            throw SecureStoreError(
+                kind: .failed, message: "the key agent at \(socketPath) answered an unreadable status")
         }
     }
 

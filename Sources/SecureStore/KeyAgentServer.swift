@@ -35,9 +35,11 @@ public final class KeyAgentServer {
         self.options = options
         vault = try KeyVault()
         guard vault.memoryLocked else {
-            throw SecureStoreError(kind: .unavailable, message:
-                "the key agent cannot lock its key memory (mlock: \(String(cString: strerror(errno)))); " +
-                "raise the locked-memory limit (ulimit -l, LimitMEMLOCK=) to at least 64 KiB")
+            throw SecureStoreError(
+                kind: .unavailable,
+                message:
+                    "the key agent cannot lock its key memory (mlock: \(String(cString: strerror(errno)))); "
+                    + "raise the locked-memory limit (ulimit -l, LimitMEMLOCK=) to at least 64 KiB")
         }
     }
 
@@ -53,11 +55,14 @@ public final class KeyAgentServer {
         var info = stat()
         if lstat(socketPath, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFSOCK else {
-                throw SecureStoreError(.insecure, message: "\(socketPath) exists and is not a socket; the agent leaves it: remove it")
+                throw SecureStoreError(
+                    .insecure, message: "\(socketPath) exists and is not a socket; the agent leaves it: remove it")
             }
             guard info.st_uid == geteuid() else {
-                throw SecureStoreError(.insecure, message:
-                    "\(socketPath) belongs to uid \(info.st_uid), not to this user; the agent leaves it")
+                throw SecureStoreError(
+                    .insecure,
+                    message:
+                        "\(socketPath) belongs to uid \(info.st_uid), not to this user; the agent leaves it")
             }
             // We hold agent.lock, so no agent listens there: the socket is a dead agent's.
             guard unlink(socketPath) == 0 else { throw AgentSocket.failure("cannot remove the stale \(socketPath)") }
@@ -69,7 +74,9 @@ public final class KeyAgentServer {
         var address = try AgentSocket.address(socketPath)
         let previous = umask(0o177)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         umask(previous)
         guard bound == 0 else { throw AgentSocket.failure("cannot listen on \(socketPath)") }
@@ -112,7 +119,9 @@ public final class KeyAgentServer {
         guard let request = try? AgentSocket.receiveMessage(connection) else { return }
         var answer = self.answer(request)
         _ = AgentSocket.send(connection, answer.encoded())
-        for index in answer.fields.indices { answer.fields[index].withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+        for index in answer.fields.indices {
+            answer.fields[index].withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        }
     }
 
     func answer(_ request: AgentMessage) -> AgentMessage {
@@ -120,21 +129,27 @@ public final class KeyAgentServer {
         do {
             switch request.kind {
             case .open:
-                guard let plaintext = try vault.open(directory: request.path(0), file: request.field(1, "file"), now: now) else {
+                guard
+                    let plaintext = try vault.open(directory: request.path(0), file: request.field(1, "file"), now: now)
+                else {
                     return AgentMessage(.notHeld)
                 }
                 return AgentMessage(.ok, [plaintext])
             case .seal:
                 let header = try request.field(1, "header")
-                guard let file = try vault.seal(directory: request.path(0), header: header.isEmpty ? nil : header,
-                                                plaintext: request.field(2, "plaintext"), now: now) else {
+                guard
+                    let file = try vault.seal(
+                        directory: request.path(0), header: header.isEmpty ? nil : header,
+                        plaintext: request.field(2, "plaintext"), now: now)
+                else {
                     return AgentMessage(.notHeld)
                 }
                 return AgentMessage(.ok, [file])
             case .add:
-                try vault.add(directory: request.path(0), header: request.field(1, "header", maximum: 8192),
-                              fileKey: request.field(2, "file key", maximum: 16),
-                              lifetime: request.number(3, "lifetime"), idle: request.number(4, "idle"), now: now)
+                try vault.add(
+                    directory: request.path(0), header: request.field(1, "header", maximum: 8192),
+                    fileKey: request.field(2, "file key", maximum: 16),
+                    lifetime: request.number(3, "lifetime"), idle: request.number(4, "idle"), now: now)
                 return AgentMessage(.ok)
             case .lock:
                 vault.forgetAll()

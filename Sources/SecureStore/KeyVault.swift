@@ -1,4 +1,5 @@
 import Crypto
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -45,8 +46,10 @@ public final class KeyVault {
 
     public init() throws {
         guard let mapped = mmap(nil, Self.pageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapped != MAP_FAILED else {
-            throw SecureStoreError(kind: .failed, message: "cannot map the agent's key page: \(String(cString: strerror(errno)))")
+            mapped != MAP_FAILED
+        else {
+            throw SecureStoreError(
+                kind: .failed, message: "cannot map the agent's key page: \(String(cString: strerror(errno)))")
         }
         page = mapped
         memoryLocked = mlock(mapped, Self.pageBytes) == 0
@@ -67,14 +70,21 @@ public final class KeyVault {
 
     /// Keeps `fileKey` for `header` of `directory`, after checking the header's MAC with it (a
     /// key that does not open its header is refused). The directory's lifetime restarts.
-    public func add(directory: String, header: [UInt8], fileKey: [UInt8], lifetime: UInt64, idle: UInt64,
-                    now: UInt64) throws {
+    public func add(
+        directory: String, header: [UInt8], fileKey: [UInt8], lifetime: UInt64, idle: UInt64,
+        now: UInt64
+    ) throws {
         guard fileKey.count == Self.slotBytes else { throw Refusal("a file key is 16 bytes") }
         let parsed: AgeFormat.ParsedHeader
-        do { parsed = try AgeFormat.parseHeader(header) } catch { throw Refusal("the header is not an age scrypt header") }
+        do { parsed = try AgeFormat.parseHeader(header) } catch {
+            throw Refusal("the header is not an age scrypt header")
+        }
         guard parsed.end == header.count else { throw Refusal("the header has bytes after its MAC line") }
-        guard HMAC<SHA256>.isValidAuthenticationCode(parsed.mac, authenticating: Array(header[parsed.macInput]),
-                                                     using: AgeFormat.macKey(fileKey: SymmetricKey(data: fileKey))) else {
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                parsed.mac, authenticating: Array(header[parsed.macInput]),
+                using: AgeFormat.macKey(fileKey: SymmetricKey(data: fileKey)))
+        else {
             throw Refusal("the file key does not open the header")
         }
         var entry = directories[directory] ?? Directory(held: [], deadline: 0, idle: 0, lastUsed: 0)
@@ -114,14 +124,18 @@ public final class KeyVault {
             held = entry.held[0]
         }
         defer { used(directory, entry, now: now) }
-        return try AgeFormat.encrypt(plaintext, header: AgeFormat.Header(bytes: held.header, fileKey: key(held.slot), workFactor: 0))
+        return try AgeFormat.encrypt(
+            plaintext, header: AgeFormat.Header(bytes: held.header, fileKey: key(held.slot), workFactor: 0))
     }
 
     public func status() -> AgentStatus {
         answers += 1
-        return AgentStatus(answers: answers, directories: directories.sorted { $0.key < $1.key }.map {
-            AgentStatus.Directory(path: $0.key, expiresAt: $0.value.expiresAt, fingerprints: $0.value.held.map(\.fingerprint))
-        })
+        return AgentStatus(
+            answers: answers,
+            directories: directories.sorted { $0.key < $1.key }.map {
+                AgentStatus.Directory(
+                    path: $0.key, expiresAt: $0.value.expiresAt, fingerprints: $0.value.held.map(\.fingerprint))
+            })
     }
 
     /// Forgets the directories whose idle time or lifetime has run out.

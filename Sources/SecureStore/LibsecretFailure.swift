@@ -40,7 +40,8 @@ struct LibsecretFailure: Error, Sendable, Equatable {
         // call on a hung bus is cancelled, a call waiting on the same connection gets that
         // error. Either way the bus did not answer.
         if domain == Self.ioDomain,
-           code == Int(AUTHCTL_G_IO_ERROR_CANCELLED) || code == Int(AUTHCTL_G_IO_ERROR_TIMED_OUT) {
+            code == Int(AUTHCTL_G_IO_ERROR_CANCELLED) || code == Int(AUTHCTL_G_IO_ERROR_TIMED_OUT)
+        {
             return SecureStoreError(kind: .timeout, message: SecretServiceMessages.timeout(timeout))
         }
         if isNoProvider {
@@ -69,9 +70,11 @@ struct LibsecretFailure: Error, Sendable, Equatable {
             if remoteName.hasPrefix("org.freedesktop.DBus.Error.Spawn.") { return true }
         }
         if domain == Self.dbusDomain {
-            let codes = [AUTHCTL_G_DBUS_ERROR_SERVICE_UNKNOWN, AUTHCTL_G_DBUS_ERROR_NAME_HAS_NO_OWNER,
-                         AUTHCTL_G_DBUS_ERROR_SPAWN_EXEC_FAILED, AUTHCTL_G_DBUS_ERROR_SPAWN_CHILD_EXITED,
-                         AUTHCTL_G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, AUTHCTL_G_DBUS_ERROR_SPAWN_FAILED]
+            let codes = [
+                AUTHCTL_G_DBUS_ERROR_SERVICE_UNKNOWN, AUTHCTL_G_DBUS_ERROR_NAME_HAS_NO_OWNER,
+                AUTHCTL_G_DBUS_ERROR_SPAWN_EXEC_FAILED, AUTHCTL_G_DBUS_ERROR_SPAWN_CHILD_EXITED,
+                AUTHCTL_G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, AUTHCTL_G_DBUS_ERROR_SPAWN_FAILED,
+            ]
             if codes.contains(where: { Int($0) == code }) { return true }
         }
         return false
@@ -91,7 +94,8 @@ struct LibsecretFailure: Error, Sendable, Equatable {
         guard message.contains("/org/freedesktop/secrets/collection/") else { return false }
         if remoteName == "org.freedesktop.Secret.Error.NoSuchObject"
             || remoteName == "org.freedesktop.DBus.Error.UnknownMethod"
-            || remoteName == "org.freedesktop.DBus.Error.UnknownObject" {
+            || remoteName == "org.freedesktop.DBus.Error.UnknownObject"
+        {
             return true
         }
         return domain == Self.secretDomain && code == Int(AUTHCTL_SECRET_ERROR_NO_SUCH_OBJECT)
@@ -101,14 +105,14 @@ struct LibsecretFailure: Error, Sendable, Equatable {
 /// The texts of SecretServiceStore's errors (what is missing and how to get it).
 enum SecretServiceMessages {
     static let howToStart =
-        "run inside a desktop session, or start one: `dbus-run-session -- sh`, then " +
-        "`eval \"$(printf '%s\\n' KEYRING-PASSWORD | gnome-keyring-daemon --unlock --components=secrets)\"`, " +
-        "`export GNOME_KEYRING_CONTROL` (so the next command finds this daemon instead of starting a " +
-        "second one that races it for the bus name) and `gnome-keyring-daemon --start --components=secrets`"
+        "run inside a desktop session, or start one: `dbus-run-session -- sh`, then "
+        + "`eval \"$(printf '%s\\n' KEYRING-PASSWORD | gnome-keyring-daemon --unlock --components=secrets)\"`, "
+        + "`export GNOME_KEYRING_CONTROL` (so the next command finds this daemon instead of starting a "
+        + "second one that races it for the bus name) and `gnome-keyring-daemon --start --components=secrets`"
 
     static let noSessionBus =
-        "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no " +
-        "$XDG_RUNTIME_DIR/bus), so no Secret Service can be reached; \(howToStart)"
+        "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no "
+        + "$XDG_RUNTIME_DIR/bus), so no Secret Service can be reached; \(howToStart)"
 
     static func cannotLoad(detail: String) -> String {
         "libsecret, which talks to the Secret Service, is not available: \(detail)"
@@ -119,26 +123,26 @@ enum SecretServiceMessages {
     }
 
     static func noProvider(detail: String) -> String {
-        "no Secret Service provider (org.freedesktop.secrets) on the session bus (\(detail)); " +
-        "start `gnome-keyring-daemon --start --components=secrets`, or KeePassXC with " +
-        "Secret Service integration enabled"
+        "no Secret Service provider (org.freedesktop.secrets) on the session bus (\(detail)); "
+            + "start `gnome-keyring-daemon --start --components=secrets`, or KeePassXC with "
+            + "Secret Service integration enabled"
     }
 
     static func locked(detail: String) -> String {
-        "the keyring is locked and cannot be unlocked without a prompt (\(detail)); unlock it, " +
-        "e.g. `gnome-keyring-daemon --unlock` with the keyring password on standard input, " +
-        "or unlock it in Seahorse or KeePassXC"
+        "the keyring is locked and cannot be unlocked without a prompt (\(detail)); unlock it, "
+            + "e.g. `gnome-keyring-daemon --unlock` with the keyring password on standard input, "
+            + "or unlock it in Seahorse or KeePassXC"
     }
 
     static func noDefaultCollection(detail: String) -> String {
-        "the Secret Service has no default keyring and cannot create one without a prompt " +
-        "(\(detail)); create and unlock one, e.g. `gnome-keyring-daemon --unlock` with a new " +
-        "keyring password on standard input"
+        "the Secret Service has no default keyring and cannot create one without a prompt "
+            + "(\(detail)); create and unlock one, e.g. `gnome-keyring-daemon --unlock` with a new "
+            + "keyring password on standard input"
     }
 
     static func timeout(_ seconds: Double) -> String {
         let shown = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-        return "the Secret Service did not answer within \(shown) s (is the session bus or " +
-            "the keyring daemon hung?)"
+        return "the Secret Service did not answer within \(shown) s (is the session bus or "
+            + "the keyring daemon hung?)"
     }
 }

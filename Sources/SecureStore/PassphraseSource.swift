@@ -57,9 +57,13 @@ public struct PassphraseSource: Sendable {
     /// 5. `prompt` (the CLI prompts without echo on a terminal; it returns nil when there is none).
     /// None gives `.noPassphrase` naming every source. Files and descriptors are read up to
     /// `maximumBytes`; one trailing newline (LF or CRLF) is dropped; an empty passphrase is refused.
-    public static func standard(environment: [String: String], fileDescriptor: Int32? = nil,
-                                prompt: (@Sendable () throws -> String?)? = nil) -> PassphraseSource {
-        PassphraseSource { try resolveStandard(environment: environment, fileDescriptor: fileDescriptor, prompt: prompt) }
+    public static func standard(
+        environment: [String: String], fileDescriptor: Int32? = nil,
+        prompt: (@Sendable () throws -> String?)? = nil
+    ) -> PassphraseSource {
+        PassphraseSource {
+            try resolveStandard(environment: environment, fileDescriptor: fileDescriptor, prompt: prompt)
+        }
     }
 
     public static let maximumBytes = 4096
@@ -72,10 +76,15 @@ public struct PassphraseSource: Sendable {
         try resolve()
     }
 
-    static func resolveStandard(environment: [String: String], fileDescriptor: Int32?,
-                                prompt: (@Sendable () throws -> String?)?) throws -> (passphrase: String, origin: PassphraseOrigin) {
+    static func resolveStandard(
+        environment: [String: String], fileDescriptor: Int32?,
+        prompt: (@Sendable () throws -> String?)?
+    ) throws -> (passphrase: String, origin: PassphraseOrigin) {
         if let fd = fileDescriptor {
-            return (try checked(readDescriptor(fd, name: "file descriptor \(fd)"), from: .fileDescriptor(fd)), .fileDescriptor(fd))
+            return (
+                try checked(readDescriptor(fd, name: "file descriptor \(fd)"), from: .fileDescriptor(fd)),
+                .fileDescriptor(fd)
+            )
         }
         if let path = environment[fileVariable], !path.isEmpty {
             return (try checked(readFile(path, name: "\(path) (\(fileVariable))"), from: .file(path)), .file(path))
@@ -84,7 +93,10 @@ public struct PassphraseSource: Sendable {
             let path = directory + "/" + credentialName
             var info = stat()
             if stat(path, &info) == 0 {
-                return (try checked(readFile(path, name: "the systemd credential \(path)"), from: .credential(path)), .credential(path))
+                return (
+                    try checked(readFile(path, name: "the systemd credential \(path)"), from: .credential(path)),
+                    .credential(path)
+                )
             }
         }
         if let value = environment[variable] {
@@ -93,10 +105,12 @@ public struct PassphraseSource: Sendable {
         if let prompt, let typed = try prompt() {
             return (try checked(typed, from: .prompt), .prompt)
         }
-        throw SecureStoreError(.noPassphrase, message:
-            "the file store needs a passphrase and none was given: use --passphrase-fd N, " +
-            "\(fileVariable) (a file holding it), a systemd credential named \(credentialName) " +
-            "(LoadCredential=), \(variable), or run on a terminal to be asked")
+        throw SecureStoreError(
+            .noPassphrase,
+            message:
+                "the file store needs a passphrase and none was given: use --passphrase-fd N, "
+                + "\(fileVariable) (a file holding it), a systemd credential named \(credentialName) "
+                + "(LoadCredential=), \(variable), or run on a terminal to be asked")
     }
 
     private static func checked(_ passphrase: String, from origin: PassphraseOrigin) throws -> String {
@@ -113,12 +127,14 @@ public struct PassphraseSource: Sendable {
     static func readFile(_ path: String, name: String) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
-            throw SecureStoreError(.noPassphrase, message: "cannot read the passphrase from \(name): \(String(cString: strerror(errno)))")
+            throw SecureStoreError(
+                .noPassphrase, message: "cannot read the passphrase from \(name): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw SecureStoreError(.noPassphrase, message: "cannot read the passphrase from \(name): not a regular file")
+            throw SecureStoreError(
+                .noPassphrase, message: "cannot read the passphrase from \(name): not a regular file")
         }
         return try readAll(fd, name: name)
     }
@@ -143,12 +159,15 @@ public struct PassphraseSource: Sendable {
                 continue
             }
             guard count >= 0 else {
-                throw SecureStoreError(.noPassphrase, message: "cannot read the passphrase from \(name): \(String(cString: strerror(errno)))")
+                throw SecureStoreError(
+                    .noPassphrase,
+                    message: "cannot read the passphrase from \(name): \(String(cString: strerror(errno)))")
             }
             if count == 0 { break }
             bytes += buffer[0..<count]
             guard bytes.count <= maximumBytes else {
-                throw SecureStoreError(.noPassphrase, message: "the passphrase from \(name) is longer than \(maximumBytes) bytes")
+                throw SecureStoreError(
+                    .noPassphrase, message: "the passphrase from \(name) is longer than \(maximumBytes) bytes")
             }
         }
         defer { bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }

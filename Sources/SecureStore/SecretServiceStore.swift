@@ -1,11 +1,12 @@
 import CLibSecret
 import Dispatch
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,15 +35,18 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
     ///     can, every call throws `.unavailable` without touching libsecret (which could
     ///     otherwise try to autolaunch a bus). libsecret itself always connects with the
     ///     process environment.
-    public init(timeout: Double = 5,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        timeout: Double = 5,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.timeout = timeout
         self.environment = environment
     }
 
     public func read(_ key: SecretKey) throws -> String? {
         try requireSessionBus()
-        let kind = key.kind, profile = key.profile
+        let kind = key.kind
+        let profile = key.profile
         let clientId: String? = key.clientId.isEmpty ? nil : key.clientId
         return try bounded { cancellable -> Result<String?, LibsecretFailure> in
             var error = AuthctlSecretError()
@@ -67,8 +71,9 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
             var bytes = secret.utf8CString
             defer { bytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
             let stored = bytes.withUnsafeBufferPointer { buffer in
-                authctl_secret_store(key.kind, key.profile, key.userPoolId, key.clientId, label,
-                                     buffer.baseAddress!, buffer.count - 1, cancellable, &error)
+                authctl_secret_store(
+                    key.kind, key.profile, key.userPoolId, key.clientId, label,
+                    buffer.baseAddress!, buffer.count - 1, cancellable, &error)
             }
             if stored == 0 {
                 return .failure(LibsecretFailure(error) ?? .unknown)
@@ -76,8 +81,10 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
             // The Secret Service replaced any item with identical attributes; remove the
             // items of the same kind+profile for another pool or client, now that the new
             // one is safely stored.
-            if authctl_secret_clear_others(key.kind, key.profile, key.userPoolId, key.clientId,
-                                           cancellable, &error) < 0 {
+            if authctl_secret_clear_others(
+                key.kind, key.profile, key.userPoolId, key.clientId,
+                cancellable, &error) < 0
+            {
                 return .failure(LibsecretFailure(error) ?? .unknown)
             }
             return .success(())
@@ -87,7 +94,8 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
     @discardableResult
     public func delete(_ key: SecretKey) throws -> Bool {
         try requireSessionBus()
-        let kind = key.kind, profile = key.profile
+        let kind = key.kind
+        let profile = key.profile
         return try bounded { cancellable -> Result<Bool, LibsecretFailure> in
             var error = AuthctlSecretError()
             defer { authctl_secret_error_clear(&error) }
@@ -108,9 +116,10 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
             defer { authctl_secret_item_keys_free(items, count) }
             let found = UnsafeBufferPointer(start: items, count: Int(count)).compactMap { item -> SecretKey? in
                 guard let kind = item.kind else { return nil }
-                return SecretKey(kind: String(cString: kind), profile: profile,
-                                 userPoolId: item.user_pool_id.map { String(cString: $0) } ?? "",
-                                 clientId: item.client_id.map { String(cString: $0) } ?? "")
+                return SecretKey(
+                    kind: String(cString: kind), profile: profile,
+                    userPoolId: item.user_pool_id.map { String(cString: $0) } ?? "",
+                    clientId: item.client_id.map { String(cString: $0) } ?? "")
             }
             return .success(found)
         }
@@ -194,6 +203,7 @@ extension LibsecretFailure {
         )
     }
 
-    static let unknown = LibsecretFailure(domain: "", code: 0, remoteName: nil,
-                                          message: "unknown error", stage: .call)
+    static let unknown = LibsecretFailure(
+        domain: "", code: 0, remoteName: nil,
+        message: "unknown error", stage: .call)
 }

@@ -1,4 +1,3 @@
-
 /// Identifies one stored secret. `kind` and `profile` together are the key; the other
 /// attributes describe the item to a person browsing the keyring (`secret-tool search`).
 public struct SecretKey: Sendable, Hashable {

@@ -1,9 +1,10 @@
+import CFido2
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import CFido2
 
 /// Why a security-key operation failed, decided once from libfido2's status.
 public struct SecurityKeyError: Error, CustomStringConvertible, Equatable {
@@ -52,11 +53,14 @@ public struct SecurityKeyError: Error, CustomStringConvertible, Equatable {
         let text = String(cString: authctl_fido_strerr(status))
         let kind: Kind
         switch status {
-        case AUTHCTL_FIDO_LOAD_FAILED: return SecurityKeyError(.libraryUnavailable, String(cString: authctl_fido_load_error()))
+        case AUTHCTL_FIDO_LOAD_FAILED:
+            return SecurityKeyError(.libraryUnavailable, String(cString: authctl_fido_load_error()))
         case AUTHCTL_FIDO_SOCKET_FOREIGN_PEER:
             return SecurityKeyError(.untrustedSocket, status: status, "\(what): the socket is served by another user")
         case AUTHCTL_FIDO_SOCKET_OPEN_DIRECTORY:
-            return SecurityKeyError(.untrustedSocket, status: status, "\(what): the socket is in a directory another user owns or others can write")
+            return SecurityKeyError(
+                .untrustedSocket, status: status,
+                "\(what): the socket is in a directory another user owns or others can write")
         case AUTHCTL_FIDO_ERR_PIN_INVALID: kind = .pinInvalid
         case AUTHCTL_FIDO_ERR_PIN_BLOCKED, AUTHCTL_FIDO_ERR_PIN_AUTH_BLOCKED: kind = .pinBlocked
         case AUTHCTL_FIDO_ERR_PIN_REQUIRED, AUTHCTL_FIDO_ERR_PIN_NOT_SET: kind = .pinRequired
@@ -75,7 +79,9 @@ public struct SecurityKeyError: Error, CustomStringConvertible, Equatable {
 
 /// A user-verification request as libfido2 takes it.
 public enum FidoOption: Int32, Sendable {
-    case omit = 0, no = 1, yes = 2
+    case omit = 0
+    case no = 1
+    case yes = 2
 }
 
 /// What makeCredential made.
@@ -110,7 +116,9 @@ public final class SecurityKey {
         var buffer = [CChar](repeating: 0, count: 4096)
         var count = 0
         let status = authctl_fido_list_devices(&buffer, buffer.count, &count)
-        guard status == AUTHCTL_FIDO_OK else { throw SecurityKeyError.from(status: status, doing: "listing security keys") }
+        guard status == AUTHCTL_FIDO_OK else {
+            throw SecurityKeyError.from(status: status, doing: "listing security keys")
+        }
         let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         return text.split(separator: "\n").map(String.init)
     }
@@ -136,16 +144,22 @@ public final class SecurityKey {
         var keys: [SecurityKey] = []
         for path in paths {
             guard let key = try? SecurityKey(path: path, timeoutMs: timeoutMs),
-                  authctl_fido_touch_begin(key.handle) == AUTHCTL_FIDO_OK else { continue }
+                authctl_fido_touch_begin(key.handle) == AUTHCTL_FIDO_OK
+            else { continue }
             keys.append(key)
         }
-        guard !keys.isEmpty else { throw SecurityKeyError(.noDevice, "none of the security keys \(paths.joined(separator: ", ")) could be opened") }
+        guard !keys.isEmpty else {
+            throw SecurityKeyError(
+                .noDevice, "none of the security keys \(paths.joined(separator: ", ")) could be opened")
+        }
         defer { for key in keys { _ = authctl_fido_cancel(key.handle) } }
         var waited: Int32 = 0
         while waited < timeoutMs {
             for key in keys {
                 var touched: Int32 = 0
-                if authctl_fido_touch_status(key.handle, &touched, 50) == AUTHCTL_FIDO_OK, touched != 0 { return key.path }
+                if authctl_fido_touch_status(key.handle, &touched, 50) == AUTHCTL_FIDO_OK, touched != 0 {
+                    return key.path
+                }
                 waited += 50
             }
         }
@@ -160,26 +174,36 @@ public final class SecurityKey {
         return authctl_fido_retry_count(handle, &retries) == AUTHCTL_FIDO_OK ? Int(retries) : nil
     }
 
-    public func makeCredential(clientDataHash: [UInt8], rpId: String, rpName: String, userId: [UInt8], userName: String,
-                               userDisplayName: String, algorithm: Int, residentKey: FidoOption,
-                               userVerification: FidoOption, exclude: [[UInt8]], pin: String?) throws -> MadeCredential {
-        guard let cred = authctl_fido_cred_new() else { throw SecurityKeyError(.other, "libfido2 could not allocate a credential") }
+    public func makeCredential(
+        clientDataHash: [UInt8], rpId: String, rpName: String, userId: [UInt8], userName: String,
+        userDisplayName: String, algorithm: Int, residentKey: FidoOption,
+        userVerification: FidoOption, exclude: [[UInt8]], pin: String?
+    ) throws -> MadeCredential {
+        guard let cred = authctl_fido_cred_new() else {
+            throw SecurityKeyError(.other, "libfido2 could not allocate a credential")
+        }
         defer { authctl_fido_cred_free(cred) }
         for id in exclude { _ = authctl_fido_cred_exclude(cred, id, id.count) }
         let status: Int32 = clientDataHash.withUnsafeBufferPointer { hash in
             userId.withUnsafeBufferPointer { user in
-                rpId.withCString { rp in rpName.withCString { rpn in userName.withCString { un in
-                    userDisplayName.withCString { dn in
-                        withOptionalCString(pin) { pinText in
-                            var args = authctl_fido_make_args(
-                                client_data_hash: hash.baseAddress, client_data_hash_len: hash.count, rp_id: rp, rp_name: rpn,
-                                user_id: user.baseAddress, user_id_len: user.count, user_name: un, user_display_name: dn,
-                                cose_algorithm: Int32(algorithm), resident_key: residentKey.rawValue,
-                                user_verification: userVerification.rawValue, pin: pinText)
-                            return authctl_fido_make_credential(handle, cred, &args)
+                rpId.withCString { rp in
+                    rpName.withCString { rpn in
+                        userName.withCString { un in
+                            userDisplayName.withCString { dn in
+                                withOptionalCString(pin) { pinText in
+                                    var args = authctl_fido_make_args(
+                                        client_data_hash: hash.baseAddress, client_data_hash_len: hash.count, rp_id: rp,
+                                        rp_name: rpn,
+                                        user_id: user.baseAddress, user_id_len: user.count, user_name: un,
+                                        user_display_name: dn,
+                                        cose_algorithm: Int32(algorithm), resident_key: residentKey.rawValue,
+                                        user_verification: userVerification.rawValue, pin: pinText)
+                                    return authctl_fido_make_credential(handle, cred, &args)
+                                }
+                            }
                         }
                     }
-                } } }
+                }
             }
         }
         guard status == AUTHCTL_FIDO_OK else { throw failure(status, doing: "the security key did not make a passkey") }
@@ -189,26 +213,34 @@ public final class SecurityKey {
         let statement = bytes(authctl_fido_cred_attstmt(cred, &length), length)
         let publicKey = bytes(authctl_fido_cred_pubkey(cred, &length), length)
         let format = authctl_fido_cred_fmt(cred).map { String(cString: $0) } ?? "none"
-        return MadeCredential(id: id, authenticatorData: authData, format: format, attestationStatement: statement,
-                              algorithm: Int(authctl_fido_cred_type(cred)), publicKey: publicKey)
+        return MadeCredential(
+            id: id, authenticatorData: authData, format: format, attestationStatement: statement,
+            algorithm: Int(authctl_fido_cred_type(cred)), publicKey: publicKey)
     }
 
-    public func getAssertion(clientDataHash: [UInt8], rpId: String, allow: [[UInt8]], userVerification: FidoOption,
-                             pin: String?) throws -> Assertion {
-        guard let assertion = authctl_fido_assert_new() else { throw SecurityKeyError(.other, "libfido2 could not allocate an assertion") }
+    public func getAssertion(
+        clientDataHash: [UInt8], rpId: String, allow: [[UInt8]], userVerification: FidoOption,
+        pin: String?
+    ) throws -> Assertion {
+        guard let assertion = authctl_fido_assert_new() else {
+            throw SecurityKeyError(.other, "libfido2 could not allocate an assertion")
+        }
         defer { authctl_fido_assert_free(assertion) }
         for id in allow { _ = authctl_fido_assert_allow(assertion, id, id.count) }
         let status: Int32 = clientDataHash.withUnsafeBufferPointer { hash in
             rpId.withCString { rp in
                 withOptionalCString(pin) { pinText in
-                    var args = authctl_fido_assert_args(client_data_hash: hash.baseAddress, client_data_hash_len: hash.count,
-                                                        rp_id: rp, user_verification: userVerification.rawValue, pin: pinText)
+                    var args = authctl_fido_assert_args(
+                        client_data_hash: hash.baseAddress, client_data_hash_len: hash.count,
+                        rp_id: rp, user_verification: userVerification.rawValue, pin: pinText)
                     return authctl_fido_get_assertion(handle, assertion, &args)
                 }
             }
         }
         guard status == AUTHCTL_FIDO_OK else { throw failure(status, doing: "the security key did not sign in") }
-        guard authctl_fido_assert_count(assertion) > 0 else { throw SecurityKeyError(.noCredentials, "the security key returned no assertion") }
+        guard authctl_fido_assert_count(assertion) > 0 else {
+            throw SecurityKeyError(.noCredentials, "the security key returned no assertion")
+        }
         var length = 0
         let id = bytes(authctl_fido_assert_id(assertion, 0, &length), length)
         let wrapped = bytes(authctl_fido_assert_authdata_cbor(assertion, 0, &length), length)

@@ -6,6 +6,7 @@
 // A build without optimisation (`#if DEBUG`) warns loudly on stderr: its figures are meaningless.
 // The spec's budget: SRP client math (A, x, u, S, HKDF) at most 5 ms on the 2-core machine.
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -24,7 +25,8 @@ func printError(_ text: String) {
 let budgetMilliseconds = 5.0
 
 if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
-    print("""
+    print(
+        """
         usage: authctl-bench [--iterations N] [--warmup N]
 
         Times the SRP client math of one `authctl signin` (A, x, u, S, HKDF, signature) with
@@ -40,7 +42,8 @@ if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-
 #if DEBUG
 /// A debug build (-Onone) times unoptimised Swift: its figures say nothing about the budget.
 let buildKind = "DEBUG build (unoptimised: figures are meaningless)"
-printError("""
+printError(
+    """
     ************************************************************************
     authctl-bench: WARNING: this is a DEBUG build, compiled without optimisation.
     Its timings are meaningless for the 5 ms budget; do not record them.
@@ -172,9 +175,10 @@ do {
         return "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
     print("authctl-bench: SRP client math, OpenSSL BIGNUM, \(buildKind)")
-    print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel()); "
-        + "load average \(loadBefore) before, \(loadAverage()) after; "
-        + "\(warmup) warm-up + \(iterations) timed iterations each")
+    print(
+        "machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel()); "
+            + "load average \(loadBefore) before, \(loadAverage()) after; "
+            + "\(warmup) warm-up + \(iterations) timed iterations each")
     print("")
     print("| measurement | min (ms) | median (ms) | p90 (ms) |")
     print("|---|---:|---:|---:|")
@@ -183,8 +187,9 @@ do {
     }
     print("")
     let verdict = whole.median <= budgetMilliseconds ? "within" : "OVER"
-    print("budget: whole client SRP median \(format(whole.median)) ms \(verdict) the \(format(budgetMilliseconds)) ms budget"
-        + " (checksum \(sink1 &+ sink2 &+ sink3))")
+    print(
+        "budget: whole client SRP median \(format(whole.median)) ms \(verdict) the \(format(budgetMilliseconds)) ms budget"
+            + " (checksum \(sink1 &+ sink2 &+ sink3))")
 } catch {
     printError("authctl-bench: \(error)\n")
     exit(1)

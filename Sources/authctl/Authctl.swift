@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthctlCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,14 +1,19 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 /// ListUsers, ListUsersInGroup and AdminDisableUser: the shapes of botocore's model, the
 /// pagination tokens handed back, the request id kept.
 final class AdminListingTests: XCTestCase {
     func testListUsersSendsFilterLimitAndTokenAndReadsTheNextToken() throws {
         let transport = ScriptedTransport([
-            .respond(HTTPResponse(status: 200, headers: ["content-type": "application/x-amz-json-1.1", "x-amzn-requestid": "req-1"],
-                                  body: Data(#"{"Users":[{"Username":"a","Enabled":true,"UserStatus":"CONFIRMED","Attributes":[{"Name":"email","Value":"a@x"}]},{"Username":"b"}],"PaginationToken":"next-1"}"#.utf8))),
+            .respond(
+                HTTPResponse(
+                    status: 200, headers: ["content-type": "application/x-amz-json-1.1", "x-amzn-requestid": "req-1"],
+                    body: Data(
+                        #"{"Users":[{"Username":"a","Enabled":true,"UserStatus":"CONFIRMED","Attributes":[{"Name":"email","Value":"a@x"}]},{"Username":"b"}],"PaginationToken":"next-1"}"#
+                            .utf8)))
         ])
         let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: transport, retryPolicy: .none)
         let page = try service.listUsers(userPoolId: "eu-west-1_P", filter: #"email ^= "c""#, paginationToken: "t0")
@@ -36,8 +41,13 @@ final class AdminListingTests: XCTestCase {
 
     func testAdminDisableUserAndARefusalsRequestId() {
         let transport = ScriptedTransport([
-            .respond(HTTPResponse(status: 400, headers: ["x-amzn-errortype": "TooManyRequestsException:http://internal", "x-amzn-requestid": "req-9"],
-                                  body: Data(#"{"__type":"TooManyRequestsException","message":"Rate exceeded"}"#.utf8))),
+            .respond(
+                HTTPResponse(
+                    status: 400,
+                    headers: [
+                        "x-amzn-errortype": "TooManyRequestsException:http://internal", "x-amzn-requestid": "req-9",
+                    ],
+                    body: Data(#"{"__type":"TooManyRequestsException","message":"Rate exceeded"}"#.utf8)))
         ])
         let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: transport, retryPolicy: .none)
         XCTAssertThrowsError(try service.adminDisableUser(userPoolId: "eu-west-1_P", username: "u")) { error in

@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 final class ChallengeNameTests: XCTestCase {
     /// `ChallengeName.known` lists every name declared (the CLI's challenge-table test relies on

@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 /// The identity-pool client against scripted answers shaped as botocore's cognito-identity
 /// 2014-06-30 model says (GetIdResponse, GetCredentialsForIdentityResponse, the listed errors).
@@ -12,7 +13,9 @@ final class CognitoIdentityServiceTests: XCTestCase {
     private func service(_ steps: [ScriptedTransport.Step]) -> (CognitoIdentityService, ScriptedTransport) {
         let transport = ScriptedTransport(steps)
         let noWait = RetryPolicy(sleep: { _ in })
-        return (CognitoIdentityService(endpoint: "http://127.0.0.1:1", transport: transport, retryPolicy: noWait), transport)
+        return (
+            CognitoIdentityService(endpoint: "http://127.0.0.1:1", transport: transport, retryPolicy: noWait), transport
+        )
     }
 
     func testGetIdSendsTheTargetAndLoginsAsTheModelNamesThem() throws {
@@ -31,13 +34,18 @@ final class CognitoIdentityServiceTests: XCTestCase {
 
     func testGetCredentialsForIdentityDecodesEpochExpirationAndCustomRole() throws {
         let expiry = (Date().timeIntervalSince1970 + 3600).rounded(.down) + 0.5
-        let (identity, transport) = service([ScriptedTransport.json([
-            "IdentityId": "eu-west-1:abcd-0001",
-            "Credentials": ["AccessKeyId": "ASIAEXAMPLE", "SecretKey": "secret/key", "SessionToken": "session-token",
-                            "Expiration": expiry],
-        ])])
-        let answer = try identity.getCredentialsForIdentity(identityId: "eu-west-1:abcd-0001", logins: [provider: idToken],
-                                                            customRoleArn: "arn:aws:iam::123456789012:role/reader")
+        let (identity, transport) = service([
+            ScriptedTransport.json([
+                "IdentityId": "eu-west-1:abcd-0001",
+                "Credentials": [
+                    "AccessKeyId": "ASIAEXAMPLE", "SecretKey": "secret/key", "SessionToken": "session-token",
+                    "Expiration": expiry,
+                ],
+            ])
+        ])
+        let answer = try identity.getCredentialsForIdentity(
+            identityId: "eu-west-1:abcd-0001", logins: [provider: idToken],
+            customRoleArn: "arn:aws:iam::123456789012:role/reader")
         XCTAssertEqual(answer.identityId, "eu-west-1:abcd-0001")
         XCTAssertEqual(answer.credentials.accessKeyId, "ASIAEXAMPLE")
         XCTAssertEqual(answer.credentials.secretAccessKey, "secret/key")
@@ -51,7 +59,9 @@ final class CognitoIdentityServiceTests: XCTestCase {
     }
 
     func testIncompleteCredentialsAreAMalformedAnswer() {
-        let (identity, _) = service([ScriptedTransport.json(["IdentityId": "eu-west-1:x", "Credentials": ["AccessKeyId": "A"]])])
+        let (identity, _) = service([
+            ScriptedTransport.json(["IdentityId": "eu-west-1:x", "Credentials": ["AccessKeyId": "A"]])
+        ])
         XCTAssertThrowsError(try identity.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:])) { error in
             XCTAssertEqual((error as? CognitoIdentityError)?.reason, .malformedAnswer)
         }
@@ -61,18 +71,36 @@ final class CognitoIdentityServiceTests: XCTestCase {
     /// and credentials holding a newline went into `exec`'s environment. Bounded where read.
     func testExpirationIsBoundedAndCredentialsChecked() throws {
         for bad in [-1e300, 1e300, -1.0] {
-            let (identity, _) = service([ScriptedTransport.json(["Credentials": [
-                "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t", "Expiration": bad]])])
-            XCTAssertThrowsError(try identity.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:]), "\(bad)") {
+            let (identity, _) = service([
+                ScriptedTransport.json([
+                    "Credentials": [
+                        "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t", "Expiration": bad,
+                    ]
+                ])
+            ])
+            XCTAssertThrowsError(
+                try identity.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:]), "\(bad)"
+            ) {
                 XCTAssertEqual(($0 as? CognitoIdentityError)?.reason, .malformedAnswer)
             }
         }
-        let (far, _) = service([ScriptedTransport.json(["Credentials": [
-            "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t", "Expiration": 250_000_000_000.0]])])
+        let (far, _) = service([
+            ScriptedTransport.json([
+                "Credentials": [
+                    "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t", "Expiration": 250_000_000_000.0,
+                ]
+            ])
+        ])
         let answer = try far.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:])
         XCTAssertLessThanOrEqual(answer.credentials.expiration.timeIntervalSinceNow, 12 * 3600 + 5)
-        let (control, _) = service([ScriptedTransport.json(["Credentials": [
-            "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t\nX=1", "Expiration": Date().timeIntervalSince1970 + 60]])])
+        let (control, _) = service([
+            ScriptedTransport.json([
+                "Credentials": [
+                    "AccessKeyId": "ASIA", "SecretKey": "s", "SessionToken": "t\nX=1",
+                    "Expiration": Date().timeIntervalSince1970 + 60,
+                ]
+            ])
+        ])
         XCTAssertThrowsError(try control.getCredentialsForIdentity(identityId: "eu-west-1:x", logins: [:]))
     }
 
@@ -106,7 +134,8 @@ final class CognitoIdentityServiceTests: XCTestCase {
         XCTAssertEqual(try identity.getId(identityPoolId: pool, logins: [provider: idToken]), "eu-west-1:abcd-0002")
         XCTAssertEqual(transport.operations, ["GetId", "GetId", "GetId"])
 
-        let (failing, _) = service(Array(repeating: ScriptedTransport.error("InternalErrorException", "oops", status: 500), count: 3))
+        let (failing, _) = service(
+            Array(repeating: ScriptedTransport.error("InternalErrorException", "oops", status: 500), count: 3))
         XCTAssertThrowsError(try failing.getId(identityPoolId: pool, logins: [:])) { error in
             XCTAssertEqual((error as? CognitoIdentityError)?.reason, .serviceFailure)
             XCTAssertEqual((error as? CognitoIdentityError)?.outcomeUnknown, true)
@@ -114,22 +143,26 @@ final class CognitoIdentityServiceTests: XCTestCase {
     }
 
     func testTransportFailureIsUnreachable() {
-        let (identity, _) = service(Array(repeating: .fail(TransportError(kind: .notConnected, message: "refused")), count: 3))
+        let (identity, _) = service(
+            Array(repeating: .fail(TransportError(kind: .notConnected, message: "refused")), count: 3))
         XCTAssertThrowsError(try identity.getId(identityPoolId: pool, logins: [:])) { error in
             XCTAssertEqual((error as? CognitoIdentityError)?.reason, .unreachable)
         }
     }
 
     func testTheIdTokenNeverAppearsInAnErrorMessage() {
-        let (identity, _) = service([ScriptedTransport.error("NotAuthorizedException", "Invalid login token. \(idToken) expired")])
+        let (identity, _) = service([
+            ScriptedTransport.error("NotAuthorizedException", "Invalid login token. \(idToken) expired")
+        ])
         XCTAssertThrowsError(try identity.getId(identityPoolId: pool, logins: [provider: idToken])) { error in
             XCTAssertFalse("\(error)".contains(idToken))
         }
     }
 
     func testCredentialsDescriptionAndMirrorHoldNoSecret() {
-        let credentials = TemporaryAWSCredentials(accessKeyId: "ASIAEXAMPLE", secretAccessKey: "TOPSECRET",
-                                                  sessionToken: "SESSIONSECRET", expiration: Date(timeIntervalSince1970: 0))
+        let credentials = TemporaryAWSCredentials(
+            accessKeyId: "ASIAEXAMPLE", secretAccessKey: "TOPSECRET",
+            sessionToken: "SESSIONSECRET", expiration: Date(timeIntervalSince1970: 0))
         var dumped = ""
         dump(credentials, to: &dumped)
         for text in [credentials.description, String(reflecting: credentials), dumped] {
@@ -139,7 +172,9 @@ final class CognitoIdentityServiceTests: XCTestCase {
 
     func testNamesAndIds() {
         XCTAssertEqual(CognitoIdentityService.providerName(userPoolId: "eu-west-1_AbC123"), provider)
-        XCTAssertEqual(CognitoIdentityService.defaultEndpoint(region: "eu-west-1"), "https://cognito-identity.eu-west-1.amazonaws.com/")
+        XCTAssertEqual(
+            CognitoIdentityService.defaultEndpoint(region: "eu-west-1"),
+            "https://cognito-identity.eu-west-1.amazonaws.com/")
         XCTAssertTrue(CognitoIdentityService.isValidIdentityPoolId(pool))
         XCTAssertFalse(CognitoIdentityService.isValidIdentityPoolId("eu-west-1_AbC123"))
         XCTAssertFalse(CognitoIdentityService.isValidIdentityPoolId("eu-west-1:NOT-HEX"))

@@ -1,12 +1,14 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 /// Issue 12, finding 4: the transport speaks https, and plain http only to this machine.
 final class CurlTransportProtocolTests: XCTestCase {
     func testPlainHTTPToAnotherMachineIsRefusedBeforeAnyConnection() throws {
         let transport = try CurlTransport(options: TransportOptions(connectTimeout: 2, requestTimeout: 2))
-        XCTAssertThrowsError(try transport.send(HTTPRequest(url: "http://192.0.2.1/", body: Data("{}".utf8)))) { error in
+        XCTAssertThrowsError(try transport.send(HTTPRequest(url: "http://192.0.2.1/", body: Data("{}".utf8)))) {
+            error in
             let failure = error as? TransportError
             XCTAssertEqual(failure?.kind, .other, "\(error)")
             XCTAssertTrue(failure?.message.lowercased().contains("protocol") ?? false, "\(error)")

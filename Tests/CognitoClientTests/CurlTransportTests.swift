@@ -1,6 +1,6 @@
+import CognitoClient
 import Foundation
 import XCTest
-import CognitoClient
 
 /// CurlTransport against real local servers: a small Python 3 HTTP/1.1 server (optionally TLS with
 /// a self-signed certificate made by the `openssl` CLI), started per test and killed in tearDown.
@@ -27,14 +27,15 @@ final class CurlTransportTests: XCTestCase {
         let port = try startServer()
         let transport = try CurlTransport(options: TransportOptions(userAgent: "authctl/9.9.9-test"))
         var body = Data(#"{"AuthFlow":"USER_SRP_AUTH","Name":"Zoë"}"#.utf8)
-        body.append(contentsOf: [0, 1, 2, 255]) // bytes after a NUL must survive: the size is explicit
-        let response = try transport.send(HTTPRequest(
-            url: "http://127.0.0.1:\(port)/echo",
-            headers: [
-                (name: "Content-Type", value: "application/x-amz-json-1.1"),
-                (name: "X-Amz-Target", value: "AWSCognitoIdentityProviderService.InitiateAuth"),
-            ],
-            body: body))
+        body.append(contentsOf: [0, 1, 2, 255])  // bytes after a NUL must survive: the size is explicit
+        let response = try transport.send(
+            HTTPRequest(
+                url: "http://127.0.0.1:\(port)/echo",
+                headers: [
+                    (name: "Content-Type", value: "application/x-amz-json-1.1"),
+                    (name: "X-Amz-Target", value: "AWSCognitoIdentityProviderService.InitiateAuth"),
+                ],
+                body: body))
 
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.headers["x-custom-header"], "Hello World")
@@ -73,8 +74,9 @@ final class CurlTransportTests: XCTestCase {
 
     func testInvalidHeaderValueIsRefusedBeforeSending() throws {
         let transport = try CurlTransport(options: TransportOptions())
-        let request = HTTPRequest(url: "http://127.0.0.1:9/echo",
-                                  headers: [(name: "X-Test", value: "secret\r\nInjected: yes")])
+        let request = HTTPRequest(
+            url: "http://127.0.0.1:9/echo",
+            headers: [(name: "X-Test", value: "secret\r\nInjected: yes")])
         XCTAssertThrowsError(try transport.send(request)) { error in
             let error = error as? TransportError
             XCTAssertEqual(error?.kind, .other)
@@ -171,7 +173,8 @@ final class CurlTransportTests: XCTestCase {
         XCTAssertThrowsError(try CurlTransport(options: TransportOptions(caBundlePath: path))) { error in
             let error = error as? TransportError
             XCTAssertEqual(error?.kind, .other)
-            XCTAssertTrue(error?.message.contains(path) ?? false, "message should name the path: \(String(describing: error))")
+            XCTAssertTrue(
+                error?.message.contains(path) ?? false, "message should name the path: \(String(describing: error))")
         }
     }
 
@@ -194,82 +197,87 @@ final class CurlTransportTests: XCTestCase {
         var clientPort: Int
     }
 
-    private func assertTransportError(_ kind: TransportError.Kind, containing text: String, sent: Bool? = nil,
-                                      file: StaticString = #filePath, line: UInt = #line,
-                                      _ body: () throws -> Void) {
+    private func assertTransportError(
+        _ kind: TransportError.Kind, containing text: String, sent: Bool? = nil,
+        file: StaticString = #filePath, line: UInt = #line,
+        _ body: () throws -> Void
+    ) {
         do {
             try body()
             XCTFail("expected TransportError(.\(kind))", file: file, line: line)
         } catch let error as TransportError {
             XCTAssertEqual(error.kind, kind, "message: \(error.message)", file: file, line: line)
             if let sent {
-                XCTAssertEqual(error.requestMayHaveBeenSent, sent, "whether the request may have been sent", file: file, line: line)
+                XCTAssertEqual(
+                    error.requestMayHaveBeenSent, sent, "whether the request may have been sent", file: file, line: line
+                )
             }
-            XCTAssertTrue(error.message.contains(text), "\"\(error.message)\" should mention \(text)", file: file, line: line)
+            XCTAssertTrue(
+                error.message.contains(text), "\"\(error.message)\" should mention \(text)", file: file, line: line)
         } catch {
             XCTFail("expected TransportError, got \(error)", file: file, line: line)
         }
     }
 
     private static let serverScript = #"""
-import base64, json, ssl, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import base64, json, ssl, sys, time
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args):
-        pass
+            def log_message(self, *args):
+                pass
 
-    def reply(self, status, body, headers=(), with_length=True):
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        if with_length:
-            self.send_header("Content-Length", str(len(body)))
-        else:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+            def reply(self, status, body, headers=(), with_length=True):
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                if with_length:
+                    self.send_header("Content-Length", str(len(body)))
+                else:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                self.wfile.write(body)
+                self.wfile.flush()
 
-    def handle_any(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        path = self.path
-        if path == "/echo":
-            out = json.dumps({
-                "method": self.command,
-                "path": path,
-                "headers": {k.lower(): v for k, v in self.headers.items()},
-                "body": base64.b64encode(body).decode(),
-                "clientPort": self.client_address[1],
-            }).encode()
-            self.reply(200, out, [("Content-Type", "application/json"), ("X-Custom-Header", "Hello World")])
-        elif path == "/error":
-            self.reply(500, b'{"message":"boom"}', [("X-Amzn-ErrorType", "InternalErrorException")])
-        elif path.startswith("/big/"):
-            self.reply(200, b"x" * int(path.split("/")[2]))
-        elif path.startswith("/bigstream/"):
-            self.reply(200, b"x" * int(path.split("/")[2]), with_length=False)
-        elif path == "/stall":
-            time.sleep(10)
-            self.reply(200, b"late")
-        else:
-            self.reply(404, b"")
+            def handle_any(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path
+                if path == "/echo":
+                    out = json.dumps({
+                        "method": self.command,
+                        "path": path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": base64.b64encode(body).decode(),
+                        "clientPort": self.client_address[1],
+                    }).encode()
+                    self.reply(200, out, [("Content-Type", "application/json"), ("X-Custom-Header", "Hello World")])
+                elif path == "/error":
+                    self.reply(500, b'{"message":"boom"}', [("X-Amzn-ErrorType", "InternalErrorException")])
+                elif path.startswith("/big/"):
+                    self.reply(200, b"x" * int(path.split("/")[2]))
+                elif path.startswith("/bigstream/"):
+                    self.reply(200, b"x" * int(path.split("/")[2]), with_length=False)
+                elif path == "/stall":
+                    time.sleep(10)
+                    self.reply(200, b"late")
+                else:
+                    self.reply(404, b"")
 
-    do_GET = do_POST = handle_any
+            do_GET = do_POST = handle_any
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-if len(sys.argv) > 2:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(sys.argv[1], sys.argv[2])
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""#
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        if len(sys.argv) > 2:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[1], sys.argv[2])
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
 
     /// Starts the Python server (TLS when given a certificate and key) and returns its port.
     private func startServer(tls: (certificate: String, key: String)? = nil) throws -> Int {
@@ -282,13 +290,16 @@ server.serve_forever()
 
     /// A port on 127.0.0.1 that nothing listens on (bound once, then closed).
     private func closedPort() throws -> Int {
-        try runAndReadPort(["python3", "-c", """
-        import socket
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        print(s.getsockname()[1], flush=True)
-        s.close()
-        """])
+        try runAndReadPort([
+            "python3", "-c",
+            """
+            import socket
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            print(s.getsockname()[1], flush=True)
+            s.close()
+            """,
+        ])
     }
 
     private func runAndReadPort(_ arguments: [String]) throws -> Int {
@@ -305,7 +316,7 @@ server.serve_forever()
         var output = Data()
         while !output.contains(UInt8(ascii: "\n")) {
             let chunk = stdout.fileHandleForReading.availableData
-            if chunk.isEmpty { break } // EOF: the script died
+            if chunk.isEmpty { break }  // EOF: the script died
             output.append(chunk)
         }
         let text = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

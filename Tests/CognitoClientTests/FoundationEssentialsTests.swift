@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import CognitoClient
 
 /// CognitoClient uses FoundationEssentials only (docs/performance.md), so a few things the full
@@ -13,13 +14,17 @@ final class FoundationEssentialsTests: XCTestCase {
             XCTAssertEqual(text.trimmed(), text.trimmingCharacters(in: .whitespacesAndNewlines), text.debugDescription)
             XCTAssertEqual(text.trimmedBlanks(), text.trimmingCharacters(in: .whitespaces), text.debugDescription)
         }
-        XCTAssertEqual("[::1]".trimmed(where: { $0 == "[" || $0 == "]" }), "[::1]".trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
+        XCTAssertEqual(
+            "[::1]".trimmed(where: { $0 == "[" || $0 == "]" }),
+            "[::1]".trimmingCharacters(in: CharacterSet(charactersIn: "[]")))
     }
 
     func testFormEscapingMatchesFoundation() {
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         for text in ["", "abc", "a b+c&d=e", "ünïcødé €", "~-._", "%41", "/?#[]@!$&'()*,;", "\u{0}\u{7f}", "🔑"] {
-            XCTAssertEqual(FormEncoding.escape(text), text.addingPercentEncoding(withAllowedCharacters: unreserved), text)
+            XCTAssertEqual(
+                FormEncoding.escape(text), text.addingPercentEncoding(withAllowedCharacters: unreserved), text)
             XCTAssertEqual(FormEncoding.unescape(FormEncoding.escape(text)), text, text)
         }
         for encoded in ["abc", "%41%42", "%e2%82%ac", "%E2%82%AC", "%", "%4", "%zz", "%ff", "a%20b", "%C3%28"] {
@@ -31,7 +36,8 @@ final class FoundationEssentialsTests: XCTestCase {
     func testJSONDocumentsAsJSONSerializationReadsThem() {
         for text in ["{}", "[]", #"{"a":[1,"x",null,true]}"#, "", "x", "1", #""s""#, "null", "{", #"{"a":}"#, " [ ] "] {
             let data = Data(text.utf8)
-            XCTAssertEqual(JSONValue.document(data) != nil, (try? JSONSerialization.jsonObject(with: data)) != nil, text)
+            XCTAssertEqual(
+                JSONValue.document(data) != nil, (try? JSONSerialization.jsonObject(with: data)) != nil, text)
         }
         let document = JSONValue.document(Data(#"{"__type":"X#Y","message":"m","n":1}"#.utf8))
         XCTAssertEqual(document?["__type"]?.string, "X#Y")

@@ -31,30 +31,30 @@ final class HTTPDateTests: XCTestCase {
 
     func testWrongDatesAndOtherFormsAreRefused() {
         let wrong = [
-            "Mon, 06 Nov 1994 08:49:37 GMT",      // 6 Nov 1994 was a Sunday
-            "Sun, 31 Nov 1994 08:49:37 GMT",      // November has 30 days
-            "Mon, 29 Feb 2100 00:00:00 GMT",      // 2100 is no leap year
+            "Mon, 06 Nov 1994 08:49:37 GMT",  // 6 Nov 1994 was a Sunday
+            "Sun, 31 Nov 1994 08:49:37 GMT",  // November has 30 days
+            "Mon, 29 Feb 2100 00:00:00 GMT",  // 2100 is no leap year
             "Sun, 00 Nov 1994 08:49:37 GMT",
             "Sun, 06 Nov 1994 24:00:00 GMT",
             "Sun, 06 Nov 1994 08:60:37 GMT",
             "Sun, 06 Nov 1994 08:49:61 GMT",
             "Sun, 06 Foo 1994 08:49:37 GMT",
-            "sun, 06 nov 1994 08:49:37 GMT",      // names are case-sensitive
+            "sun, 06 nov 1994 08:49:37 GMT",  // names are case-sensitive
             "Sun, 06 Nov 1994 08:49:37 UTC",
             "Sun, 06 Nov 1994 08:49:37 +0000",
-            "Sun, 6 Nov 1994 08:49:37 GMT",       // IMF-fixdate pads the day with a zero
+            "Sun, 6 Nov 1994 08:49:37 GMT",  // IMF-fixdate pads the day with a zero
             "Sun,  06 Nov 1994 08:49:37 GMT",
             "Sun, 06 Nov 94 08:49:37 GMT",
             "Sun, 06 Nov 1994 08:49 GMT",
             "Sun, 06 Nov 1994 08:49:37 GMT ",
             "Sun, 06 Nov 1994 08:49:37 GMT\u{0}",
             "Sunday, 06-Nov-1994 08:49:37 GMT",
-            "Sun, 06-Nov-94 08:49:37 GMT",        // RFC 850 spells the day out
-            "Sun Nov 06 08:49:37 1994",           // asctime pads the day with a space
+            "Sun, 06-Nov-94 08:49:37 GMT",  // RFC 850 spells the day out
+            "Sun Nov 06 08:49:37 1994",  // asctime pads the day with a space
             "Sun Nov  6 08:49:37 1994 GMT",
             "Sun Nov 6 08:49:37 1994",
             "1994-11-06T08:49:37Z",
-            "Sun, 06 Nov 1994 0８:49:37 GMT",      // a full-width digit
+            "Sun, 06 Nov 1994 0８:49:37 GMT",  // a full-width digit
             "",
             "GMT",
         ]

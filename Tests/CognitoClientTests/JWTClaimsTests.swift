@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 final class JWTClaimsTests: XCTestCase {
     func testDecodesCognitoAccessTokenClaims() throws {

@@ -1,8 +1,9 @@
-import _CryptoExtras
-@testable import CognitoClient
 import Crypto
 import Foundation
 import XCTest
+import _CryptoExtras
+
+@testable import CognitoClient
 
 /// Issue 12, finding 9: keys and tokens forged in the test that the verifier must refuse (a
 /// 1024-bit key, a key published for encryption or another algorithm, a token not yet valid).
@@ -10,7 +11,8 @@ final class JWTHardeningTests: XCTestCase {
     private static let key2048 = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     private static let key1024 = try! _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024))
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
-    private let expected = TokenExpectations(region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .access, clientId: "client1")
+    private let expected = TokenExpectations(
+        region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .access, clientId: "client1")
 
     private func b64url(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -19,14 +21,18 @@ final class JWTHardeningTests: XCTestCase {
 
     private func jwks(_ key: _RSA.Signing.PrivateKey, alg: String? = "RS256", use: String? = "sig") throws -> JWKS {
         let primitives = try key.publicKey.getKeyPrimitives()
-        return JWKS(keys: [JWKS.Key(kid: "k1", kty: "RSA", alg: alg, n: b64url(primitives.modulus),
-                                    e: b64url(primitives.publicExponent), use: use)])
+        return JWKS(keys: [
+            JWKS.Key(
+                kid: "k1", kty: "RSA", alg: alg, n: b64url(primitives.modulus),
+                e: b64url(primitives.publicExponent), use: use)
+        ])
     }
 
     private func sign(_ claims: [String: Any], with key: _RSA.Signing.PrivateKey = key2048) throws -> String {
         let head = b64url(try JSONSerialization.data(withJSONObject: ["alg": "RS256", "kid": "k1"]))
         let body = b64url(try JSONSerialization.data(withJSONObject: claims))
-        let signature = try key.signature(for: SHA256.hash(data: Data("\(head).\(body)".utf8)), padding: .insecurePKCS1v1_5)
+        let signature = try key.signature(
+            for: SHA256.hash(data: Data("\(head).\(body)".utf8)), padding: .insecurePKCS1v1_5)
         return "\(head).\(body).\(b64url(signature.rawRepresentation))"
     }
 
@@ -34,7 +40,9 @@ final class JWTHardeningTests: XCTestCase {
         ["iss": expected.issuer, "token_use": "access", "client_id": "client1", "exp": now.timeIntervalSince1970 + 600]
     }
 
-    private func assertRefused(_ body: () throws -> Void, _ fragment: String, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRefused(
+        _ body: () throws -> Void, _ fragment: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try body(), file: file, line: line) { error in
             let message = (error as? JWTError)?.message ?? "\(error)"
             XCTAssertTrue(message.contains(fragment), "\(message) lacks \(fragment)", file: file, line: line)
@@ -89,8 +97,10 @@ final class JWTHardeningTests: XCTestCase {
     }
 
     func testAHugeMaxAgeIsCappedAtOneDay() throws {
-        let transport = OneAnswer(HTTPResponse(status: 200, headers: ["cache-control": "public, max-age=3153600000"],
-                                               body: Data(#"{"keys":[]}"#.utf8)))
+        let transport = OneAnswer(
+            HTTPResponse(
+                status: 200, headers: ["cache-control": "public, max-age=3153600000"],
+                body: Data(#"{"keys":[]}"#.utf8)))
         let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: transport)
         XCTAssertEqual(try service.fetchJWKS(userPoolId: "eu-west-1_Pool").maxAge, 86_400)
         XCTAssertEqual(transport.urls, ["http://127.0.0.1:9/eu-west-1_Pool/.well-known/jwks.json"])

@@ -1,15 +1,17 @@
-import _CryptoExtras
-@testable import CognitoClient
 import Crypto
 import Foundation
 import XCTest
+import _CryptoExtras
+
+@testable import CognitoClient
 
 /// Signature and claim checks with a real RSA key made in the test; the integration suite checks
 /// tokens signed by the emulator against the JWKS it serves.
 final class JWTVerifierTests: XCTestCase {
     private static let key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
-    private let expected = TokenExpectations(region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .access, clientId: "client1")
+    private let expected = TokenExpectations(
+        region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .access, clientId: "client1")
 
     private func b64url(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -18,19 +20,26 @@ final class JWTVerifierTests: XCTestCase {
 
     private func jwks(kid: String = "k1") throws -> JWKS {
         let primitives = try Self.key.publicKey.getKeyPrimitives()
-        return JWKS(keys: [JWKS.Key(kid: kid, kty: "RSA", alg: "RS256", n: b64url(primitives.modulus),
-                                    e: b64url(primitives.publicExponent), use: "sig")])
+        return JWKS(keys: [
+            JWKS.Key(
+                kid: kid, kty: "RSA", alg: "RS256", n: b64url(primitives.modulus),
+                e: b64url(primitives.publicExponent), use: "sig")
+        ])
     }
 
     private func sign(_ claims: [String: Any], header: [String: Any] = ["alg": "RS256", "kid": "k1"]) throws -> String {
         let head = b64url(try JSONSerialization.data(withJSONObject: header))
         let body = b64url(try JSONSerialization.data(withJSONObject: claims))
-        let signature = try Self.key.signature(for: SHA256.hash(data: Data("\(head).\(body)".utf8)), padding: .insecurePKCS1v1_5)
+        let signature = try Self.key.signature(
+            for: SHA256.hash(data: Data("\(head).\(body)".utf8)), padding: .insecurePKCS1v1_5)
         return "\(head).\(body).\(b64url(signature.rawRepresentation))"
     }
 
     private var goodClaims: [String: Any] {
-        ["iss": expected.issuer, "token_use": "access", "client_id": "client1", "exp": now.timeIntervalSince1970 + 600, "username": "alice"]
+        [
+            "iss": expected.issuer, "token_use": "access", "client_id": "client1",
+            "exp": now.timeIntervalSince1970 + 600, "username": "alice",
+        ]
     }
 
     func testValidTokenPasses() throws {
@@ -85,8 +94,10 @@ final class JWTVerifierTests: XCTestCase {
         expired["exp"] = now.timeIntervalSince1970 - 1
         var noExpiry = goodClaims
         noExpiry.removeValue(forKey: "exp")
-        for (claims, fragment) in [(wrongIssuer, "issuer"), (wrongUse, "expected access"), (wrongClient, "client client2"),
-                                   (expired, "expired"), (noExpiry, "no expiry")] {
+        for (claims, fragment) in [
+            (wrongIssuer, "issuer"), (wrongUse, "expected access"), (wrongClient, "client client2"),
+            (expired, "expired"), (noExpiry, "no expiry"),
+        ] {
             XCTAssertThrowsError(try JWTVerifier.checkClaims(try sign(claims), expected, now: now)) { error in
                 XCTAssertTrue((error as? JWTError)?.message.contains(fragment) ?? false, "\(error) lacks \(fragment)")
             }
@@ -99,12 +110,15 @@ final class JWTVerifierTests: XCTestCase {
         var updated = goodClaims
         updated["iss"] = "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)"
         XCTAssertNoThrow(try JWTVerifier.checkClaims(try sign(updated), expected, now: now))
-        XCTAssertEqual(CognitoIssuer.jwksURL(issuer: updated["iss"] as! String),
-                       "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)/.well-known/jwks.json")
-        for third in ["https://issuer-cognito-idp.ap-south-1.amazonaws.com/\(pool)",
-                      "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)/",
-                      "http://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)",
-                      "https://issuer-cognito-idp.\(primary).amazonaws.com/\(primary)_Other"] {
+        XCTAssertEqual(
+            CognitoIssuer.jwksURL(issuer: updated["iss"] as! String),
+            "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)/.well-known/jwks.json")
+        for third in [
+            "https://issuer-cognito-idp.ap-south-1.amazonaws.com/\(pool)",
+            "https://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)/",
+            "http://issuer-cognito-idp.\(primary).amazonaws.com/\(pool)",
+            "https://issuer-cognito-idp.\(primary).amazonaws.com/\(primary)_Other",
+        ] {
             var claims = goodClaims
             claims["iss"] = third
             XCTAssertThrowsError(try JWTVerifier.checkClaims(try sign(claims), expected, now: now), third) { error in
@@ -115,8 +129,11 @@ final class JWTVerifierTests: XCTestCase {
     }
 
     func testIdTokenUsesAudience() throws {
-        let idExpected = TokenExpectations(region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .id, clientId: "client1")
-        let token = try sign(["iss": expected.issuer, "token_use": "id", "aud": "client1", "exp": now.timeIntervalSince1970 + 60])
+        let idExpected = TokenExpectations(
+            region: "eu-west-1", userPoolId: "eu-west-1_Pool", use: .id, clientId: "client1")
+        let token = try sign([
+            "iss": expected.issuer, "token_use": "id", "aud": "client1", "exp": now.timeIntervalSince1970 + 60,
+        ])
         XCTAssertNoThrow(try JWTVerifier.checkClaims(token, idExpected, now: now))
     }
 }

@@ -12,20 +12,29 @@ final class OAuthTests: XCTestCase {
     }
 
     func testRandomVerifiersAreLongEnoughAndDiffer() {
-        let a = PKCE(), b = PKCE()
+        let a = PKCE()
+        let b = PKCE()
         XCTAssertNotEqual(a.verifier, b.verifier)
         XCTAssertTrue((43...128).contains(a.verifier.count))
-        XCTAssertNil(a.verifier.rangeOfCharacter(from: CharacterSet(charactersIn:
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~").inverted))
+        XCTAssertNil(
+            a.verifier.rangeOfCharacter(
+                from: CharacterSet(
+                    charactersIn:
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+                ).inverted))
         XCTAssertNotEqual(PKCE.randomToken(), PKCE.randomToken())
     }
 
     func testAuthorizeURLCarriesTheRequestButNoVerifier() throws {
-        let request = AuthorizationRequest(clientId: "abc", redirectURI: "http://localhost:8400/callback",
-                                           scopes: ["openid", "email"], identityProvider: "Okta SAML", prompt: "login")
+        let request = AuthorizationRequest(
+            clientId: "abc", redirectURI: "http://localhost:8400/callback",
+            scopes: ["openid", "email"], identityProvider: "Okta SAML", prompt: "login")
         let url = domain.authorizeURL(request)
         XCTAssertTrue(url.hasPrefix("https://example.auth.eu-west-1.amazoncognito.com/oauth2/authorize?"))
-        let items = Dictionary(uniqueKeysWithValues: try XCTUnwrap(URLComponents(string: url)?.queryItems).map { ($0.name, $0.value ?? "") })
+        let items = Dictionary(
+            uniqueKeysWithValues: try XCTUnwrap(URLComponents(string: url)?.queryItems).map {
+                ($0.name, $0.value ?? "")
+            })
         XCTAssertEqual(items["response_type"], "code")
         XCTAssertEqual(items["redirect_uri"], "http://localhost:8400/callback")
         XCTAssertEqual(items["scope"], "openid email")
@@ -36,8 +45,10 @@ final class OAuthTests: XCTestCase {
         XCTAssertEqual(items["identity_provider"], "Okta SAML")
         XCTAssertEqual(items["prompt"], "login")
         XCTAssertFalse(url.contains(request.pkce.verifier))
-        XCTAssertEqual(domain.logoutURL(clientId: "abc", logoutURI: "http://localhost:8400/signed-out"),
-                       "https://example.auth.eu-west-1.amazoncognito.com/logout?client_id=abc&logout_uri=http%3A%2F%2Flocalhost%3A8400%2Fsigned-out")
+        XCTAssertEqual(
+            domain.logoutURL(clientId: "abc", logoutURI: "http://localhost:8400/signed-out"),
+            "https://example.auth.eu-west-1.amazoncognito.com/logout?client_id=abc&logout_uri=http%3A%2F%2Flocalhost%3A8400%2Fsigned-out"
+        )
     }
 
     func testCallbackChecksStateBeforeAnything() throws {
@@ -48,8 +59,10 @@ final class OAuthTests: XCTestCase {
         XCTAssertThrowsError(try AuthorizationCallback(query: "code=c0de").code(expectedState: "s1")) {
             XCTAssertEqual(($0 as? OAuthError)?.code, .stateMismatch)
         }
-        XCTAssertThrowsError(try AuthorizationCallback(query: "error=access_denied&error_description=User+said+no&state=s1")
-            .code(expectedState: "s1")) {
+        XCTAssertThrowsError(
+            try AuthorizationCallback(query: "error=access_denied&error_description=User+said+no&state=s1")
+                .code(expectedState: "s1")
+        ) {
             let error = $0 as? OAuthError
             XCTAssertEqual(error?.code, .accessDenied)
             XCTAssertEqual(error?.message, "User said no")
@@ -59,19 +72,28 @@ final class OAuthTests: XCTestCase {
 
     func testPastedURLMustBeTheRedirectURI() throws {
         let redirect = "http://localhost:8400/callback"
-        let pasted = try XCTUnwrap(AuthorizationCallback(pastedURL: "  http://localhost:8400/callback?code=x%2By&state=s \n", redirectURI: redirect))
+        let pasted = try XCTUnwrap(
+            AuthorizationCallback(
+                pastedURL: "  http://localhost:8400/callback?code=x%2By&state=s \n", redirectURI: redirect))
         XCTAssertEqual(pasted.code, "x+y")
-        XCTAssertNil(AuthorizationCallback(pastedURL: "http://localhost:8401/callback?code=x&state=s", redirectURI: redirect))
-        XCTAssertNil(AuthorizationCallback(pastedURL: "http://evil.example/callback?code=x&state=s", redirectURI: redirect))
+        XCTAssertNil(
+            AuthorizationCallback(pastedURL: "http://localhost:8401/callback?code=x&state=s", redirectURI: redirect))
+        XCTAssertNil(
+            AuthorizationCallback(pastedURL: "http://evil.example/callback?code=x&state=s", redirectURI: redirect))
         XCTAssertNil(AuthorizationCallback(pastedURL: "http://localhost:8400/callback", redirectURI: redirect))
     }
 
-    private func endpoint(_ steps: [ScriptedTransport.Step], secret: String? = "s3cret") -> (TokenEndpoint, ScriptedTransport) {
+    private func endpoint(_ steps: [ScriptedTransport.Step], secret: String? = "s3cret") -> (
+        TokenEndpoint, ScriptedTransport
+    ) {
         let transport = ScriptedTransport(steps)
         let policy = RetryPolicy(maxAttempts: 3, sleep: { _ in }, random: { 0 })
-        return (TokenEndpoint(domain: domain, transport: transport,
-                              client: AppClient(userPoolId: "eu-west-1_x", clientId: "client1", clientSecret: secret),
-                              retryPolicy: policy), transport)
+        return (
+            TokenEndpoint(
+                domain: domain, transport: transport,
+                client: AppClient(userPoolId: "eu-west-1_x", clientId: "client1", clientSecret: secret),
+                retryPolicy: policy), transport
+        )
     }
 
     private static let access = TestJWT.make(["token_use": "access"])
@@ -81,10 +103,12 @@ final class OAuthTests: XCTestCase {
     /// reached `exec`'s environment, and `expires_in` was taken at any size. Refused or bounded
     /// where the answer is read.
     func testMisshapenTokensAreRefusedAndLifetimesBounded() throws {
-        for bad: [String: Any] in [["access_token": Self.access + "\nX"], ["access_token": "opaque"],
-                                   ["access_token": Self.access, "id_token": "a.b"],
-                                   ["access_token": Self.access, "refresh_token": "r\u{1b}[2J"],
-                                   ["access_token": "a..c"]] {
+        for bad: [String: Any] in [
+            ["access_token": Self.access + "\nX"], ["access_token": "opaque"],
+            ["access_token": Self.access, "id_token": "a.b"],
+            ["access_token": Self.access, "refresh_token": "r\u{1b}[2J"],
+            ["access_token": "a..c"],
+        ] {
             let (endpoint, _) = endpoint([Self.answer(bad)])
             XCTAssertThrowsError(try endpoint.refresh(refreshToken: "r"), "\(bad)") {
                 XCTAssertEqual(($0 as? OAuthError)?.code, .unexpectedAnswer)
@@ -101,28 +125,44 @@ final class OAuthTests: XCTestCase {
     func testATokensExpiryIsBoundedByADay() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         XCTAssertEqual(OAuthTokens(accessToken: Self.access).expiry(now: now), now.addingTimeInterval(3600))
-        XCTAssertEqual(OAuthTokens(accessToken: Self.access, expiresIn: 600).expiry(now: now), now.addingTimeInterval(600))
+        XCTAssertEqual(
+            OAuthTokens(accessToken: Self.access, expiresIn: 600).expiry(now: now), now.addingTimeInterval(600))
         let forever = OAuthTokens(accessToken: TestJWT.make(["exp": 250_000_000_000.0]))
         XCTAssertEqual(forever.expiry(now: now), now.addingTimeInterval(86_400), "never more than a day")
     }
 
-    private static func answer(_ fields: [String: Any], status: Int = 200, contentType: String = "application/json") -> ScriptedTransport.Step {
-        .respond(HTTPResponse(status: status, headers: ["content-type": contentType],
-                              body: (try? JSONSerialization.data(withJSONObject: fields)) ?? Data()))
+    private static func answer(_ fields: [String: Any], status: Int = 200, contentType: String = "application/json")
+        -> ScriptedTransport.Step
+    {
+        .respond(
+            HTTPResponse(
+                status: status, headers: ["content-type": contentType],
+                body: (try? JSONSerialization.data(withJSONObject: fields)) ?? Data()))
     }
 
     func testCodeExchangeIsAFormPostWithBasicAuth() throws {
-        let (endpoint, transport) = endpoint([Self.answer(["access_token": Self.access, "id_token": Self.id, "refresh_token": "r",
-                                                         "expires_in": 3600, "token_type": "Bearer"])])
-        let tokens = try endpoint.exchange(code: "the code", redirectURI: "http://localhost:8400/callback", verifier: "v")
-        XCTAssertEqual(tokens, OAuthTokens(accessToken: Self.access, idToken: Self.id, refreshToken: "r", expiresIn: 3600, tokenType: "Bearer"))
+        let (endpoint, transport) = endpoint([
+            Self.answer([
+                "access_token": Self.access, "id_token": Self.id, "refresh_token": "r",
+                "expires_in": 3600, "token_type": "Bearer",
+            ])
+        ])
+        let tokens = try endpoint.exchange(
+            code: "the code", redirectURI: "http://localhost:8400/callback", verifier: "v")
+        XCTAssertEqual(
+            tokens,
+            OAuthTokens(
+                accessToken: Self.access, idToken: Self.id, refreshToken: "r", expiresIn: 3600, tokenType: "Bearer"))
         let request = transport.requests[0]
         XCTAssertEqual(request.url, "https://example.auth.eu-west-1.amazoncognito.com/oauth2/token")
         XCTAssertEqual(request.headers.first { $0.name == "Content-Type" }?.value, "application/x-www-form-urlencoded")
-        XCTAssertEqual(request.headers.first { $0.name == "Authorization" }?.value,
-                       "Basic " + Data("client1:s3cret".utf8).base64EncodedString())
-        XCTAssertEqual(String(decoding: request.body, as: UTF8.self),
-                       "grant_type=authorization_code&code=the%20code&redirect_uri=http%3A%2F%2Flocalhost%3A8400%2Fcallback&code_verifier=v&client_id=client1")
+        XCTAssertEqual(
+            request.headers.first { $0.name == "Authorization" }?.value,
+            "Basic " + Data("client1:s3cret".utf8).base64EncodedString())
+        XCTAssertEqual(
+            String(decoding: request.body, as: UTF8.self),
+            "grant_type=authorization_code&code=the%20code&redirect_uri=http%3A%2F%2Flocalhost%3A8400%2Fcallback&code_verifier=v&client_id=client1"
+        )
     }
 
     func testPublicClientSendsNoAuthorization() throws {
@@ -133,11 +173,15 @@ final class OAuthTests: XCTestCase {
     }
 
     func testServiceErrorsAreTypedAndRedacted() {
-        let cases: [(String, OAuthError.Code)] = [("invalid_grant", .invalidGrant), ("invalid_client", .invalidClient),
-                                                  ("unauthorized_client", .unauthorizedClient), ("invalid_scope", .invalidScope),
-                                                  ("something_new", .otherServiceError)]
+        let cases: [(String, OAuthError.Code)] = [
+            ("invalid_grant", .invalidGrant), ("invalid_client", .invalidClient),
+            ("unauthorized_client", .unauthorizedClient), ("invalid_scope", .invalidScope),
+            ("something_new", .otherServiceError),
+        ]
         for (raw, code) in cases {
-            let (endpoint, _) = endpoint([Self.answer(["error": raw, "error_description": "bad the code"], status: 400)])
+            let (endpoint, _) = endpoint([
+                Self.answer(["error": raw, "error_description": "bad the code"], status: 400)
+            ])
             XCTAssertThrowsError(try endpoint.exchange(code: "the code", redirectURI: "r", verifier: "v")) {
                 let error = $0 as? OAuthError
                 XCTAssertEqual(error?.code, code)
@@ -153,27 +197,34 @@ final class OAuthTests: XCTestCase {
     func testTheSecretIsRedactedInEveryEncodingItWasSent() throws {
         let secret = "s3cret/with spaces+and\"quotes\""
         let basic = Data("client1:\(percentEncoded(secret))".utf8).base64EncodedString()
-        let echoes = ["Authorization: Basic \(basic)", "client_secret=\(percentEncoded(secret))",
-                      "client_secret=" + percentEncoded(secret).replacingOccurrences(of: "%20", with: "+"),
-                      #"{"secret": "s3cret\/with spaces+and\"quotes\""}"#,
-                      "raw \(Data(secret.utf8).base64EncodedString())"]
+        let echoes = [
+            "Authorization: Basic \(basic)", "client_secret=\(percentEncoded(secret))",
+            "client_secret=" + percentEncoded(secret).replacingOccurrences(of: "%20", with: "+"),
+            #"{"secret": "s3cret\/with spaces+and\"quotes\""}"#,
+            "raw \(Data(secret.utf8).base64EncodedString())",
+        ]
         for echo in echoes {
-            let (endpoint, _) = endpoint([Self.answer(["error": "invalid_request", "error_description": echo], status: 400)],
-                                         secret: secret)
+            let (endpoint, _) = endpoint(
+                [Self.answer(["error": "invalid_request", "error_description": echo], status: 400)],
+                secret: secret)
             XCTAssertThrowsError(try endpoint.refresh(refreshToken: "refresh-token-0001")) {
                 let message = ($0 as? OAuthError)?.message ?? ""
                 XCTAssertTrue(message.contains("[redacted]"), message)
-                XCTAssertFalse(message.contains(basic) || message.contains("s3cret") || message.contains("czNjcmV0"), message)
+                XCTAssertFalse(
+                    message.contains(basic) || message.contains("s3cret") || message.contains("czNjcmV0"), message)
             }
         }
     }
 
     private func percentEncoded(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))!
+        value.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(
+                charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"))!
     }
 
     func testHTMLPageIsAnUnexpectedAnswer() {
-        let page = ScriptedTransport.Step.respond(HTTPResponse(status: 404, headers: ["content-type": "text/html"], body: Data("<html>".utf8)))
+        let page = ScriptedTransport.Step.respond(
+            HTTPResponse(status: 404, headers: ["content-type": "text/html"], body: Data("<html>".utf8)))
         let (endpoint, _) = endpoint([page])
         XCTAssertThrowsError(try endpoint.clientCredentials(scopes: [])) {
             XCTAssertEqual(($0 as? OAuthError)?.code, .unexpectedAnswer)

@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 final class OutsideNumbersTests: XCTestCase {
     func testAbsurdClaimTimesAreAbsent() throws {
@@ -13,11 +14,14 @@ final class OutsideNumbersTests: XCTestCase {
     }
 
     func testTokenValidityIsBoundedByCognitosMaximum() {
-        let absurd = UserPoolClientType(accessTokenValidity: 200_000_000_000_000, idTokenValidity: Int.max,
-                                        tokenValidityUnits: TokenValidityUnitsType(accessToken: "days", idToken: "days"))
+        let absurd = UserPoolClientType(
+            accessTokenValidity: 200_000_000_000_000, idTokenValidity: Int.max,
+            tokenValidityUnits: TokenValidityUnitsType(accessToken: "days", idToken: "days"))
         XCTAssertEqual(absurd.accessTokenLifetime, 86400)
         XCTAssertEqual(absurd.idTokenLifetime, 86400)
-        XCTAssertEqual(UserPoolClientType(accessTokenValidity: 90, tokenValidityUnits: .init(accessToken: "minutes")).accessTokenLifetime, 5400)
+        XCTAssertEqual(
+            UserPoolClientType(accessTokenValidity: 90, tokenValidityUnits: .init(accessToken: "minutes"))
+                .accessTokenLifetime, 5400)
     }
 
     static func base64url(_ text: String) -> String {

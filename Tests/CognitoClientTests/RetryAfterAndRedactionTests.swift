@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 /// Issue 12, finding 10: Retry-After is honoured (bounded), the time budget ends retries, and
 /// a password echoed in another letter case is still redacted.
@@ -12,13 +13,17 @@ final class RetryAfterAndRedactionTests: XCTestCase {
     private func throttled(retryAfter: String?) -> ScriptedTransport.Step {
         var headers = ["x-amzn-errortype": "TooManyRequestsException:", "content-type": "application/x-amz-json-1.1"]
         headers["retry-after"] = retryAfter
-        return .respond(HTTPResponse(status: 400, headers: headers,
-                                     body: Data(#"{"__type":"TooManyRequestsException","message":"Rate exceeded"}"#.utf8)))
+        return .respond(
+            HTTPResponse(
+                status: 400, headers: headers,
+                body: Data(#"{"__type":"TooManyRequestsException","message":"Rate exceeded"}"#.utf8)))
     }
 
     private let ok = ScriptedTransport.Step.respond(HTTPResponse(status: 200, body: Data("{}".utf8)))
 
-    private func call(_ steps: [ScriptedTransport.Step], budget: TimeBudget? = nil) -> (Sleeps, ScriptedTransport, Error?) {
+    private func call(_ steps: [ScriptedTransport.Step], budget: TimeBudget? = nil) -> (
+        Sleeps, ScriptedTransport, Error?
+    ) {
         let sleeps = Sleeps()
         var policy = RetryPolicy(sleep: { sleeps.values.append($0) }, random: { 0.5 })
         policy.budget = budget
@@ -62,11 +67,11 @@ final class RetryAfterAndRedactionTests: XCTestCase {
     func testAMissingOrBrokenRetryAfterFallsBackToTheBackoff() {
         let (sleeps, _, error) = call([throttled(retryAfter: "soon"), throttled(retryAfter: nil), ok])
         XCTAssertNil(error)
-        XCTAssertEqual(sleeps.values, [0.1, 0.2]) // full jitter at 0.5 over 0.2 s, 0.4 s
+        XCTAssertEqual(sleeps.values, [0.1, 0.2])  // full jitter at 0.5 over 0.2 s, 0.4 s
     }
 
     func testRetryAfterParsing() {
-        let now = Date(timeIntervalSince1970: 784_111_777) // Sun, 06 Nov 1994 08:49:37 GMT
+        let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
         XCTAssertEqual(RetryAfter.seconds("120", now: now), 120)
         XCTAssertEqual(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:47 GMT", now: now), 10)
         XCTAssertEqual(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:27 GMT", now: now), 0)
@@ -86,12 +91,18 @@ final class RetryAfterAndRedactionTests: XCTestCase {
     }
 
     func testAPasswordEchoedInAnotherCaseIsRedacted() {
-        let request = HTTPRequest(url: "https://cognito.example/", body: Data(#"""
-            {"AuthParameters":{"USERNAME":"alice","PASSWORD":"Correct-Horse-7"}}
-            """#.utf8))
-        let error = CognitoErrorParser.parse(HTTPResponse(
-            status: 400, headers: ["x-amzn-errortype": "InvalidPasswordException:"],
-            body: Data(#"{"__type":"InvalidPasswordException","message":"CORRECT-HORSE-7 is weak; so is correct-horse-7"}"#.utf8)),
+        let request = HTTPRequest(
+            url: "https://cognito.example/",
+            body: Data(
+                #"""
+                {"AuthParameters":{"USERNAME":"alice","PASSWORD":"Correct-Horse-7"}}
+                """#.utf8))
+        let error = CognitoErrorParser.parse(
+            HTTPResponse(
+                status: 400, headers: ["x-amzn-errortype": "InvalidPasswordException:"],
+                body: Data(
+                    #"{"__type":"InvalidPasswordException","message":"CORRECT-HORSE-7 is weak; so is correct-horse-7"}"#
+                        .utf8)),
             request: request)
         XCTAssertEqual(error.message, "[redacted] is weak; so is [redacted]")
     }

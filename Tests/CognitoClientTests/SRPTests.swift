@@ -166,7 +166,8 @@ final class SRPTests: XCTestCase {
             let userId = "7c9b2c4e-0d1f-4b8a-9e3a-\(run)5d6e7f8a9b0c"
             let password = "Corr3ct horse battery staple! \u{FC} \(run)"
             let server = SRPVerifier(userPoolId: pool, userIdForSRP: userId, password: password)
-            results.set(run, Result { try signIn(client: SRPClient(userPoolId: pool), server: server, password: password) })
+            results.set(
+                run, Result { try signIn(client: SRPClient(userPoolId: pool), server: server, password: password) })
         }
         for run in 0..<runs {
             XCTAssertTrue(try XCTUnwrap(results.get(run)).get(), "run \(run)")
@@ -182,15 +183,17 @@ final class SRPTests: XCTestCase {
     func testDifferentUserIdForSRPRefused() throws {
         let pool = "eu-west-1_myPool"
         let server = SRPVerifier(userPoolId: pool, userIdForSRP: "alice", password: "Secret-1")
-        XCTAssertFalse(try signIn(
-            client: SRPClient(userPoolId: pool), server: server, userIdForSRP: "alice@example.com",
-            password: "Secret-1"))
+        XCTAssertFalse(
+            try signIn(
+                client: SRPClient(userPoolId: pool), server: server, userIdForSRP: "alice@example.com",
+                password: "Secret-1"))
     }
 
     func testDifferentPoolNameRefused() throws {
         let server = SRPVerifier(userPoolId: "eu-west-1_myPool", userIdForSRP: "alice", password: "Secret-1")
-        XCTAssertFalse(try signIn(
-            client: SRPClient(userPoolId: "eu-west-1_otherPool"), server: server, password: "Secret-1"))
+        XCTAssertFalse(
+            try signIn(
+                client: SRPClient(userPoolId: "eu-west-1_otherPool"), server: server, password: "Secret-1"))
     }
 
     // MARK: Rejected input
@@ -213,8 +216,10 @@ final class SRPTests: XCTestCase {
                     srpBHex: String(b, radix: 16), secretBlock: vectorSecretBlock, timestamp: vectorTimestamp)
             }
         }
-        XCTAssertThrowsError(try client.authenticationKey(
-            userIdForSRP: "test", password: "test", saltHex: "499602d2", srpBHex: "000")) { error in
+        XCTAssertThrowsError(
+            try client.authenticationKey(
+                userIdForSRP: "test", password: "test", saltHex: "499602d2", srpBHex: "000")
+        ) { error in
             XCTAssertEqual(error as? SRPError, .invalidServerB)
         }
     }

@@ -165,6 +165,6 @@ final class SRPVerifier {
 
     static func randomBytes(_ count: Int) -> [UInt8] {
         var rng = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0 ... 255, using: &rng) }
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
 }

@@ -42,7 +42,8 @@ final class ScriptedTransport: HTTPTransport {
 
     static func json(_ object: [String: Any], status: Int = 200) -> Step {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
-        return .respond(HTTPResponse(status: status, headers: ["content-type": "application/x-amz-json-1.1"], body: data))
+        return .respond(
+            HTTPResponse(status: status, headers: ["content-type": "application/x-amz-json-1.1"], body: data))
     }
 
     static func error(_ type: String, _ message: String, status: Int = 400) -> Step {

@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 /// Service refusals as Cognito sends them, classified once (`ServiceRefusal`). Each body is a
 /// recorded answer: the error type is one botocore's service model (cognito-idp 2016-04-18)
@@ -16,126 +17,166 @@ final class ServiceRefusalTests: XCTestCase {
     }
 
     private let recorded: [Recorded] = [
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"NotAuthorizedException","message":"Incorrect username or password."}"#,
-                 expected: .incorrectCredentials,
-                 source: "https://github.com/amazon-archives/amazon-cognito-identity-js/issues/506"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"NotAuthorizedException","message":"Password attempts exceeded"}"#,
-                 expected: .attemptsExceeded,
-                 source: "https://github.com/amazon-archives/amazon-cognito-identity-js/issues/506"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"NotAuthorizedException","message":"Unable to verify secret hash for client 1example23456789"}"#,
-                 expected: .secretHashRejected,
-                 source: "https://github.com/AnomalyInnovations/serverless-stack-demo-client/issues/6"),
-        Recorded(operation: "RespondToAuthChallenge",
-                 body: #"{"__type":"NotAuthorizedException","message":"Client 6g164jiups96hiec2e43tv0nt6 is configured with secret but SECRET_HASH was not received"}"#,
-                 expected: .secretHashRejected,
-                 source: "https://github.com/furaiev/amazon-cognito-identity-dart-2/issues/249"),
-        Recorded(operation: "RespondToAuthChallenge",
-                 body: #"{"__type":"NotAuthorizedException","message":"Invalid session for the user, session is expired."}"#,
-                 expected: .challengeSessionExpired,
-                 source: "community reports of a challenge answered after its 3 minutes (no single thread recorded)"),
-        Recorded(operation: "RespondToAuthChallenge",
-                 body: #"{"__type":"NotAuthorizedException","message":"Invalid session for the user."}"#,
-                 expected: .challengeSessionEnded,
-                 source: "https://github.com/aws-amplify/amplify-js/issues/5834"),
-        Recorded(operation: "RespondToAuthChallenge",
-                 body: #"{"__type":"CodeMismatchException","message":"Invalid code received for user"}"#,
-                 expected: .codeMismatch,
-                 source: "service model: CodeMismatchException on RespondToAuthChallenge"),
-        Recorded(operation: "VerifySoftwareToken",
-                 body: #"{"__type":"EnableSoftwareTokenMFAException","message":"Code mismatch"}"#,
-                 expected: .codeMismatch,
-                 source: "service model: EnableSoftwareTokenMFAException on VerifySoftwareToken"),
-        Recorded(operation: "RespondToAuthChallenge",
-                 body: #"{"__type":"ExpiredCodeException","message":"Invalid code provided, please request a code again."}"#,
-                 expected: .codeExpired,
-                 source: "service model: ExpiredCodeException on RespondToAuthChallenge"),
-        Recorded(operation: "GetUser",
-                 body: #"{"__type":"NotAuthorizedException","message":"Access Token has expired"}"#,
-                 expected: .accessTokenExpired,
-                 source: "https://github.com/aws-amplify/aws-sdk-ios/issues/1376"),
-        Recorded(operation: "GetUser",
-                 body: #"{"__type":"NotAuthorizedException","message":"Access Token has been revoked"}"#,
-                 expected: .accessTokenRevoked,
-                 source: "https://github.com/aws-amplify/amplify-js/issues/2205"),
-        Recorded(operation: "ChangePassword",
-                 body: #"{"__type":"NotAuthorizedException","message":"Invalid Access Token"}"#,
-                 expected: .accessTokenRevoked,
-                 source: "service model: NotAuthorizedException on ChangePassword (token refused)"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"NotAuthorizedException","message":"Invalid Refresh Token"}"#,
-                 expected: .refreshTokenRevoked,
-                 source: "https://github.com/aws-amplify/aws-sdk-ios/issues/1409"),
-        Recorded(operation: "GetTokensFromRefreshToken",
-                 body: #"{"__type":"NotAuthorizedException","message":"Refresh Token has been revoked"}"#,
-                 expected: .refreshTokenRevoked,
-                 source: "service model: NotAuthorizedException on GetTokensFromRefreshToken"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"NotAuthorizedException","message":"Refresh Token has expired"}"#,
-                 expected: .refreshTokenRevoked,
-                 source: "service model: NotAuthorizedException on InitiateAuth REFRESH_TOKEN_AUTH"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"NotAuthorizedException","message":"User is disabled."}"#,
-                 expected: .userDisabled,
-                 source: "service model: NotAuthorizedException on InitiateAuth"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"UserNotFoundException","message":"User does not exist."}"#,
-                 expected: .userNotFound,
-                 source: "service model: UserNotFoundException on InitiateAuth"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"UserNotConfirmedException","message":"User is not confirmed."}"#,
-                 expected: .userNotConfirmed,
-                 source: "service model: UserNotConfirmedException on InitiateAuth"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"PasswordResetRequiredException","message":"Password reset required for the user"}"#,
-                 expected: .passwordResetRequired,
-                 source: "service model: PasswordResetRequiredException on InitiateAuth"),
-        Recorded(operation: "ChangePassword",
-                 body: #"{"__type":"InvalidPasswordException","message":"Password does not conform to policy: Password not long enough"}"#,
-                 expected: .invalidPassword,
-                 source: "service model: InvalidPasswordException on ChangePassword"),
-        Recorded(operation: "ChangePassword",
-                 body: #"{"__type":"LimitExceededException","message":"Attempt limit exceeded, please try after some time."}"#,
-                 expected: .throttled,
-                 source: "https://github.com/aws-amplify/aws-sdk-android/issues/627"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"TooManyRequestsException","message":"Rate exceeded"}"#,
-                 expected: .throttled,
-                 source: "service model: TooManyRequestsException on InitiateAuth"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"ResourceNotFoundException","message":"User pool client 1example23456789 does not exist."}"#,
-                 expected: .resourceNotFound,
-                 source: "service model: ResourceNotFoundException on InitiateAuth"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"InvalidParameterException","message":"USER_PASSWORD_AUTH flow not enabled for this client"}"#,
-                 expected: .invalidParameter,
-                 source: "service model: InvalidParameterException on InitiateAuth"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"UserLambdaValidationException","message":"PreAuthentication failed with error Blocked."}"#,
-                 expected: .poolConfiguration,
-                 source: "service model: UserLambdaValidationException on InitiateAuth"),
-        Recorded(operation: "GetTokensFromRefreshToken",
-                 body: #"{"__type":"com.amazonaws.cognito.identity.idp.model#UnknownOperationException"}"#,
-                 expected: .operationUnsupported,
-                 source: "AWS JSON 1.1 protocol: an operation the endpoint does not offer"),
-        Recorded(operation: "AdminUserGlobalSignOut",
-                 body: #"{"__type":"UnrecognizedClientException","message":"The security token included in the request is invalid."}"#,
-                 expected: .awsCredentialsRefused,
-                 source: "AWS JSON 1.1 common errors: an unknown access key id"),
-        Recorded(operation: "AdminUserGlobalSignOut",
-                 body: #"{"__type":"InvalidSignatureException","message":"The request signature we calculated does not match the signature you provided."}"#,
-                 expected: .awsCredentialsRefused,
-                 source: "AWS JSON 1.1 common errors: a wrong secret access key"),
-        Recorded(operation: "AdminListDevices",
-                 body: #"{"__type":"AccessDeniedException","message":"User: arn:aws:iam::111122223333:user/ops is not authorized to perform: cognito-idp:AdminListDevices"}"#,
-                 expected: .awsCredentialsRefused,
-                 source: "AWS JSON 1.1 common errors: IAM policy without the action"),
-        Recorded(operation: "InitiateAuth",
-                 body: #"{"__type":"RefreshTokenReuseException","message":"Refresh token has already been used"}"#,
-                 expected: .other,
-                 source: "service model: RefreshTokenReuseException on GetTokensFromRefreshToken"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"NotAuthorizedException","message":"Incorrect username or password."}"#,
+            expected: .incorrectCredentials,
+            source: "https://github.com/amazon-archives/amazon-cognito-identity-js/issues/506"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"NotAuthorizedException","message":"Password attempts exceeded"}"#,
+            expected: .attemptsExceeded,
+            source: "https://github.com/amazon-archives/amazon-cognito-identity-js/issues/506"),
+        Recorded(
+            operation: "InitiateAuth",
+            body:
+                #"{"__type":"NotAuthorizedException","message":"Unable to verify secret hash for client 1example23456789"}"#,
+            expected: .secretHashRejected,
+            source: "https://github.com/AnomalyInnovations/serverless-stack-demo-client/issues/6"),
+        Recorded(
+            operation: "RespondToAuthChallenge",
+            body:
+                #"{"__type":"NotAuthorizedException","message":"Client 6g164jiups96hiec2e43tv0nt6 is configured with secret but SECRET_HASH was not received"}"#,
+            expected: .secretHashRejected,
+            source: "https://github.com/furaiev/amazon-cognito-identity-dart-2/issues/249"),
+        Recorded(
+            operation: "RespondToAuthChallenge",
+            body: #"{"__type":"NotAuthorizedException","message":"Invalid session for the user, session is expired."}"#,
+            expected: .challengeSessionExpired,
+            source: "community reports of a challenge answered after its 3 minutes (no single thread recorded)"),
+        Recorded(
+            operation: "RespondToAuthChallenge",
+            body: #"{"__type":"NotAuthorizedException","message":"Invalid session for the user."}"#,
+            expected: .challengeSessionEnded,
+            source: "https://github.com/aws-amplify/amplify-js/issues/5834"),
+        Recorded(
+            operation: "RespondToAuthChallenge",
+            body: #"{"__type":"CodeMismatchException","message":"Invalid code received for user"}"#,
+            expected: .codeMismatch,
+            source: "service model: CodeMismatchException on RespondToAuthChallenge"),
+        Recorded(
+            operation: "VerifySoftwareToken",
+            body: #"{"__type":"EnableSoftwareTokenMFAException","message":"Code mismatch"}"#,
+            expected: .codeMismatch,
+            source: "service model: EnableSoftwareTokenMFAException on VerifySoftwareToken"),
+        Recorded(
+            operation: "RespondToAuthChallenge",
+            body: #"{"__type":"ExpiredCodeException","message":"Invalid code provided, please request a code again."}"#,
+            expected: .codeExpired,
+            source: "service model: ExpiredCodeException on RespondToAuthChallenge"),
+        Recorded(
+            operation: "GetUser",
+            body: #"{"__type":"NotAuthorizedException","message":"Access Token has expired"}"#,
+            expected: .accessTokenExpired,
+            source: "https://github.com/aws-amplify/aws-sdk-ios/issues/1376"),
+        Recorded(
+            operation: "GetUser",
+            body: #"{"__type":"NotAuthorizedException","message":"Access Token has been revoked"}"#,
+            expected: .accessTokenRevoked,
+            source: "https://github.com/aws-amplify/amplify-js/issues/2205"),
+        Recorded(
+            operation: "ChangePassword",
+            body: #"{"__type":"NotAuthorizedException","message":"Invalid Access Token"}"#,
+            expected: .accessTokenRevoked,
+            source: "service model: NotAuthorizedException on ChangePassword (token refused)"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"NotAuthorizedException","message":"Invalid Refresh Token"}"#,
+            expected: .refreshTokenRevoked,
+            source: "https://github.com/aws-amplify/aws-sdk-ios/issues/1409"),
+        Recorded(
+            operation: "GetTokensFromRefreshToken",
+            body: #"{"__type":"NotAuthorizedException","message":"Refresh Token has been revoked"}"#,
+            expected: .refreshTokenRevoked,
+            source: "service model: NotAuthorizedException on GetTokensFromRefreshToken"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"NotAuthorizedException","message":"Refresh Token has expired"}"#,
+            expected: .refreshTokenRevoked,
+            source: "service model: NotAuthorizedException on InitiateAuth REFRESH_TOKEN_AUTH"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"NotAuthorizedException","message":"User is disabled."}"#,
+            expected: .userDisabled,
+            source: "service model: NotAuthorizedException on InitiateAuth"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"UserNotFoundException","message":"User does not exist."}"#,
+            expected: .userNotFound,
+            source: "service model: UserNotFoundException on InitiateAuth"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"UserNotConfirmedException","message":"User is not confirmed."}"#,
+            expected: .userNotConfirmed,
+            source: "service model: UserNotConfirmedException on InitiateAuth"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"PasswordResetRequiredException","message":"Password reset required for the user"}"#,
+            expected: .passwordResetRequired,
+            source: "service model: PasswordResetRequiredException on InitiateAuth"),
+        Recorded(
+            operation: "ChangePassword",
+            body:
+                #"{"__type":"InvalidPasswordException","message":"Password does not conform to policy: Password not long enough"}"#,
+            expected: .invalidPassword,
+            source: "service model: InvalidPasswordException on ChangePassword"),
+        Recorded(
+            operation: "ChangePassword",
+            body:
+                #"{"__type":"LimitExceededException","message":"Attempt limit exceeded, please try after some time."}"#,
+            expected: .throttled,
+            source: "https://github.com/aws-amplify/aws-sdk-android/issues/627"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"TooManyRequestsException","message":"Rate exceeded"}"#,
+            expected: .throttled,
+            source: "service model: TooManyRequestsException on InitiateAuth"),
+        Recorded(
+            operation: "InitiateAuth",
+            body:
+                #"{"__type":"ResourceNotFoundException","message":"User pool client 1example23456789 does not exist."}"#,
+            expected: .resourceNotFound,
+            source: "service model: ResourceNotFoundException on InitiateAuth"),
+        Recorded(
+            operation: "InitiateAuth",
+            body:
+                #"{"__type":"InvalidParameterException","message":"USER_PASSWORD_AUTH flow not enabled for this client"}"#,
+            expected: .invalidParameter,
+            source: "service model: InvalidParameterException on InitiateAuth"),
+        Recorded(
+            operation: "InitiateAuth",
+            body:
+                #"{"__type":"UserLambdaValidationException","message":"PreAuthentication failed with error Blocked."}"#,
+            expected: .poolConfiguration,
+            source: "service model: UserLambdaValidationException on InitiateAuth"),
+        Recorded(
+            operation: "GetTokensFromRefreshToken",
+            body: #"{"__type":"com.amazonaws.cognito.identity.idp.model#UnknownOperationException"}"#,
+            expected: .operationUnsupported,
+            source: "AWS JSON 1.1 protocol: an operation the endpoint does not offer"),
+        Recorded(
+            operation: "AdminUserGlobalSignOut",
+            body:
+                #"{"__type":"UnrecognizedClientException","message":"The security token included in the request is invalid."}"#,
+            expected: .awsCredentialsRefused,
+            source: "AWS JSON 1.1 common errors: an unknown access key id"),
+        Recorded(
+            operation: "AdminUserGlobalSignOut",
+            body:
+                #"{"__type":"InvalidSignatureException","message":"The request signature we calculated does not match the signature you provided."}"#,
+            expected: .awsCredentialsRefused,
+            source: "AWS JSON 1.1 common errors: a wrong secret access key"),
+        Recorded(
+            operation: "AdminListDevices",
+            body:
+                #"{"__type":"AccessDeniedException","message":"User: arn:aws:iam::111122223333:user/ops is not authorized to perform: cognito-idp:AdminListDevices"}"#,
+            expected: .awsCredentialsRefused,
+            source: "AWS JSON 1.1 common errors: IAM policy without the action"),
+        Recorded(
+            operation: "InitiateAuth",
+            body: #"{"__type":"RefreshTokenReuseException","message":"Refresh token has already been used"}"#,
+            expected: .other,
+            source: "service model: RefreshTokenReuseException on GetTokensFromRefreshToken"),
     ]
 
     func testRecordedRefusalsAreClassifiedFromTheirType() {
@@ -149,7 +190,8 @@ final class ServiceRefusalTests: XCTestCase {
     /// not change an error type's meaning.
     func testTheErrorTypeWinsOverTheMessage() {
         XCTAssertEqual(CognitoError.service("UserNotFoundException", "Access Token has expired").refusal, .userNotFound)
-        XCTAssertEqual(CognitoError.service("CodeMismatchException", "Invalid session for the user.").refusal, .codeMismatch)
+        XCTAssertEqual(
+            CognitoError.service("CodeMismatchException", "Invalid session for the user.").refusal, .codeMismatch)
         XCTAssertEqual(CognitoError.service("LimitExceededException", "Password attempts exceeded").refusal, .throttled)
     }
 
@@ -160,11 +202,13 @@ final class ServiceRefusalTests: XCTestCase {
             let error = CognitoErrorParser.parse(HTTPResponse(status: 400, headers: [:], body: Data(sample.body.utf8)))
             XCTAssertEqual(error.refusal?.deniesAuthorization, error.isNotAuthorized, sample.body)
         }
-        XCTAssertEqual(CognitoError.service("NotAuthorizedException", "anything else").refusal?.deniesAuthorization, true)
+        XCTAssertEqual(
+            CognitoError.service("NotAuthorizedException", "anything else").refusal?.deniesAuthorization, true)
     }
 
     func testAnUnknownNotAuthorizedTextIsPlainNotAuthorized() {
-        XCTAssertEqual(CognitoError.service("NotAuthorizedException", "eyJ... is not a valid token").refusal, .notAuthorized)
+        XCTAssertEqual(
+            CognitoError.service("NotAuthorizedException", "eyJ... is not a valid token").refusal, .notAuthorized)
     }
 
     func testOnlyServiceAnswersAreRefusals() {

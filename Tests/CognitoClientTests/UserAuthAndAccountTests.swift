@@ -1,6 +1,7 @@
-@testable import CognitoClient
 import Foundation
 import XCTest
+
+@testable import CognitoClient
 
 /// Choice-based sign-in (USER_AUTH) and the account operations, on the wire.
 final class UserAuthAndAccountTests: XCTestCase {
@@ -11,33 +12,46 @@ final class UserAuthAndAccountTests: XCTestCase {
     }
 
     private func service(_ transport: ScriptedTransport) -> CognitoService {
-        CognitoService(endpoint: "https://cognito-idp.eu-west-1.amazonaws.com", transport: transport,
-                       retryPolicy: RetryPolicy(maxAttempts: 3, sleep: { _ in }, random: { 0.5 }))
+        CognitoService(
+            endpoint: "https://cognito-idp.eu-west-1.amazonaws.com", transport: transport,
+            retryPolicy: RetryPolicy(maxAttempts: 3, sleep: { _ in }, random: { 0.5 }))
     }
 
     private func authenticator(_ transport: ScriptedTransport, secret: String? = nil) -> Authenticator {
-        Authenticator(service: service(transport), client: AppClient(userPoolId: pool, clientId: "client1", clientSecret: secret))
+        Authenticator(
+            service: service(transport), client: AppClient(userPoolId: pool, clientId: "client1", clientSecret: secret))
     }
 
     func testSelectChallengeThenEmailCode() throws {
         let transport = ScriptedTransport([
-            ScriptedTransport.json(["ChallengeName": "SELECT_CHALLENGE", "Session": "s1", "ChallengeParameters": [:],
-                                    "AvailableChallenges": ["PASSWORD", "PASSWORD_SRP", "EMAIL_OTP"]]),
-            ScriptedTransport.json(["ChallengeName": "EMAIL_OTP", "Session": "s2",
-                                    "ChallengeParameters": ["CODE_DELIVERY_DESTINATION": "a***@e***", "USERNAME": "alice"]]),
+            ScriptedTransport.json([
+                "ChallengeName": "SELECT_CHALLENGE", "Session": "s1", "ChallengeParameters": [:],
+                "AvailableChallenges": ["PASSWORD", "PASSWORD_SRP", "EMAIL_OTP"],
+            ]),
+            ScriptedTransport.json([
+                "ChallengeName": "EMAIL_OTP", "Session": "s2",
+                "ChallengeParameters": ["CODE_DELIVERY_DESTINATION": "a***@e***", "USERNAME": "alice"],
+            ]),
             ScriptedTransport.json(["AuthenticationResult": tokens()]),
         ])
         var offered: [ChallengeName] = []
         var passwordAsked = false
         let handlers = UserAuthHandlers(
-            choose: { offered = $0; return "EMAIL_OTP" },
-            password: { passwordAsked = true; return "pw" },
+            choose: {
+                offered = $0
+                return "EMAIL_OTP"
+            },
+            password: {
+                passwordAsked = true
+                return "pw"
+            },
             respond: { challenge in
                 XCTAssertEqual(challenge.name, "EMAIL_OTP")
                 XCTAssertEqual(challenge.parameters["CODE_DELIVERY_DESTINATION"], "a***@e***")
                 return ["EMAIL_OTP_CODE": "123456"]
             })
-        let result = try authenticator(transport, secret: "shh").signInUserAuth(username: "alice", preferred: nil, handlers: handlers)
+        let result = try authenticator(transport, secret: "shh").signInUserAuth(
+            username: "alice", preferred: nil, handlers: handlers)
         XCTAssertEqual(result.username, "alice")
         XCTAssertEqual(offered, ["PASSWORD", "PASSWORD_SRP", "EMAIL_OTP"])
         XCTAssertFalse(passwordAsked)
@@ -62,19 +76,36 @@ final class UserAuthAndAccountTests: XCTestCase {
             ScriptedTransport.error("InternalErrorException", "boom", status: 500),
             ScriptedTransport.json(["AuthenticationResult": tokens()]),
         ])
-        let handlers = UserAuthHandlers(choose: { _ in XCTFail("no choice asked"); return "" }, password: { "pw" },
-                                        respond: { _ in XCTFail("no challenge"); return [:] })
-        XCTAssertThrowsError(try authenticator(transport).signInUserAuth(username: "alice", preferred: .password, handlers: handlers))
+        let handlers = UserAuthHandlers(
+            choose: { _ in
+                XCTFail("no choice asked")
+                return ""
+            }, password: { "pw" },
+            respond: { _ in
+                XCTFail("no challenge")
+                return [:]
+            })
+        XCTAssertThrowsError(
+            try authenticator(transport).signInUserAuth(username: "alice", preferred: .password, handlers: handlers))
         XCTAssertEqual(transport.requests.count, 1)
-        XCTAssertEqual(transport.body(0)["AuthParameters"] as? [String: String],
-                       ["USERNAME": "alice", "PREFERRED_CHALLENGE": "PASSWORD", "PASSWORD": "pw"])
+        XCTAssertEqual(
+            transport.body(0)["AuthParameters"] as? [String: String],
+            ["USERNAME": "alice", "PREFERRED_CHALLENGE": "PASSWORD", "PASSWORD": "pw"])
     }
 
     func testPreferredSRPSendsSRPAAndAsksThePasswordOnce() throws {
-        let transport = ScriptedTransport([ScriptedTransport.error("NotAuthorizedException", "Incorrect username or password.")])
+        let transport = ScriptedTransport([
+            ScriptedTransport.error("NotAuthorizedException", "Incorrect username or password.")
+        ])
         var asked = 0
-        let handlers = UserAuthHandlers(choose: { $0[0] }, password: { asked += 1; return "pw" }, respond: { _ in [:] })
-        XCTAssertThrowsError(try authenticator(transport).signInUserAuth(username: "alice", preferred: .passwordSRP, handlers: handlers))
+        let handlers = UserAuthHandlers(
+            choose: { $0[0] },
+            password: {
+                asked += 1
+                return "pw"
+            }, respond: { _ in [:] })
+        XCTAssertThrowsError(
+            try authenticator(transport).signInUserAuth(username: "alice", preferred: .passwordSRP, handlers: handlers))
         let start = transport.body(0)["AuthParameters"] as? [String: String]
         XCTAssertEqual(start?["PREFERRED_CHALLENGE"], "PASSWORD_SRP")
         XCTAssertEqual(start?["SRP_A"]?.count ?? 0 > 100, true)
@@ -84,10 +115,14 @@ final class UserAuthAndAccountTests: XCTestCase {
 
     func testAChoiceNotOfferedIsRefusedBeforeAnswering() {
         let transport = ScriptedTransport([
-            ScriptedTransport.json(["ChallengeName": "SELECT_CHALLENGE", "Session": "s1", "AvailableChallenges": ["EMAIL_OTP"]]),
+            ScriptedTransport.json([
+                "ChallengeName": "SELECT_CHALLENGE", "Session": "s1", "AvailableChallenges": ["EMAIL_OTP"],
+            ])
         ])
         let handlers = UserAuthHandlers(choose: { _ in "SMS_OTP" }, password: { "pw" }, respond: { _ in [:] })
-        XCTAssertThrowsError(try authenticator(transport).signInUserAuth(username: "alice", preferred: nil, handlers: handlers)) { error in
+        XCTAssertThrowsError(
+            try authenticator(transport).signInUserAuth(username: "alice", preferred: nil, handlers: handlers)
+        ) { error in
             XCTAssertEqual((error as? CognitoError)?.kind, .invalidInput)
         }
         XCTAssertEqual(transport.requests.count, 1)
@@ -107,18 +142,27 @@ final class UserAuthAndAccountTests: XCTestCase {
     }
 
     func testSignUpWireFormat() throws {
-        let transport = ScriptedTransport([ScriptedTransport.json([
-            "UserConfirmed": false, "UserSub": "sub-9",
-            "CodeDeliveryDetails": ["Destination": "c***@e***", "DeliveryMedium": "EMAIL", "AttributeName": "email"]])])
+        let transport = ScriptedTransport([
+            ScriptedTransport.json([
+                "UserConfirmed": false, "UserSub": "sub-9",
+                "CodeDeliveryDetails": [
+                    "Destination": "c***@e***", "DeliveryMedium": "EMAIL", "AttributeName": "email",
+                ],
+            ])
+        ])
         let client = AppClient(userPoolId: pool, clientId: "client1", clientSecret: "shh")
-        let response = try service(transport).signUp(username: "carol", password: "pw",
-                                                     attributes: [AttributeType(name: "email", value: "c@example.com")], client: client)
+        let response = try service(transport).signUp(
+            username: "carol", password: "pw",
+            attributes: [AttributeType(name: "email", value: "c@example.com")], client: client)
         XCTAssertEqual(response.userSub, "sub-9")
-        XCTAssertEqual(response.codeDeliveryDetails, CodeDeliveryDetails(destination: "c***@e***", deliveryMedium: "EMAIL", attributeName: "email"))
+        XCTAssertEqual(
+            response.codeDeliveryDetails,
+            CodeDeliveryDetails(destination: "c***@e***", deliveryMedium: "EMAIL", attributeName: "email"))
         let body = transport.body(0)
         XCTAssertEqual(Set(body.keys), ["ClientId", "SecretHash", "Username", "Password", "UserAttributes"])
         XCTAssertEqual(body["SecretHash"] as? String, client.secretHash(for: "carol"))
-        XCTAssertEqual((body["UserAttributes"] as? [[String: String]])?.first, ["Name": "email", "Value": "c@example.com"])
+        XCTAssertEqual(
+            (body["UserAttributes"] as? [[String: String]])?.first, ["Name": "email", "Value": "c@example.com"])
     }
 
     func testAccountCallsAreNotRepeatedAfterAnUnknownOutcome() {
@@ -126,10 +170,14 @@ final class UserAuthAndAccountTests: XCTestCase {
         for call in [
             { (s: CognitoService) in _ = try s.forgotPassword(username: "a", client: client) },
             { (s: CognitoService) in try s.confirmSignUp(username: "a", code: "1", client: client) },
-            { (s: CognitoService) in try s.confirmForgotPassword(username: "a", code: "1", newPassword: "p", client: client) },
+            { (s: CognitoService) in
+                try s.confirmForgotPassword(username: "a", code: "1", newPassword: "p", client: client)
+            },
         ] {
-            let transport = ScriptedTransport([ScriptedTransport.error("InternalErrorException", "boom", status: 500),
-                                               ScriptedTransport.json([:])])
+            let transport = ScriptedTransport([
+                ScriptedTransport.error("InternalErrorException", "boom", status: 500),
+                ScriptedTransport.json([:]),
+            ])
             XCTAssertThrowsError(try call(service(transport)))
             XCTAssertEqual(transport.requests.count, 1)
         }
@@ -137,10 +185,12 @@ final class UserAuthAndAccountTests: XCTestCase {
 
     func testConfirmForgotPasswordWireFormat() throws {
         let transport = ScriptedTransport([ScriptedTransport.json([:])])
-        try service(transport).confirmForgotPassword(username: "alice", code: "123456", newPassword: "New-pw1!",
-                                                     client: AppClient(userPoolId: pool, clientId: "client1"))
+        try service(transport).confirmForgotPassword(
+            username: "alice", code: "123456", newPassword: "New-pw1!",
+            client: AppClient(userPoolId: pool, clientId: "client1"))
         XCTAssertEqual(transport.operations, ["ConfirmForgotPassword"])
-        XCTAssertEqual(transport.body(0) as? [String: String],
-                       ["ClientId": "client1", "Username": "alice", "ConfirmationCode": "123456", "Password": "New-pw1!"])
+        XCTAssertEqual(
+            transport.body(0) as? [String: String],
+            ["ClientId": "client1", "Username": "alice", "ConfirmationCode": "123456", "Password": "New-pw1!"])
     }
 }

@@ -6,7 +6,8 @@ import XCTest
 /// config.toml's text: what is read, what is refused, and that what is written reads back.
 final class ConfigDocumentTests: XCTestCase {
     func testProfilesAreReadAndUnknownKeysIgnored() throws {
-        let profiles = try ConfigDocument.parse("""
+        let profiles = try ConfigDocument.parse(
+            """
             [profiles.default]
             user_pool_id = "eu-west-1_AbC"
             client_id = "abc"
@@ -16,10 +17,12 @@ final class ConfigDocumentTests: XCTestCase {
             [profiles."with space"]
             endpoint = "http://127.0.0.1:5000/"
             """)
-        XCTAssertEqual(profiles, [
-            "default": ProfileConfig(userPoolId: "eu-west-1_AbC", clientId: "abc", redirectPort: "8400"),
-            "with space": ProfileConfig(endpoint: "http://127.0.0.1:5000/"),
-        ])
+        XCTAssertEqual(
+            profiles,
+            [
+                "default": ProfileConfig(userPoolId: "eu-west-1_AbC", clientId: "abc", redirectPort: "8400"),
+                "with space": ProfileConfig(endpoint: "http://127.0.0.1:5000/"),
+            ])
         XCTAssertEqual(try ConfigDocument.parse("# nothing\n"), [:])
     }
 
@@ -40,9 +43,11 @@ final class ConfigDocumentTests: XCTestCase {
     /// on a table name that does not start with a key, and on an array closed by `}`. Refused
     /// first, with the line.
     func testATableNameThatIsNoKeyIsRefusedNotACrash() {
-        for (text, line) in [("[#a]\n", 1), ("[profiles.a]\nclient_id = \"x\"\n\n[ .a]\n", 4), ("[\u{7}a]", 1),
-                             ("[[=a]]\n", 1), ("x = 1\n[\u{2028}a]\n", 2), ("a = \"\"\"\nx\n\"\"\"\n[ü]\n", 4),
-                             ("x = [}\n", 1), ("a = [\n  {b = 1]\n", 2)] {
+        for (text, line) in [
+            ("[#a]\n", 1), ("[profiles.a]\nclient_id = \"x\"\n\n[ .a]\n", 4), ("[\u{7}a]", 1),
+            ("[[=a]]\n", 1), ("x = 1\n[\u{2028}a]\n", 2), ("a = \"\"\"\nx\n\"\"\"\n[ü]\n", 4),
+            ("x = [}\n", 1), ("a = [\n  {b = 1]\n", 2),
+        ] {
             XCTAssertThrowsError(try ConfigDocument.parse(text), text.debugDescription) { error in
                 guard case ConfigDocumentError.notTOML(_, let got) = error else { return XCTFail("\(error)") }
                 XCTAssertEqual(got, line, text.debugDescription)
@@ -55,16 +60,19 @@ final class ConfigDocumentTests: XCTestCase {
     /// with the line; ordinary dotted keys, floats and nesting still read.
     func testDeepKeysAndNestingAreRefusedNotACrash() throws {
         let deep = String(repeating: "a.", count: 150_000) + "a"
-        for (text, line) in [("[profiles.x]\nregion = \"r\"\n[\(deep)]\n", 3), ("\(deep) = 1\n", 1),
-                             ("x = { \(deep) = 1 }\n", 1), ("x = " + String(repeating: "[", count: 100_000) + "\n", 1),
-                             ("x = " + String(repeating: "{a=", count: 100_000) + "\n", 1)] {
+        for (text, line) in [
+            ("[profiles.x]\nregion = \"r\"\n[\(deep)]\n", 3), ("\(deep) = 1\n", 1),
+            ("x = { \(deep) = 1 }\n", 1), ("x = " + String(repeating: "[", count: 100_000) + "\n", 1),
+            ("x = " + String(repeating: "{a=", count: 100_000) + "\n", 1),
+        ] {
             XCTAssertThrowsError(try ConfigDocument.parse(text)) { error in
                 guard case ConfigDocumentError.notTOML(_, let got) = error else { return XCTFail("\(error)") }
                 XCTAssertEqual(got, line)
             }
         }
         XCTAssertThrowsError(try ConfigDocument.parse("# " + String(repeating: "x", count: 1024 * 1024) + "\n"))
-        let fine = try ConfigDocument.parse("""
+        let fine = try ConfigDocument.parse(
+            """
             [profiles.default]
             region = "eu-west-1"
             a.b.c = 1.5
@@ -96,9 +104,10 @@ final class ConfigDocumentTests: XCTestCase {
 
     func testWhatIsWrittenReadsBack() throws {
         let profiles = [
-            "default": ProfileConfig(userPoolId: "eu-west-1_AbC", clientId: "abc", region: "eu-west-1",
-                                     endpoint: "https://x/", username: "a\"b\\c\nd", identityPoolId: "eu-west-1:1",
-                                     domain: "https://d", redirectPort: "8400"),
+            "default": ProfileConfig(
+                userPoolId: "eu-west-1_AbC", clientId: "abc", region: "eu-west-1",
+                endpoint: "https://x/", username: "a\"b\\c\nd", identityPoolId: "eu-west-1:1",
+                domain: "https://d", redirectPort: "8400"),
             "odd name.with=chars": ProfileConfig(clientId: "é\u{1}\u{7F}\t\r"),
             // Found by fuzzing: TOMLKit's writer made this a ''' string that its own quotes ended.
             "quotes": ProfileConfig(username: "a'''\nb\"\"\"c'", domain: "'''"),
@@ -123,33 +132,45 @@ final class StoredRecordTests: XCTestCase {
 
     /// A session item as the executable wrote it before the type moved to LocalFormats.
     func testASessionKeptByEarlierVersionsReads() throws {
-        let json = #"{"accessToken":"a","accessTokenExpiresAt":"2026-11-23T19:00:00Z","clientId":"c","endpoint":"https:\/\/e\/","idToken":"i","issuedAt":"2026-11-23T18:00:00Z","profile":"default","refreshToken":"r","region":"eu-west-1","sub":"s","userPoolId":"eu-west-1_P","username":"alice","version":1}"#
+        let json =
+            #"{"accessToken":"a","accessTokenExpiresAt":"2026-11-23T19:00:00Z","clientId":"c","endpoint":"https:\/\/e\/","idToken":"i","issuedAt":"2026-11-23T18:00:00Z","profile":"default","refreshToken":"r","region":"eu-west-1","sub":"s","userPoolId":"eu-west-1_P","username":"alice","version":1}"#
         let session = try StoredSession.decoder.decode(StoredSession.self, from: Data(json.utf8))
         XCTAssertEqual(session.username, "alice")
         XCTAssertEqual(session.accessTokenExpiresAt, Date(timeIntervalSince1970: 1_795_460_400))
         XCTAssertNil(session.domain)
         XCTAssertEqual(String(decoding: try StoredSession.encoder.encode(session), as: UTF8.self), json)
-        XCTAssertThrowsError(try StoredSession.decoder.decode(StoredSession.self, from: Data(json.replacingOccurrences(of: "19:00:00Z", with: "soon").utf8)))
+        XCTAssertThrowsError(
+            try StoredSession.decoder.decode(
+                StoredSession.self, from: Data(json.replacingOccurrences(of: "19:00:00Z", with: "soon").utf8)))
     }
 
     func testASessionFromTokens() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let access = jwt(["username": "alice", "sub": "s-1", "exp": 1_800_000_600])
-        var session = try StoredSession(tokens: AuthenticationResult(accessToken: access, expiresIn: 3600, tokenType: "Bearer", refreshToken: "r",
-                                                                     idToken: jwt(["email": "Alice@Example.com"])),
-                                        fallbackUsername: "typed", profile: "p", userPoolId: "eu-west-1_P", clientId: "c",
-                                        region: "eu-west-1", endpoint: "https://e/", now: now)
+        var session = try StoredSession(
+            tokens: AuthenticationResult(
+                accessToken: access, expiresIn: 3600, tokenType: "Bearer", refreshToken: "r",
+                idToken: jwt(["email": "Alice@Example.com"])),
+            fallbackUsername: "typed", profile: "p", userPoolId: "eu-west-1_P", clientId: "c",
+            region: "eu-west-1", endpoint: "https://e/", now: now)
         XCTAssertEqual(session.username, "alice")
-        XCTAssertEqual(session.accessTokenExpiresAt, Date(timeIntervalSince1970: 1_800_000_600), "the token's exp is earlier")
+        XCTAssertEqual(
+            session.accessTokenExpiresAt, Date(timeIntervalSince1970: 1_800_000_600), "the token's exp is earlier")
         XCTAssertTrue(session.isSignedIn(as: "alice@example.com"))
         XCTAssertFalse(session.isSignedIn(as: "bob"))
-        try session.apply(refreshed: AuthenticationResult(accessToken: jwt(["username": "alice"]), expiresIn: 60, tokenType: nil,
-                                                               refreshToken: nil, idToken: nil), now: now)
+        try session.apply(
+            refreshed: AuthenticationResult(
+                accessToken: jwt(["username": "alice"]), expiresIn: 60, tokenType: nil,
+                refreshToken: nil, idToken: nil), now: now)
         XCTAssertEqual(session.refreshToken, "r", "kept when not rotated")
         XCTAssertEqual(session.accessTokenExpiresAt, now.addingTimeInterval(60))
-        XCTAssertThrowsError(try StoredSession(tokens: AuthenticationResult(accessToken: access, expiresIn: nil, tokenType: nil, refreshToken: nil, idToken: nil),
-                                               fallbackUsername: "", profile: "p",
-                                               userPoolId: "u", clientId: "c", region: "r", endpoint: "e", now: now)) {
+        XCTAssertThrowsError(
+            try StoredSession(
+                tokens: AuthenticationResult(
+                    accessToken: access, expiresIn: nil, tokenType: nil, refreshToken: nil, idToken: nil),
+                fallbackUsername: "", profile: "p",
+                userPoolId: "u", clientId: "c", region: "r", endpoint: "e", now: now)
+        ) {
             XCTAssertEqual($0 as? StoredSession.Failure, .noRefreshToken)
         }
     }
@@ -158,22 +179,28 @@ final class StoredRecordTests: XCTestCase {
     /// fraction of a second (the clock, a token's `exp`) were kept in memory and lost on write.
     func testASessionReadsBackAsItWasStored() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000.75)
-        var session = try StoredSession(tokens: AuthenticationResult(accessToken: jwt(["username": "alice", "exp": 1_800_000_600.5]),
-                                                                     expiresIn: 3600, tokenType: nil, refreshToken: "r", idToken: nil),
-                                        fallbackUsername: "", profile: "p", userPoolId: "u", clientId: "c", region: "r",
-                                        endpoint: "e", now: now)
-        XCTAssertEqual(session.accessTokenExpiresAt, Date(timeIntervalSince1970: 1_800_000_600), "rounded down, never later")
+        var session = try StoredSession(
+            tokens: AuthenticationResult(
+                accessToken: jwt(["username": "alice", "exp": 1_800_000_600.5]),
+                expiresIn: 3600, tokenType: nil, refreshToken: "r", idToken: nil),
+            fallbackUsername: "", profile: "p", userPoolId: "u", clientId: "c", region: "r",
+            endpoint: "e", now: now)
+        XCTAssertEqual(
+            session.accessTokenExpiresAt, Date(timeIntervalSince1970: 1_800_000_600), "rounded down, never later")
         func readBack() throws -> StoredSession {
             try StoredSession.decoder.decode(StoredSession.self, from: StoredSession.encoder.encode(session))
         }
         XCTAssertEqual(try readBack(), session)
-        try session.apply(refreshed: AuthenticationResult(accessToken: jwt(["username": "alice"]), expiresIn: 60, tokenType: nil,
-                                                          refreshToken: nil, idToken: nil), now: now)
+        try session.apply(
+            refreshed: AuthenticationResult(
+                accessToken: jwt(["username": "alice"]), expiresIn: 60, tokenType: nil,
+                refreshToken: nil, idToken: nil), now: now)
         XCTAssertEqual(try readBack(), session)
     }
 
     func testAPendingChallengeKeptByEarlierVersionsReads() throws {
-        let json = #"{"challengeName":"SMS_MFA","clientId":"c","destination":"+*******1234","expiresAt":"2026-11-23T18:03:00Z","session":"S","userPoolId":"eu-west-1_P","username":"u-1","verified":false,"wrongCodes":1}"#
+        let json =
+            #"{"challengeName":"SMS_MFA","clientId":"c","destination":"+*******1234","expiresAt":"2026-11-23T18:03:00Z","session":"S","userPoolId":"eu-west-1_P","username":"u-1","verified":false,"wrongCodes":1}"#
         let pending = try StoredSession.decoder.decode(PendingChallenge.self, from: Data(json.utf8))
         XCTAssertEqual(pending.challengeName, .smsMFA)
         XCTAssertEqual(pending.displayName, "u-1")
@@ -190,7 +217,8 @@ final class AuthenticatorHandoutTests: XCTestCase {
         XCTAssertThrowsError(try TerminalQRCode(encoding: String(repeating: "x", count: 3_000))) {
             XCTAssertTrue($0 is TerminalQRCode.Failure)
         }
-        let code = try TerminalQRCode(encoding: AuthenticatorURI.otpauth(secret: "ABC", username: "ünï\u{1b}", issuer: "P"))
+        let code = try TerminalQRCode(
+            encoding: AuthenticatorURI.otpauth(secret: "ABC", username: "ünï\u{1b}", issuer: "P"))
         XCTAssertEqual(code.modules.count, code.modules.first?.count)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import SecureStore
 import Synchronization
 import XCTest
+
+@testable import SecureStore
 
 /// Unit tests use scrypt at 2^10; `testAgeDecryptsWhatTheStoreWroteAtTheDefaultFactor` uses
 /// age's default, 2^18, as the CLI does.
@@ -11,9 +12,12 @@ let testWorkFactor = 10
 final class ScratchDirectory {
     let path: String
     init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("authctl-age-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("authctl-age-\(UUID().uuidString.prefix(8))")
+            .path
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
@@ -36,21 +40,21 @@ final class CountingSource: Sendable {
 /// python3's pexpect.
 enum AgeTool {
     static let script = """
-    import os, sys, pexpect
-    mode, source, target = sys.argv[1:4]
-    passphrase = os.environ["AGE_TEST_PASSPHRASE"]
-    args = ["-d", "-o", target, source] if mode == "decrypt" else ["-p", "-o", target, source]
-    child = pexpect.spawn("age", args, timeout=120, encoding="utf-8")
-    child.expect("Enter passphrase")
-    child.sendline(passphrase)
-    if mode == "encrypt":
-        child.expect("Confirm passphrase")
+        import os, sys, pexpect
+        mode, source, target = sys.argv[1:4]
+        passphrase = os.environ["AGE_TEST_PASSPHRASE"]
+        args = ["-d", "-o", target, source] if mode == "decrypt" else ["-p", "-o", target, source]
+        child = pexpect.spawn("age", args, timeout=120, encoding="utf-8")
+        child.expect("Enter passphrase")
         child.sendline(passphrase)
-    child.expect(pexpect.EOF)
-    child.close()
-    sys.stdout.write(child.before or "")
-    sys.exit(child.exitstatus if child.exitstatus is not None else 1)
-    """
+        if mode == "encrypt":
+            child.expect("Confirm passphrase")
+            child.sendline(passphrase)
+        child.expect(pexpect.EOF)
+        child.close()
+        sys.stdout.write(child.before or "")
+        sys.exit(child.exitstatus if child.exitstatus is not None else 1)
+        """
 
     static func run(_ mode: String, _ source: String, _ target: String, passphrase: String) throws -> Tools.Output {
         _ = try Tools.find("age", package: "age")
@@ -105,8 +109,9 @@ final class AgeFileStoreTests: XCTestCase {
         XCTAssertFalse(try store.delete(key()))
         XCTAssertTrue(FileManager.default.fileExists(atPath: store.path(profile: "default")))
         XCTAssertTrue(try store.delete(key("client-secret")))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path(profile: "default")),
-                       "deleting the last item removes the file")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: store.path(profile: "default")),
+            "deleting the last item removes the file")
         XCTAssertEqual(try store.keys(profile: "default"), [])
     }
 
@@ -115,14 +120,16 @@ final class AgeFileStoreTests: XCTestCase {
         try store.write(key(profile: "../evil/prod"), label: "l", secret: "s")
         XCTAssertEqual(try mode(directory), 0o700)
         XCTAssertEqual(try mode(store.path(profile: "../evil/prod")), 0o600)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).sorted(),
-                       ["%2E.%2Fevil%2Fprod.age", "%2E.%2Fevil%2Fprod.lock"])
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: directory).sorted(),
+            ["%2E.%2Fevil%2Fprod.age", "%2E.%2Fevil%2Fprod.lock"])
         XCTAssertEqual(try mode(directory + "/%2E.%2Fevil%2Fprod.lock"), 0o600)
     }
 
     func testAnOpenDirectoryIsRefused() throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         XCTAssertThrowsError(try store().write(key(), label: "l", secret: "s")) { error in
             let error = error as? SecureStoreError
             XCTAssertEqual(error?.cause, .insecure)
@@ -151,8 +158,10 @@ final class AgeFileStoreTests: XCTestCase {
         let path = store().path(profile: "default")
         let before = try bytes(path)
         let wrong = store("wrong")
-        for attempt in [{ _ = try wrong.read(self.key()) }, { try wrong.write(self.key("device"), label: "l", secret: "x") },
-                        { _ = try wrong.delete(self.key()) }] {
+        for attempt in [
+            { _ = try wrong.read(self.key()) }, { try wrong.write(self.key("device"), label: "l", secret: "x") },
+            { _ = try wrong.delete(self.key()) },
+        ] {
             XCTAssertThrowsError(try attempt()) { error in
                 let error = error as? SecureStoreError
                 XCTAssertEqual(error?.cause, .wrongPassphrase)
@@ -201,7 +210,8 @@ final class AgeFileStoreTests: XCTestCase {
     // MARK: - Other processes
 
     func testConcurrentWritersOfDifferentItemsLoseNothing() throws {
-        let writers = 4, items = 6
+        let writers = 4
+        let items = 6
         let children = try (0..<writers).map { writer in
             try StoreChild.start(directory: directory, mode: "items", tag: "w\(writer)", count: items)
         }
@@ -209,7 +219,10 @@ final class AgeFileStoreTests: XCTestCase {
         let kinds = try store().keys(profile: "default").map(\.kind)
         XCTAssertEqual(kinds.count, writers * items, "updates were lost: \(kinds)")
         for writer in 0..<writers {
-            for item in 0..<items { XCTAssertEqual(try store().read(SecretKey(kind: "w\(writer)-\(item)", profile: "default")), "value \(item)") }
+            for item in 0..<items {
+                XCTAssertEqual(
+                    try store().read(SecretKey(kind: "w\(writer)-\(item)", profile: "default")), "value \(item)")
+            }
         }
     }
 
@@ -222,7 +235,9 @@ final class AgeFileStoreTests: XCTestCase {
             XCTAssertEqual(child.wait(timeout: 10), 128 + SIGKILL)
             let fresh = store()
             XCTAssertEqual(try fresh.read(key("other")), "kept", "round \(round)")
-            let value = try XCTUnwrap(try fresh.read(SecretKey(kind: "session", profile: "default")), "round \(round): the loop wrote nothing")
+            let value = try XCTUnwrap(
+                try fresh.read(SecretKey(kind: "session", profile: "default")), "round \(round): the loop wrote nothing"
+            )
             XCTAssertTrue(value.hasPrefix("value "), value)
         }
     }
@@ -241,7 +256,9 @@ final class AgeFileStoreTests: XCTestCase {
         start = Date()
         XCTAssertEqual(try store("a passphrase for age", workFactor: 10).read(key()), "{\"refresh\":\"r\"}")
         let unlocked = Date().timeIntervalSince(start)
-        print("AgeFileStore at 2^18: create \(String(format: "%.2f", created)) s, unlock \(String(format: "%.2f", unlocked)) s")
+        print(
+            "AgeFileStore at 2^18: create \(String(format: "%.2f", created)) s, unlock \(String(format: "%.2f", unlocked)) s"
+        )
 
         let out = scratch.path + "/plain.json"
         let result = try AgeTool.run("decrypt", path, out, passphrase: "a passphrase for age")
@@ -256,13 +273,14 @@ final class AgeFileStoreTests: XCTestCase {
 
     func testTheStoreReadsWhatAgeEncrypted() throws {
         let document = """
-        {"items":[{"clientId":"c1","kind":"session","label":"by hand","profile":"default","secret":"from age","userPoolId":"eu-west-1_AbC"}]}
-        """
+            {"items":[{"clientId":"c1","kind":"session","label":"by hand","profile":"default","secret":"from age","userPoolId":"eu-west-1_AbC"}]}
+            """
         let plain = scratch.path + "/doc.json"
         try document.write(toFile: plain, atomically: true, encoding: .utf8)
         let reader = store("typed into age")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let result = try AgeTool.run("encrypt", plain, reader.path(profile: "default"), passphrase: "typed into age")
         XCTAssertEqual(result.status, 0, result.all)
         // age writes 0644: read only once it is the user's alone, as every file of the store.
@@ -287,8 +305,9 @@ enum StoreChild {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var env = ProcessInfo.processInfo.environment
         env["AUTHCTL_STORE_CHILD"] = [directory, mode, tag, String(count)].joined(separator: "\n")
-        return try Child(executable, ["SecureStoreTests.StoreChildEntry/testChild"], environment: env,
-                         stdin: "/dev/null", stdout: "/dev/null", stderr: "/dev/null")
+        return try Child(
+            executable, ["SecureStoreTests.StoreChildEntry/testChild"], environment: env,
+            stdin: "/dev/null", stdout: "/dev/null", stderr: "/dev/null")
     }
 }
 
@@ -303,7 +322,8 @@ final class StoreChildEntry: XCTestCase {
         let count = Int(parts[3]) ?? 1
         for index in 0..<count {
             if parts[1] == "items" {
-                try store.write(SecretKey(kind: "\(parts[2])-\(index)", profile: "default"), label: "l", secret: "value \(index)")
+                try store.write(
+                    SecretKey(kind: "\(parts[2])-\(index)", profile: "default"), label: "l", secret: "value \(index)")
             } else {
                 try store.write(SecretKey(kind: parts[2], profile: "default"), label: "l", secret: "value \(index)")
             }

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
-@testable import SecureStore
 import XCTest
+
+@testable import SecureStore
 
 /// The age v1 format: round trips over chunk boundaries, and the header grammar's refusals
 /// (the cases of age's testkit, C2SP/CCTV age/internal/tests, rebuilt on our own files).
@@ -55,7 +56,8 @@ final class AgeFormatTests: XCTestCase {
         return Array(lines.joined(separator: [0x0A]))
     }
 
-    func assertMalformed(_ file: [UInt8], _ expected: String, file source: StaticString = #filePath, line: UInt = #line) {
+    func assertMalformed(_ file: [UInt8], _ expected: String, file source: StaticString = #filePath, line: UInt = #line)
+    {
         XCTAssertThrowsError(try open(file), file: source, line: line) { error in
             guard case .malformed(let reason)? = error as? AgeFormat.Failure else {
                 return XCTFail("\(expected): \(error)", file: source, line: line)
@@ -90,7 +92,8 @@ final class AgeFormatTests: XCTestCase {
         assertMalformed(withStanza("-> X25519 \(salt)"), "X25519 recipient")
         assertMalformed(withStanza("->scrypt \(salt) 10"), "neither a stanza nor the MAC")
         // A non-canonical salt: the last character's unused bits set.
-        let last = salt.last!, alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        let last = salt.last!
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
         let bumped = alphabet[alphabet.firstIndex(of: last)! + 1]
         assertMalformed(withStanza("-> scrypt \(salt.dropLast())\(bumped) 10"), "salt is not canonical")
         // The body: 32 bytes in one line shorter than 64 columns.
@@ -127,7 +130,8 @@ final class AgeFormatTests: XCTestCase {
         let whole = try AgeFormat.encrypt([UInt8](repeating: 1, count: 65536), header: full)
         let nonce = Array(whole[full.bytes.count..<(full.bytes.count + 16)])
         let key = AgeFormat.payloadKey(fileKey: full.fileKey, nonce: nonce)
-        let first = try seal([UInt8](repeating: 1, count: 65536), key: key, nonce: try AgeFormat.chunkNonce(0, last: false))
+        let first = try seal(
+            [UInt8](repeating: 1, count: 65536), key: key, nonce: try AgeFormat.chunkNonce(0, last: false))
         let empty = try seal([], key: key, nonce: try AgeFormat.chunkNonce(1, last: true))
         assertMalformed(full.bytes + nonce + first + empty, "ends with an empty chunk")
     }

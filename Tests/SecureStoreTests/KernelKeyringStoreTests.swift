@@ -1,6 +1,7 @@
 import Foundation
-@testable import SecureStore
 import XCTest
+
+@testable import SecureStore
 
 /// KernelKeyringStore against the real kernel key retention service, checked with the real
 /// `keyctl` (keyutils). Each test has a namespace of its own and removes its keys afterwards.
@@ -45,9 +46,11 @@ final class KernelKeyringStoreTests: XCTestCase {
     func keyctlSearch(_ store: KernelKeyringStore, _ description: String) throws -> String? {
         let output: Tools.Output
         if case .persistent = try store.persistence {
-            output = try keyctl(["session", "-", "/bin/sh", "-c",
-                                 "\"$1\" get_persistent @s >/dev/null && \"$1\" search @s user \"$2\"",
-                                 "sh", keyctlPath, description])
+            output = try keyctl([
+                "session", "-", "/bin/sh", "-c",
+                "\"$1\" get_persistent @s >/dev/null && \"$1\" search @s user \"$2\"",
+                "sh", keyctlPath, description,
+            ])
         } else {
             output = try keyctl(["search", "@u", "user", description])
         }
@@ -90,21 +93,26 @@ final class KernelKeyringStoreTests: XCTestCase {
 
     func testKeysListsTheProfilesItemsOnly() throws {
         let store = try makeStore()
-        try store.write(SecretKey(kind: "session", profile: "p", userPoolId: "pool", clientId: "c1"), label: "l", secret: "1")
-        try store.write(SecretKey(kind: "client-secret", profile: "p", userPoolId: "pool", clientId: "c1"), label: "l", secret: "2")
+        try store.write(
+            SecretKey(kind: "session", profile: "p", userPoolId: "pool", clientId: "c1"), label: "l", secret: "1")
+        try store.write(
+            SecretKey(kind: "client-secret", profile: "p", userPoolId: "pool", clientId: "c1"), label: "l", secret: "2")
         try store.write(SecretKey(kind: "device", profile: "p"), label: "l", secret: "3")
         try store.write(SecretKey(kind: "session", profile: "q"), label: "l", secret: "4")
-        XCTAssertEqual(try store.keys(profile: "p"), [
-            SecretKey(kind: "client-secret", profile: "p", userPoolId: "pool", clientId: "c1"),
-            SecretKey(kind: "device", profile: "p"),
-            SecretKey(kind: "session", profile: "p", userPoolId: "pool", clientId: "c1"),
-        ])
+        XCTAssertEqual(
+            try store.keys(profile: "p"),
+            [
+                SecretKey(kind: "client-secret", profile: "p", userPoolId: "pool", clientId: "c1"),
+                SecretKey(kind: "device", profile: "p"),
+                SecretKey(kind: "session", profile: "p", userPoolId: "pool", clientId: "c1"),
+            ])
         XCTAssertEqual(try store.keys(profile: "q").map(\.kind), ["session"])
         XCTAssertEqual(try store.keys(profile: "none"), [])
     }
 
     func testTwoNamespacesNeverSeeEachOther() throws {
-        let first = try makeStore(), second = try makeStore()
+        let first = try makeStore()
+        let second = try makeStore()
         try first.write(session(), label: "l", secret: "first")
         XCTAssertNil(try second.read(session()))
         XCTAssertEqual(try second.keys(profile: "p"), [])
@@ -151,8 +159,9 @@ final class KernelKeyringStoreTests: XCTestCase {
             let text = try String(contentsOfFile: "/proc/sys/kernel/keys/persistent_keyring_expiry", encoding: .utf8)
             XCTAssertEqual(seconds, Int(text.trimmingCharacters(in: .whitespacesAndNewlines)))
         case .userKeyring:
-            XCTAssertEqual(try keyctl(["get_persistent", "@s"]).status != 0, true,
-                           "the store fell back to the user keyring although keyctl reaches the persistent one")
+            XCTAssertEqual(
+                try keyctl(["get_persistent", "@s"]).status != 0, true,
+                "the store fell back to the user keyring although keyctl reaches the persistent one")
         }
         let missing = KernelKeyringStore(namespace: store.namespace, expiryPath: "/nonexistent")
         if case .persistent(let seconds) = try missing.persistence { XCTAssertNil(seconds) }

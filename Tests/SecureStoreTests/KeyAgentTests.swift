@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
-@testable import SecureStore
 import XCTest
+
+@testable import SecureStore
 
 /// The key agent's frame parser and its vault (the process side is tested end to end in
 /// Tests/integration/test_agent.py).
@@ -40,7 +41,8 @@ final class KeyAgentTests: XCTestCase {
         let header = try AgeFormat.newHeader(passphrase: passphrase, workFactor: testWorkFactor)
         let file = try AgeFormat.encrypt(Array("secret document".utf8), header: header)
         XCTAssertNil(try vault.open(directory: "/d", file: file, now: 100), "nothing held yet")
-        try vault.add(directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 3600, idle: 60, now: 100)
+        try vault.add(
+            directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 3600, idle: 60, now: 100)
         XCTAssertEqual(try vault.open(directory: "/d", file: file, now: 101), Array("secret document".utf8))
         XCTAssertNil(try vault.open(directory: "/other", file: file, now: 101), "held for its directory only")
 
@@ -48,14 +50,17 @@ final class KeyAgentTests: XCTestCase {
         let sealed = try XCTUnwrap(try vault.seal(directory: "/d", header: nil, plaintext: Array("new".utf8), now: 102))
         let (reopened, start) = try AgeFormat.openHeader(sealed, passphrase: passphrase)
         XCTAssertEqual(try AgeFormat.decryptPayload(sealed, from: start, header: reopened), Array("new".utf8))
-        XCTAssertNotEqual(Array(sealed[start..<(start + 16)]), Array(file[start..<(start + 16)]), "a fresh payload nonce")
+        XCTAssertNotEqual(
+            Array(sealed[start..<(start + 16)]), Array(file[start..<(start + 16)]), "a fresh payload nonce")
     }
 
     func testVaultRefusesAKeyThatDoesNotOpenItsHeader() throws {
         let vault = try KeyVault()
         let header = try AgeFormat.newHeader(passphrase: passphrase, workFactor: testWorkFactor)
-        XCTAssertThrowsError(try vault.add(directory: "/d", header: header.bytes, fileKey: [UInt8](repeating: 7, count: 16),
-                                           lifetime: 3600, idle: 60, now: 0))
+        XCTAssertThrowsError(
+            try vault.add(
+                directory: "/d", header: header.bytes, fileKey: [UInt8](repeating: 7, count: 16),
+                lifetime: 3600, idle: 60, now: 0))
         XCTAssertTrue(vault.isEmpty)
     }
 
@@ -63,19 +68,24 @@ final class KeyAgentTests: XCTestCase {
         let vault = try KeyVault()
         let header = try AgeFormat.newHeader(passphrase: passphrase, workFactor: testWorkFactor)
         let file = try AgeFormat.encrypt([1], header: header)
-        try vault.add(directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 100, idle: 10, now: 0)
+        try vault.add(
+            directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 100, idle: 10, now: 0)
         _ = try vault.open(directory: "/d", file: file, now: 9)  // used: idle restarts
         vault.expire(now: 18)
         XCTAssertFalse(vault.isEmpty)
         vault.expire(now: 19)
         XCTAssertTrue(vault.isEmpty, "idle for 10 s")
 
-        try vault.add(directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 20, idle: 10, now: 0)
-        for now in stride(from: UInt64(5), through: 15, by: 5) { _ = try vault.open(directory: "/d", file: file, now: now) }
+        try vault.add(
+            directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 20, idle: 10, now: 0)
+        for now in stride(from: UInt64(5), through: 15, by: 5) {
+            _ = try vault.open(directory: "/d", file: file, now: now)
+        }
         vault.expire(now: 20)
         XCTAssertTrue(vault.isEmpty, "the lifetime ends it, used or not")
 
-        try vault.add(directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 20, idle: 10, now: 0)
+        try vault.add(
+            directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 20, idle: 10, now: 0)
         vault.forgetAll()
         XCTAssertNil(try vault.open(directory: "/d", file: file, now: 1))
         XCTAssertTrue(vault.memoryLocked, "one page is within every default RLIMIT_MEMLOCK")

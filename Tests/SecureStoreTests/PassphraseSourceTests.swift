@@ -1,6 +1,7 @@
 import Foundation
-@testable import SecureStore
 import XCTest
+
+@testable import SecureStore
 
 /// The order of the file store's passphrase sources, and what each refuses.
 final class PassphraseSourceTests: XCTestCase {
@@ -25,9 +26,12 @@ final class PassphraseSourceTests: XCTestCase {
         return fds[0]
     }
 
-    func resolve(_ environment: [String: String], fd: Int32? = nil,
-                 prompt: (@Sendable () throws -> String?)? = nil) throws -> (String, PassphraseOrigin) {
-        let result = try PassphraseSource.standard(environment: environment, fileDescriptor: fd, prompt: prompt).passphrase()
+    func resolve(
+        _ environment: [String: String], fd: Int32? = nil,
+        prompt: (@Sendable () throws -> String?)? = nil
+    ) throws -> (String, PassphraseOrigin) {
+        let result = try PassphraseSource.standard(environment: environment, fileDescriptor: fd, prompt: prompt)
+            .passphrase()
         return (result.passphrase, result.origin)
     }
 
@@ -36,8 +40,10 @@ final class PassphraseSourceTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
         try "from-credential\n".write(toFile: credentials + "/authctl-passphrase", atomically: true, encoding: .utf8)
         let passphraseFile = try file("passphrase", "from-file\r\n")
-        var env = ["AUTHCTL_STORE_PASSPHRASE_FILE": passphraseFile, "CREDENTIALS_DIRECTORY": credentials,
-                   "AUTHCTL_STORE_PASSPHRASE": "from-variable"]
+        var env = [
+            "AUTHCTL_STORE_PASSPHRASE_FILE": passphraseFile, "CREDENTIALS_DIRECTORY": credentials,
+            "AUTHCTL_STORE_PASSPHRASE": "from-variable",
+        ]
         let prompt: @Sendable () throws -> String? = { "from-prompt" }
 
         let fd = pipeHolding("from-fd\n")
@@ -45,7 +51,8 @@ final class PassphraseSourceTests: XCTestCase {
         XCTAssertEqual(fcntl(fd, F_GETFD), -1, "the descriptor is closed once read")
         XCTAssertTrue(try resolve(env, prompt: prompt) == ("from-file", .file(passphraseFile)))
         env["AUTHCTL_STORE_PASSPHRASE_FILE"] = nil
-        XCTAssertTrue(try resolve(env, prompt: prompt) == ("from-credential", .credential(credentials + "/authctl-passphrase")))
+        XCTAssertTrue(
+            try resolve(env, prompt: prompt) == ("from-credential", .credential(credentials + "/authctl-passphrase")))
         env["CREDENTIALS_DIRECTORY"] = scratch.path + "/no-credentials-here"
         XCTAssertTrue(try resolve(env, prompt: prompt) == ("from-variable", .environment))
         env["AUTHCTL_STORE_PASSPHRASE"] = nil
@@ -58,9 +65,12 @@ final class PassphraseSourceTests: XCTestCase {
                 let error = error as? SecureStoreError
                 XCTAssertEqual(error?.cause, .noPassphrase)
                 XCTAssertEqual(error?.kind, .unavailable)
-                for source in ["--passphrase-fd", "AUTHCTL_STORE_PASSPHRASE_FILE", "authctl-passphrase",
-                               "AUTHCTL_STORE_PASSPHRASE,", "terminal"] {
-                    XCTAssertTrue(error?.message.contains(source) == true, "\(source) missing from \(error?.message ?? "")")
+                for source in [
+                    "--passphrase-fd", "AUTHCTL_STORE_PASSPHRASE_FILE", "authctl-passphrase",
+                    "AUTHCTL_STORE_PASSPHRASE,", "terminal",
+                ] {
+                    XCTAssertTrue(
+                        error?.message.contains(source) == true, "\(source) missing from \(error?.message ?? "")")
                 }
             }
         }
@@ -72,7 +82,10 @@ final class PassphraseSourceTests: XCTestCase {
             ("missing file", ["AUTHCTL_STORE_PASSPHRASE_FILE": scratch.path + "/none"], "No such file"),
             ("directory", ["AUTHCTL_STORE_PASSPHRASE_FILE": scratch.path], "not a regular file"),
             ("empty file", ["AUTHCTL_STORE_PASSPHRASE_FILE": try file("empty", "\n")], "is empty"),
-            ("huge file", ["AUTHCTL_STORE_PASSPHRASE_FILE": try file("huge", String(repeating: "x", count: 5000))], "longer than 4096"),
+            (
+                "huge file", ["AUTHCTL_STORE_PASSPHRASE_FILE": try file("huge", String(repeating: "x", count: 5000))],
+                "longer than 4096"
+            ),
             ("empty variable", ["AUTHCTL_STORE_PASSPHRASE": ""], "is empty"),
         ]
         for (name, env, expected) in cases {

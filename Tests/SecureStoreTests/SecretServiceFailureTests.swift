@@ -21,8 +21,9 @@ final class SecretServiceFailureTests: XCTestCase {
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(socketPath)"
         env.removeValue(forKey: "DISPLAY")
         let start = Date()
-        let steps = try Probe.run(operations: ["read", "write", "delete", "read"], profile: "hung",
-                                  timeout: 1, environment: env, limit: 60)
+        let steps = try Probe.run(
+            operations: ["read", "write", "delete", "read"], profile: "hung",
+            timeout: 1, environment: env, limit: 60)
         XCTAssertEqual(steps.map(\.operation), ["read", "write", "delete", "read"])
         for step in steps {
             XCTAssertEqual(step.errorKind, "timeout", "\(step)")
@@ -53,8 +54,9 @@ final class SecretServiceFailureTests: XCTestCase {
             """
         let bus = try PrivateSecretService(name: "noprovider", busConfig: config)
         defer { bus.stop() }
-        let steps = try Probe.run(operations: ["read", "write", "delete"], profile: "noprovider",
-                                  timeout: 10, environment: bus.environment)
+        let steps = try Probe.run(
+            operations: ["read", "write", "delete"], profile: "noprovider",
+            timeout: 10, environment: bus.environment)
         XCTAssertEqual(steps.count, 3)
         for step in steps {
             XCTAssertEqual(step.errorKind, "unavailable", "\(step)")
@@ -68,8 +70,9 @@ final class SecretServiceFailureTests: XCTestCase {
     func testBusAddressLeadingNowhereIsUnavailable() throws {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/authctl-no-bus-\(UUID().uuidString)"
-        let steps = try Probe.run(operations: ["read", "write", "delete"], profile: "nowhere",
-                                  timeout: 10, environment: env)
+        let steps = try Probe.run(
+            operations: ["read", "write", "delete"], profile: "nowhere",
+            timeout: 10, environment: env)
         XCTAssertEqual(steps.count, 3)
         for step in steps {
             XCTAssertEqual(step.errorKind, "unavailable", "\(step)")
@@ -84,17 +87,20 @@ final class SecretServiceFailureTests: XCTestCase {
         try service.startKeyring(password: "pw")
         // Store an item while unlocked, then lock the collection (no prompter can unlock it:
         // the bus has no DISPLAY, so gcr-prompter cannot start).
-        let before = try Probe.run(operations: ["write", "read"], profile: "locked",
-                                   timeout: 10, environment: service.environment)
+        let before = try Probe.run(
+            operations: ["write", "read"], profile: "locked",
+            timeout: 10, environment: service.environment)
         XCTAssertEqual(before.map(\.outcome), ["ok:written", "ok:{\"probe\":true}"], "\(before)")
         try service.lockLoginCollection()
 
-        let steps = try Probe.run(operations: ["read", "write", "delete"], profile: "locked",
-                                  timeout: 10, environment: service.environment)
+        let steps = try Probe.run(
+            operations: ["read", "write", "delete"], profile: "locked",
+            timeout: 10, environment: service.environment)
         XCTAssertEqual(steps.count, 3)
         for step in steps {
             XCTAssertEqual(step.errorKind, "locked", "\(step)")
-            XCTAssertTrue(step.message.contains("the keyring is locked and cannot be unlocked without a prompt"), "\(step)")
+            XCTAssertTrue(
+                step.message.contains("the keyring is locked and cannot be unlocked without a prompt"), "\(step)")
             XCTAssertTrue(step.message.contains("gnome-keyring-daemon --unlock"), "\(step)")
         }
     }
@@ -105,8 +111,9 @@ final class SecretServiceFailureTests: XCTestCase {
         let service = try PrivateSecretService(name: "nocollection")
         defer { service.stop() }
         try service.startKeyring(password: nil)
-        let steps = try Probe.run(operations: ["read", "write"], profile: "nocollection",
-                                  timeout: 10, environment: service.environment)
+        let steps = try Probe.run(
+            operations: ["read", "write"], profile: "nocollection",
+            timeout: 10, environment: service.environment)
         XCTAssertEqual(steps.first?.outcome, "ok:nil", "\(steps)")
         XCTAssertEqual(steps.last?.errorKind, "locked", "\(steps)")
         XCTAssertTrue(steps.last?.message.contains("no default keyring") ?? false, "\(steps)")
@@ -142,7 +149,10 @@ final class SilentUnixListener {
     }
 
     func close() {
-        if fd >= 0 { Glibc.close(fd); fd = -1 }
+        if fd >= 0 {
+            Glibc.close(fd)
+            fd = -1
+        }
     }
 
     deinit { close() }

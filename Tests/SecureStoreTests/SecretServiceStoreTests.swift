@@ -10,8 +10,10 @@ final class SecretServiceStoreTests: XCTestCase {
     nonisolated(unsafe) static var service: PrivateSecretService?
     nonisolated(unsafe) static var setupFailure: String?
     nonisolated(unsafe) static var savedEnvironment: [String: String?] = [:]
-    static let managedVariables = ["DBUS_SESSION_BUS_ADDRESS", "HOME", "XDG_DATA_HOME",
-                                   "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"]
+    static let managedVariables = [
+        "DBUS_SESSION_BUS_ADDRESS", "HOME", "XDG_DATA_HOME",
+        "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
+    ]
 
     override class func setUp() {
         super.setUp()
@@ -83,16 +85,20 @@ final class SecretServiceStoreTests: XCTestCase {
     }
 
     func testKeysListsTheProfilesItemsWithTheirAttributes() throws {
-        let profile = uniqueProfile(), other = uniqueProfile()
+        let profile = uniqueProfile()
+        let other = uniqueProfile()
         XCTAssertEqual(try store.keys(profile: profile), [])
         try store.write(session(profile, pool: "eu-west-1_One", client: "c1"), label: "l", secret: "s1")
-        try store.write(SecretKey(kind: "client-secret", profile: profile, userPoolId: "eu-west-1_One", clientId: "c1"),
-                        label: "l", secret: "s2")
-        try store.write(session(other), label: "l", secret: "s3")
-        XCTAssertEqual(try store.keys(profile: profile), [
+        try store.write(
             SecretKey(kind: "client-secret", profile: profile, userPoolId: "eu-west-1_One", clientId: "c1"),
-            session(profile, pool: "eu-west-1_One", client: "c1"),
-        ])
+            label: "l", secret: "s2")
+        try store.write(session(other), label: "l", secret: "s3")
+        XCTAssertEqual(
+            try store.keys(profile: profile),
+            [
+                SecretKey(kind: "client-secret", profile: profile, userPoolId: "eu-west-1_One", clientId: "c1"),
+                session(profile, pool: "eu-west-1_One", client: "c1"),
+            ])
         XCTAssertEqual(try store.keys(profile: other).map(\.kind), ["session"])
     }
 
@@ -159,10 +165,12 @@ final class SecretServiceStoreTests: XCTestCase {
     }
 
     func testKindsAndProfilesAreIndependent() throws {
-        let a = uniqueProfile(), b = uniqueProfile()
+        let a = uniqueProfile()
+        let b = uniqueProfile()
         try store.write(session(a), label: "a", secret: "secret-a")
         try store.write(session(b), label: "b", secret: "secret-b")
-        let clientSecretA = SecretKey(kind: "client-secret", profile: a, userPoolId: "eu-west-1_AbCdEf123", clientId: "client1")
+        let clientSecretA = SecretKey(
+            kind: "client-secret", profile: a, userPoolId: "eu-west-1_AbCdEf123", clientId: "client1")
         try store.write(clientSecretA, label: "a client secret", secret: "client-a")
         XCTAssertEqual(try store.read(session(a)), "secret-a")
         XCTAssertEqual(try store.read(session(b)), "secret-b")
@@ -237,7 +245,9 @@ final class SecretServiceStoreTests: XCTestCase {
                 if value != "value-\(index)" { throw Tools.Missing(description: "read \(value ?? "nil")") }
                 if try !store.delete(key) { throw Tools.Missing(description: "delete returned false") }
             } catch {
-                failures.lock(); errors.append("\(index): \(error)"); failures.unlock()
+                failures.lock()
+                errors.append("\(index): \(error)")
+                failures.unlock()
             }
         }
         XCTAssertEqual(errors, [])
@@ -265,13 +275,15 @@ final class SecretServiceStoreTests: XCTestCase {
         let noBus = SecretServiceStore(timeout: 5, environment: [:])
         let start = Date()
         for operation in ["read", "write", "delete"] {
-            XCTAssertThrowsError(try {
-                switch operation {
-                case "read": _ = try noBus.read(key)
-                case "write": try noBus.write(key, label: "l", secret: "never stored")
-                default: _ = try noBus.delete(key)
-                }
-            }(), operation) { error in
+            XCTAssertThrowsError(
+                try {
+                    switch operation {
+                    case "read": _ = try noBus.read(key)
+                    case "write": try noBus.write(key, label: "l", secret: "never stored")
+                    default: _ = try noBus.delete(key)
+                    }
+                }(), operation
+            ) { error in
                 let error = error as? SecureStoreError
                 XCTAssertEqual(error?.kind, .unavailable)
                 XCTAssertTrue(error?.message.contains("no D-Bus session bus") ?? false, error?.message ?? "")

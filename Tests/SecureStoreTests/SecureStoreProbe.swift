@@ -11,7 +11,8 @@ final class SecureStoreProbe: XCTestCase {
     func testProbe() throws {
         let env = ProcessInfo.processInfo.environment
         guard let operations = env["AUTHCTL_SECURESTORE_PROBE"],
-              let output = env["AUTHCTL_SECURESTORE_PROBE_OUT"] else {
+            let output = env["AUTHCTL_SECURESTORE_PROBE_OUT"]
+        else {
             throw XCTSkip("subprocess entry point for the SecureStore probe tests")
         }
         let profile = env["AUTHCTL_SECURESTORE_PROBE_PROFILE"] ?? "probe"

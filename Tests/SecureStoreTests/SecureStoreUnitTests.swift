@@ -1,12 +1,15 @@
 import Foundation
-@testable import SecureStore
 import XCTest
+
+@testable import SecureStore
 
 /// Parts that need no Secret Service: error classification, the session-bus check, and
 /// the in-memory store.
 final class LibsecretFailureTests: XCTestCase {
-    func failure(_ domain: String, _ code: Int, remote: String? = nil, _ message: String = "m",
-                 stage: LibsecretFailure.Stage = .call) -> SecureStoreError {
+    func failure(
+        _ domain: String, _ code: Int, remote: String? = nil, _ message: String = "m",
+        stage: LibsecretFailure.Stage = .call
+    ) -> SecureStoreError {
         LibsecretFailure(domain: domain, code: code, remoteName: remote, message: message, stage: stage)
             .storeError(timeout: 5)
     }
@@ -19,23 +22,29 @@ final class LibsecretFailureTests: XCTestCase {
     }
 
     func testNoProviderIsUnavailable() {
-        let unknown = failure("g-dbus-error-quark", 2, remote: "org.freedesktop.DBus.Error.ServiceUnknown",
-                              "The name org.freedesktop.secrets was not provided by any .service files")
+        let unknown = failure(
+            "g-dbus-error-quark", 2, remote: "org.freedesktop.DBus.Error.ServiceUnknown",
+            "The name org.freedesktop.secrets was not provided by any .service files")
         XCTAssertEqual(unknown.kind, .unavailable)
-        XCTAssertTrue(unknown.message.contains("no Secret Service provider (org.freedesktop.secrets) on the session bus"))
+        XCTAssertTrue(
+            unknown.message.contains("no Secret Service provider (org.freedesktop.secrets) on the session bus"))
         XCTAssertTrue(unknown.message.contains("gnome-keyring-daemon --start --components=secrets"))
         XCTAssertEqual(failure("g-dbus-error-quark", 3).kind, .unavailable)  // NameHasNoOwner
         XCTAssertEqual(failure("other", 0, remote: "org.freedesktop.DBus.Error.NameHasNoOwner").kind, .unavailable)
-        XCTAssertEqual(failure("g-dbus-error-quark", 0, remote: "org.freedesktop.DBus.Error.Spawn.ChildExited").kind,
-                       .unavailable)
+        XCTAssertEqual(
+            failure("g-dbus-error-quark", 0, remote: "org.freedesktop.DBus.Error.Spawn.ChildExited").kind,
+            .unavailable)
     }
 
     func testConnectFailureIsUnavailable() {
         let error = failure("g-io-error-quark", 1, "Could not connect: No such file or directory", stage: .connect)
         XCTAssertEqual(error.kind, .unavailable)
         XCTAssertTrue(error.message.contains("cannot connect to the D-Bus session bus (Could not connect"))
-        XCTAssertEqual(failure("g-io-error-quark", 0, "Cannot autolaunch D-Bus without X11 $DISPLAY",
-                               stage: .connect).kind, .unavailable)
+        XCTAssertEqual(
+            failure(
+                "g-io-error-quark", 0, "Cannot autolaunch D-Bus without X11 $DISPLAY",
+                stage: .connect
+            ).kind, .unavailable)
     }
 
     func testLockedIsLocked() {
@@ -47,8 +56,9 @@ final class LibsecretFailureTests: XCTestCase {
     }
 
     func testMissingDefaultCollectionIsLocked() {
-        let error = failure("g-dbus-error-quark", 19, remote: "org.freedesktop.DBus.Error.UnknownMethod",
-                            "Object does not exist at path “/org/freedesktop/secrets/collection/login”")
+        let error = failure(
+            "g-dbus-error-quark", 19, remote: "org.freedesktop.DBus.Error.UnknownMethod",
+            "Object does not exist at path “/org/freedesktop/secrets/collection/login”")
         XCTAssertEqual(error.kind, .locked)
         XCTAssertTrue(error.message.contains("no default keyring"), error.message)
     }
@@ -103,8 +113,9 @@ final class InMemorySecretStoreTests: XCTestCase {
         let key = SecretKey(kind: "session", profile: "default", userPoolId: "eu-west-1_A", clientId: "c")
         XCTAssertNil(try store.read(key))
         try store.write(key, label: "one", secret: "1")
-        try store.write(SecretKey(kind: "session", profile: "default", userPoolId: "eu-west-1_B", clientId: "d"),
-                        label: "two", secret: "2")
+        try store.write(
+            SecretKey(kind: "session", profile: "default", userPoolId: "eu-west-1_B", clientId: "d"),
+            label: "two", secret: "2")
         XCTAssertEqual(try store.read(SecretKey(kind: "session", profile: "default")), "2")
         XCTAssertEqual(store.items.count, 1)
         XCTAssertEqual(store.item(key)?.label, "two")
@@ -119,8 +130,9 @@ final class InMemorySecretStoreTests: XCTestCase {
         try store.write(SecretKey(kind: "session", profile: "a", clientId: "c"), label: "l", secret: "1")
         try store.write(SecretKey(kind: "device", profile: "a"), label: "l", secret: "2")
         try store.write(SecretKey(kind: "session", profile: "b"), label: "l", secret: "3")
-        XCTAssertEqual(try store.keys(profile: "a"),
-                       [SecretKey(kind: "device", profile: "a"), SecretKey(kind: "session", profile: "a", clientId: "c")])
+        XCTAssertEqual(
+            try store.keys(profile: "a"),
+            [SecretKey(kind: "device", profile: "a"), SecretKey(kind: "session", profile: "a", clientId: "c")])
         store.error = SecureStoreError(kind: .unavailable, message: "no bus")
         XCTAssertThrowsError(try store.keys(profile: "a"))
     }

@@ -1,24 +1,35 @@
-@testable import authctl
-@testable import AuthctlCore
 import ArgumentParser
 import CognitoClient
 import Foundation
 import SecureStore
 import XCTest
 
+@testable import AuthctlCore
+@testable import authctl
+
 final class AWSCredentialsCommandTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
     private let identityPool = "eu-west-1:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 
     private func harness(expiresIn: Int = 3600) throws -> Harness {
-        let harness = Harness(environment: ["AUTHCTL_IDENTITY_POOL_ID": identityPool,
-                                            "AWS_ENDPOINT_URL_COGNITO_IDENTITY": "http://127.0.0.1:9/"], now: now)
+        let harness = Harness(
+            environment: [
+                "AUTHCTL_IDENTITY_POOL_ID": identityPool,
+                "AWS_ENDPOINT_URL_COGNITO_IDENTITY": "http://127.0.0.1:9/",
+            ], now: now)
         try harness.seedSession(expiresIn: expiresIn, now: now)
         harness.cognito.handlers["GetId"] = { _ in (200, ["IdentityId": "eu-west-1:abcd-0001"]) }
         harness.cognito.handlers["GetCredentialsForIdentity"] = { body in
-            (200, ["IdentityId": body["IdentityId"] ?? "", "Credentials": [
-                "AccessKeyId": "ASIAEXAMPLE", "SecretKey": "secret+/key", "SessionToken": "session'token",
-                "Expiration": self.now.timeIntervalSince1970 + 3600]])
+            (
+                200,
+                [
+                    "IdentityId": body["IdentityId"] ?? "",
+                    "Credentials": [
+                        "AccessKeyId": "ASIAEXAMPLE", "SecretKey": "secret+/key", "SessionToken": "session'token",
+                        "Expiration": self.now.timeIntervalSince1970 + 3600,
+                    ],
+                ]
+            )
         }
         return harness
     }
@@ -26,9 +37,11 @@ final class AWSCredentialsCommandTests: XCTestCase {
     func testPrintsTheCredentialProcessDocumentAndCachesIt() throws {
         let harness = try harness()
         try AWSCredentialsCommand.parse([]).run(in: harness.host)
-        XCTAssertEqual(harness.console.stdout, [
-            #"{"Version":1,"AccessKeyId":"ASIAEXAMPLE","SecretAccessKey":"secret+/key","SessionToken":"session'token","Expiration":"2027-01-15T09:00:00Z"}"#,
-        ])
+        XCTAssertEqual(
+            harness.console.stdout,
+            [
+                #"{"Version":1,"AccessKeyId":"ASIAEXAMPLE","SecretAccessKey":"secret+/key","SessionToken":"session'token","Expiration":"2027-01-15T09:00:00Z"}"#
+            ])
         XCTAssertEqual(harness.console.stderr, [])
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity"])
         let session = try kept(harness.store).session()!
@@ -51,7 +64,8 @@ final class AWSCredentialsCommandTests: XCTestCase {
         entry.credentials.expiration = now.addingTimeInterval(299)
         try cache.keep(entry)
         try AWSCredentialsCommand.parse([]).run(in: harness.host)
-        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity", "GetCredentialsForIdentity"])
+        XCTAssertEqual(
+            harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity", "GetCredentialsForIdentity"])
     }
 
     func testAnotherUsersCacheIsNotHandedOut() throws {
@@ -62,23 +76,31 @@ final class AWSCredentialsCommandTests: XCTestCase {
         entry.sub = "someone-else"
         try cache.keep(entry)
         try AWSCredentialsCommand.parse([]).run(in: harness.host)
-        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity", "GetId", "GetCredentialsForIdentity"])
+        XCTAssertEqual(
+            harness.cognito.calls.map(\.operation),
+            ["GetId", "GetCredentialsForIdentity", "GetId", "GetCredentialsForIdentity"])
     }
 
     func testEnvFormatQuotesForTheShell() throws {
         let harness = try harness()
         try AWSCredentialsCommand.parse(["--format", "env"]).run(in: harness.host)
-        XCTAssertEqual(harness.console.stdout, ["""
-            export AWS_ACCESS_KEY_ID='ASIAEXAMPLE'
-            export AWS_SECRET_ACCESS_KEY='secret+/key'
-            export AWS_SESSION_TOKEN='session'\\''token'
-            export AWS_CREDENTIAL_EXPIRATION='2027-01-15T09:00:00Z'
-            """])
+        XCTAssertEqual(
+            harness.console.stdout,
+            [
+                """
+                export AWS_ACCESS_KEY_ID='ASIAEXAMPLE'
+                export AWS_SECRET_ACCESS_KEY='secret+/key'
+                export AWS_SESSION_TOKEN='session'\\''token'
+                export AWS_CREDENTIAL_EXPIRATION='2027-01-15T09:00:00Z'
+                """
+            ])
     }
 
     func testIdentityPoolRefusalIs77AndKeepsTheSessionAndNoSecretInTheMessage() throws {
         let harness = try harness()
-        harness.cognito.handlers["GetId"] = { _ in FakeCognito.error("NotAuthorizedException", "Token is not from a supported provider of this identity pool.") }
+        harness.cognito.handlers["GetId"] = { _ in
+            FakeCognito.error("NotAuthorizedException", "Token is not from a supported provider of this identity pool.")
+        }
         XCTAssertThrowsError(try AWSCredentialsCommand.parse([]).run(in: harness.host)) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .notAuthorized)
@@ -90,7 +112,8 @@ final class AWSCredentialsCommandTests: XCTestCase {
 
     func testErrorCodesBecomeExitCodes() throws {
         let cases: [(String, AuthctlError.Code)] = [
-            ("ResourceNotFoundException", .configuration), ("InvalidIdentityPoolConfigurationException", .configuration),
+            ("ResourceNotFoundException", .configuration),
+            ("InvalidIdentityPoolConfigurationException", .configuration),
             ("TooManyRequestsException", .throttled), ("ExternalServiceException", .unavailable),
         ]
         for (code, exit) in cases {
@@ -112,20 +135,28 @@ final class AWSCredentialsCommandTests: XCTestCase {
 
     func testIdentityPoolSettings() throws {
         let harness = Harness(now: now)
-        let settings = try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment)
+        let settings = try SettingsResolver.resolve(
+            try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment)
         let options = try IdentityPoolOptions.parse(["--identity-pool-id", identityPool])
-        let pool = try IdentityPoolSettings(options, settings: settings,
-                                            environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "https://proxy.example.com/"])
+        let pool = try IdentityPoolSettings(
+            options, settings: settings,
+            environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "https://proxy.example.com/"])
         XCTAssertEqual(pool.endpoint, "https://proxy.example.com/")
         // A generic AWS_ENDPOINT_URL only where the user pool is reached too (issue 22, finding 9).
-        XCTAssertThrowsError(try IdentityPoolSettings(options, settings: settings, environment: ["AWS_ENDPOINT_URL": "https://proxy.example.com/"]))
-        let together = try IdentityPoolSettings(options, settings: settings, environment: ["AWS_ENDPOINT_URL": "http://127.0.0.1:9"])
+        XCTAssertThrowsError(
+            try IdentityPoolSettings(
+                options, settings: settings, environment: ["AWS_ENDPOINT_URL": "https://proxy.example.com/"]))
+        let together = try IdentityPoolSettings(
+            options, settings: settings, environment: ["AWS_ENDPOINT_URL": "http://127.0.0.1:9"])
         XCTAssertEqual(together.endpoint, "http://127.0.0.1:9")
-        let plain = try IdentityPoolSettings(try IdentityPoolOptions.parse(["--identity-pool-id", identityPool]),
-                                             settings: settings, environment: [:])
+        let plain = try IdentityPoolSettings(
+            try IdentityPoolOptions.parse(["--identity-pool-id", identityPool]),
+            settings: settings, environment: [:])
         XCTAssertEqual(plain.endpoint, "https://cognito-identity.eu-west-1.amazonaws.com/")
-        XCTAssertThrowsError(try IdentityPoolSettings(try IdentityPoolOptions.parse(["--identity-pool-id", identityPool]), settings: settings,
-                                                      environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "http://10.0.0.1/"]))
+        XCTAssertThrowsError(
+            try IdentityPoolSettings(
+                try IdentityPoolOptions.parse(["--identity-pool-id", identityPool]), settings: settings,
+                environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "http://10.0.0.1/"]))
         XCTAssertThrowsError(try IdentityPoolOptions.parse(["--role-arn", "reader"]))
     }
 }
@@ -134,7 +165,8 @@ final class KubeTokenTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     func testAnswersInTheApiVersionAsked() throws {
-        let info = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
+        let info =
+            #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
         let harness = Harness(environment: ["KUBERNETES_EXEC_INFO": info], now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
         try KubeToken.parse([]).run(in: harness.host)
@@ -165,8 +197,11 @@ final class KubeTokenTests: XCTestCase {
     func testExecInfoParsing() throws {
         XCTAssertEqual(try ExecCredentialRequest(nil).apiVersion, "client.authentication.k8s.io/v1")
         XCTAssertFalse(try ExecCredentialRequest(nil).interactive)
-        XCTAssertTrue(try ExecCredentialRequest(#"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":true}}"#).interactive)
-        XCTAssertThrowsError(try ExecCredentialRequest(#"{"apiVersion":"client.authentication.k8s.io/v1alpha1"}"#)) { error in
+        XCTAssertTrue(
+            try ExecCredentialRequest(#"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":true}}"#)
+                .interactive)
+        XCTAssertThrowsError(try ExecCredentialRequest(#"{"apiVersion":"client.authentication.k8s.io/v1alpha1"}"#)) {
+            error in
             XCTAssertEqual((error as? AuthctlError)?.code, .configuration)
         }
         XCTAssertThrowsError(try ExecCredentialRequest("not json"))

@@ -1,8 +1,9 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// The local pieces of the account commands and of choosing a first factor.
 final class AccountTests: XCTestCase {
@@ -16,7 +17,9 @@ final class AccountTests: XCTestCase {
 
     func testAttributes() throws {
         let parsed = try SignUp.parse(["email=c@example.com", "name=Carol = C"])
-        XCTAssertEqual(parsed, [AttributeType(name: "email", value: "c@example.com"), AttributeType(name: "name", value: "Carol = C")])
+        XCTAssertEqual(
+            parsed,
+            [AttributeType(name: "email", value: "c@example.com"), AttributeType(name: "name", value: "Carol = C")])
         XCTAssertThrowsError(try SignUp.parse(["email"]))
         XCTAssertThrowsError(try SignUp.parse(["=x"]))
         XCTAssertThrowsError(try SignUp.parse(["a=1", "a=2"]))
@@ -26,16 +29,20 @@ final class AccountTests: XCTestCase {
     func testAnAddressChangeSaysWhatIsInForceOrThatItIsUnknown() {
         let delivery = CodeDeliveryDetails(destination: "n***@e***", deliveryMedium: "EMAIL", attributeName: "email")
         func said(_ kept: Bool?, inForce: String?) -> String {
-            let change = AddressChange(attribute: .email, requested: "new@example.com", inForce: inForce, verified: false,
-                                       keptUntilVerified: kept, codeDelivery: delivery)
+            let change = AddressChange(
+                attribute: .email, requested: "new@example.com", inForce: inForce, verified: false,
+                keptUntilVerified: kept, codeDelivery: delivery)
             return AccountUpdateReport(updated: ["email"], addresses: [change]).textMessages.joined(separator: "\n")
         }
-        XCTAssertTrue(said(true, inForce: "old@example.com").contains("stays the current one (old@example.com) until the new one is verified"))
+        XCTAssertTrue(
+            said(true, inForce: "old@example.com").contains(
+                "stays the current one (old@example.com) until the new one is verified"))
         XCTAssertTrue(said(false, inForce: "new@example.com").contains("is now new@example.com, not verified yet"))
         let unknown = said(nil, inForce: nil)
         XCTAssertTrue(unknown.contains("could not read your attributes back"), unknown)
         XCTAssertTrue(unknown.contains("is unknown"), unknown)
-        XCTAssertFalse(unknown.contains("is now new@example.com"), "an unknown outcome is not told as a change in force")
+        XCTAssertFalse(
+            unknown.contains("is now new@example.com"), "an unknown outcome is not told as a change in force")
         XCTAssertTrue(unknown.contains("authctl account verify email --no-send"), unknown)
     }
 
@@ -46,34 +53,46 @@ final class AccountTests: XCTestCase {
 
     func testRefusalMessagesAndCodes() throws {
         let support = try AccountCommandSupport(
-            context: CommandContext(host: ProcessHost(console: FakeConsole(), environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_p", "AUTHCTL_CLIENT_ID": "c"],
-                                    makeTransport: { _ in FakeCognito() }, makeStore: { UnavailableStore() })))
+            context: CommandContext(
+                host: ProcessHost(
+                    console: FakeConsole(),
+                    environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_p", "AUTHCTL_CLIENT_ID": "c"],
+                    makeTransport: { _ in FakeCognito() }, makeStore: { UnavailableStore() })))
         func failure(_ type: String, _ step: AccountFailure.Step = .signUp, message: String = "words") -> AuthctlError {
-            AccountFailure.from(CognitoError.service(type, message), step: step, username: "carol", support: support, hasSecret: false)
+            AccountFailure.from(
+                CognitoError.service(type, message), step: step, username: "carol", support: support, hasSecret: false)
         }
         XCTAssertEqual(failure("UsernameExistsException").code, .inputRejected)
         let weak = failure("InvalidPasswordException", message: "Password did not conform\u{1b}[2J")
         XCTAssertEqual(weak.code, .inputRejected)
         XCTAssertEqual(weak.message, "The pool refused the password: Password did not conform\\x1b[2J")
         XCTAssertEqual(failure("CodeMismatchException").code, .notAuthorized)
-        XCTAssertTrue(failure("ExpiredCodeException", .confirmSignUp).message.contains("authctl resend-code --username carol"))
-        XCTAssertTrue(failure("ExpiredCodeException", .forgotPassword).message.contains("authctl forgot-password --username carol"))
+        XCTAssertTrue(
+            failure("ExpiredCodeException", .confirmSignUp).message.contains("authctl resend-code --username carol"))
+        XCTAssertTrue(
+            failure("ExpiredCodeException", .forgotPassword).message.contains(
+                "authctl forgot-password --username carol"))
         XCTAssertEqual(failure("LimitExceededException").code, .throttled)
         XCTAssertEqual(failure("TooManyRequestsException").code, .throttled)
-        let unconfirmed = AccountFailure.signInRefusal(CognitoError.service("UserNotConfirmedException", "x"), username: "carol")
+        let unconfirmed = AccountFailure.signInRefusal(
+            CognitoError.service("UserNotConfirmedException", "x"), username: "carol")
         XCTAssertEqual(unconfirmed?.code, .notAuthorized)
         XCTAssertTrue(unconfirmed?.message.contains("authctl confirm-signup --username carol") == true)
         XCTAssertTrue(unconfirmed?.message.contains("authctl resend-code --username carol") == true)
-        let reset = AccountFailure.signInRefusal(CognitoError.service("PasswordResetRequiredException", "x"), username: "carol")
+        let reset = AccountFailure.signInRefusal(
+            CognitoError.service("PasswordResetRequiredException", "x"), username: "carol")
         XCTAssertTrue(reset?.message.contains("authctl forgot-password --username carol") == true)
-        XCTAssertNil(AccountFailure.signInRefusal(CognitoError.service("NotAuthorizedException", "x"), username: "carol"))
+        XCTAssertNil(
+            AccountFailure.signInRefusal(CognitoError.service("NotAuthorizedException", "x"), username: "carol"))
     }
 
     func testFirstFactorChoice() throws {
         let console = FakeConsole(interactive: false)
         XCTAssertEqual(try FirstFactorChoice.choose(["EMAIL_OTP"], method: nil, console: console), "EMAIL_OTP")
-        XCTAssertEqual(try FirstFactorChoice.choose(["PASSWORD", "EMAIL_OTP"], method: .emailOTP, console: console), "EMAIL_OTP")
-        XCTAssertThrowsError(try FirstFactorChoice.choose(["PASSWORD", "EMAIL_OTP"], method: nil, console: console)) { error in
+        XCTAssertEqual(
+            try FirstFactorChoice.choose(["PASSWORD", "EMAIL_OTP"], method: .emailOTP, console: console), "EMAIL_OTP")
+        XCTAssertThrowsError(try FirstFactorChoice.choose(["PASSWORD", "EMAIL_OTP"], method: nil, console: console)) {
+            error in
             XCTAssertEqual((error as? AuthctlError)?.code, .usage)
             XCTAssertTrue((error as? AuthctlError)?.message.contains("--method: password, email-otp") == true)
         }

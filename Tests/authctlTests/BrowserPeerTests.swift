@@ -1,10 +1,11 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import LocalFormats
 import SecureStore
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// Issue 22, finding 1: the loopback listener serves only this user's connections (the peer's uid
 /// read from /proc/net/tcp*), and a sign-in that replaces another user's session says so.
@@ -51,12 +52,15 @@ final class BrowserPeerTests: XCTestCase {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
-        harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: now)) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: now))
+        }
         harness.cognito.handlers["RevokeToken"] = { _ in (200, [:]) }
         try SignIn.parse(["--username", "bob", "--password-stdin", "--flow", "password"]).run(in: harness.host)
-        XCTAssertTrue(harness.console.stderr.contains {
-            $0.contains("was signed in as alice") && $0.contains("now signed in as bob")
-        }, "\(harness.console.stderr)")
+        XCTAssertTrue(
+            harness.console.stderr.contains {
+                $0.contains("was signed in as alice") && $0.contains("now signed in as bob")
+            }, "\(harness.console.stderr)")
     }
 
     func testSigningInAgainAsTheSameUserSaysNothingOfIt() throws {

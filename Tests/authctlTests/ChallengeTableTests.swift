@@ -1,6 +1,7 @@
-@testable import AuthctlCore
 import CognitoClient
 import XCTest
+
+@testable import AuthctlCore
 
 /// A new challenge name in CognitoClient must get an answerer (or a reason it has none): this
 /// fails until `ChallengeTable` says what happens to it.

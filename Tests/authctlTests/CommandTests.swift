@@ -1,9 +1,10 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import SecureStore
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// Commands run with an injected console, store and Cognito fake: no network, no keyring.
 final class SignInCommandTests: XCTestCase {
@@ -21,7 +22,8 @@ final class SignInCommandTests: XCTestCase {
         try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)
         XCTAssertEqual(harness.console.stdout, [])
         XCTAssertEqual(harness.console.stderr.count, 1)
-        XCTAssertTrue(harness.console.stderr[0].hasPrefix("Signed in as alice (profile default); access token valid until "))
+        XCTAssertTrue(
+            harness.console.stderr[0].hasPrefix("Signed in as alice (profile default); access token valid until "))
         let stored = try kept(harness.store).session()
         XCTAssertEqual(stored?.username, "alice")
         XCTAssertEqual(stored?.refreshToken, "refresh-1")
@@ -34,7 +36,8 @@ final class SignInCommandTests: XCTestCase {
         try signIn(["--username", "alice", "--password-stdin", "--flow", "password", "--output", "json"], harness)
         XCTAssertEqual(harness.console.stdout.count, 1)
         let object = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as? [String: Any]
-        XCTAssertEqual(Set(object?.keys ?? [:].keys), ["username", "sub", "profile", "userPoolId", "accessTokenExpiresAt"])
+        XCTAssertEqual(
+            Set(object?.keys ?? [:].keys), ["username", "sub", "profile", "userPoolId", "accessTokenExpiresAt"])
         XCTAssertFalse(harness.console.stdout[0].contains("refresh-1"))
     }
 
@@ -53,7 +56,9 @@ final class SignInCommandTests: XCTestCase {
         for type in ["NotAuthorizedException", "UserNotFoundException"] {
             let harness = Harness(console: FakeConsole(stdin: ["pw"]))
             harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error(type, "whatever the service says") }
-            XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)) { error in
+            XCTAssertThrowsError(
+                try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)
+            ) { error in
                 let error = error as? AuthctlError
                 XCTAssertEqual(error?.code, .notAuthorized)
                 messages.append(error?.message ?? "")
@@ -66,7 +71,13 @@ final class SignInCommandTests: XCTestCase {
     func testNewPasswordRequiredTakesSecondStdinLine() throws {
         let harness = Harness(console: FakeConsole(stdin: ["Temp-1", "Brand-New-2"]))
         harness.cognito.handlers["InitiateAuth"] = { _ in
-            (200, ["ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": "s1", "ChallengeParameters": ["USER_ID_FOR_SRP": "alice"]])
+            (
+                200,
+                [
+                    "ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": "s1",
+                    "ChallengeParameters": ["USER_ID_FOR_SRP": "alice"],
+                ]
+            )
         }
         harness.cognito.handlers["RespondToAuthChallenge"] = { body in
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["NEW_PASSWORD"], "Brand-New-2")
@@ -81,13 +92,15 @@ final class SignInCommandTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in
             (200, ["ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": "s1", "ChallengeParameters": [:]])
         }
-        XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)) { error in
+        XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)) {
+            error in
             XCTAssertEqual((error as? AuthctlError)?.code, .usage)
         }
     }
 
     func testInteractiveNewPasswordMismatchAsksAgain() throws {
-        let console = FakeConsole(interactive: true, promptAnswers: ["Temp-1", "New-Pass-1", "typo", "New-Pass-1", "New-Pass-1"])
+        let console = FakeConsole(
+            interactive: true, promptAnswers: ["Temp-1", "New-Pass-1", "typo", "New-Pass-1", "New-Pass-1"])
         let harness = Harness(console: console)
         harness.cognito.handlers["InitiateAuth"] = { _ in
             (200, ["ChallengeName": "NEW_PASSWORD_REQUIRED", "Session": "s1", "ChallengeParameters": [:]])
@@ -100,8 +113,11 @@ final class SignInCommandTests: XCTestCase {
 
     func testUnsupportedChallengeExitsOne() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
-        harness.cognito.handlers["InitiateAuth"] = { _ in (200, ["ChallengeName": "CUSTOM_CHALLENGE", "Session": "s", "ChallengeParameters": [:]]) }
-        XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)) { error in
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            (200, ["ChallengeName": "CUSTOM_CHALLENGE", "Session": "s", "ChallengeParameters": [:]])
+        }
+        XCTAssertThrowsError(try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)) {
+            error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .unexpected)
             XCTAssertEqual(error.message, "challenge CUSTOM_CHALLENGE is not supported yet")
@@ -148,7 +164,15 @@ final class WhoAmICommandTests: XCTestCase {
 
     private func userHandler(_ harness: Harness) {
         harness.cognito.handlers["GetUser"] = { _ in
-            (200, ["Username": "alice", "UserAttributes": [["Name": "sub", "Value": "sub-1"], ["Name": "email", "Value": "alice@example.com"]]])
+            (
+                200,
+                [
+                    "Username": "alice",
+                    "UserAttributes": [
+                        ["Name": "sub", "Value": "sub-1"], ["Name": "email", "Value": "alice@example.com"],
+                    ],
+                ]
+            )
         }
     }
 
@@ -184,7 +208,8 @@ final class WhoAmICommandTests: XCTestCase {
         }
         try WhoAmI.parse([]).run(in: harness.host)
         // The fake does not offer GetTokensFromRefreshToken, so the refresh falls back.
-        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GetUser"])
+        XCTAssertEqual(
+            harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GetUser"])
         let stored = try kept(harness.store).session()
         XCTAssertEqual(stored?.accessTokenExpiresAt, now.addingTimeInterval(3600))
         XCTAssertEqual(stored?.refreshToken, "refresh-1", "kept when the service did not rotate it")
@@ -193,7 +218,9 @@ final class WhoAmICommandTests: XCTestCase {
     func testRefusedRefreshEndsSessionAndRemovesIt() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 0)
-        harness.cognito.handlers["InitiateAuth"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked")
+        }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             guard case .ended(let profile, _)? = error as? SessionError else { return XCTFail("\(error)") }
             XCTAssertEqual(profile, "default")
@@ -205,7 +232,9 @@ final class WhoAmICommandTests: XCTestCase {
     func testRevokedAccessTokenEndsSession() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
-        harness.cognito.handlers["GetUser"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token has been revoked") }
+        harness.cognito.handlers["GetUser"] = { _ in
+            FakeCognito.error("NotAuthorizedException", "Access Token has been revoked")
+        }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host))
         XCTAssertNil(try kept(harness.store).session())
     }
@@ -215,7 +244,9 @@ final class WhoAmICommandTests: XCTestCase {
     func testAMissingScopeKeepsTheSessionAndNamesTheScope() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
-        harness.cognito.handlers["GetUser"] = { _ in FakeCognito.error("NotAuthorizedException", "Access Token does not have required scopes") }
+        harness.cognito.handlers["GetUser"] = { _ in
+            FakeCognito.error("NotAuthorizedException", "Access Token does not have required scopes")
+        }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .notAuthorized)

@@ -1,10 +1,11 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import Glibc
 import LocalFormats
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// The executable uses FoundationEssentials only (docs/performance.md): what it took from the full
 /// Foundation is written out in Support/Essentials.swift and Output.swift. Each is compared here
@@ -12,8 +13,10 @@ import XCTest
 final class EssentialsTests: XCTestCase {
     func testParentDirectoryAsNSString() {
         // Not "a" or "a/": Foundation 6.3's NSString traps on them; nor "//", where it answers "".
-        for path in ["/a/b", "/a/b/", "/a", "/", "a/b", "", "//a//b//", "/home/u/.config/authctl/config.toml", "./x", "../",
-                     "/x//authctl/config.toml", "a//b/c", "///a", "/a/./b", "/a//", "//a", "ab/"] {
+        for path in [
+            "/a/b", "/a/b/", "/a", "/", "a/b", "", "//a//b//", "/home/u/.config/authctl/config.toml", "./x", "../",
+            "/x//authctl/config.toml", "a//b/c", "///a", "/a/./b", "/a//", "//a", "ab/",
+        ] {
             XCTAssertEqual(Paths.parent(of: path), (path as NSString).deletingLastPathComponent, path)
         }
     }
@@ -55,8 +58,10 @@ final class EssentialsTests: XCTestCase {
             tzset()
         }
         let date = Date(timeIntervalSince1970: 1_795_000_000.75)
-        for (zone, expected) in [("UTC", "2026-11-18 11:06:40 UTC"), ("Europe/Berlin", "2026-11-18 12:06:40 CET"),
-                                 ("America/New_York", "2026-11-18 06:06:40 EST"), ("Pacific/Kiritimati", "2026-11-19 01:06:40 +14")] {
+        for (zone, expected) in [
+            ("UTC", "2026-11-18 11:06:40 UTC"), ("Europe/Berlin", "2026-11-18 12:06:40 CET"),
+            ("America/New_York", "2026-11-18 06:06:40 EST"), ("Pacific/Kiritimati", "2026-11-19 01:06:40 +14"),
+        ] {
             setenv("TZ", zone, 1)
             tzset()
             XCTAssertEqual(Format.localTime(date), expected, zone)
@@ -88,17 +93,24 @@ final class EssentialsTests: XCTestCase {
     func testPercentEncodingAsAddingPercentEncoding() {
         var alphanumerics = CharacterSet.alphanumerics
         alphanumerics.insert(charactersIn: "-._~")
-        let samples = ["", "alice", "a b+c&d=e", "ünïcødé €", "~-._", "%41", "/?#[]@!$&'()*,;:", "\u{0}\u{7f}", "🔑",
-                       "Ⅻ½٣", "e\u{301}", "日本語", "http://127.0.0.1:5000/eu-west-1_abc/.well-known/jwks.json"]
+        let samples = [
+            "", "alice", "a b+c&d=e", "ünïcødé €", "~-._", "%41", "/?#[]@!$&'()*,;:", "\u{0}\u{7f}", "🔑",
+            "Ⅻ½٣", "e\u{301}", "日本語", "http://127.0.0.1:5000/eu-west-1_abc/.well-known/jwks.json",
+        ]
         for text in samples {
-            XCTAssertEqual(PercentEncoding.encode(text, keeping: PercentEncoding.isUnreserved),
-                           text.addingPercentEncoding(withAllowedCharacters: alphanumerics), text)
-            let jwksName = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-            XCTAssertEqual(PercentEncoding.encode(text, keeping: { PercentEncoding.isASCIIAlphanumeric($0) || "-_.".unicodeScalars.contains($0) }),
-                           text.addingPercentEncoding(withAllowedCharacters: jwksName), text)
+            XCTAssertEqual(
+                PercentEncoding.encode(text, keeping: PercentEncoding.isUnreserved),
+                text.addingPercentEncoding(withAllowedCharacters: alphanumerics), text)
+            let jwksName = CharacterSet(
+                charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+            XCTAssertEqual(
+                PercentEncoding.encode(
+                    text, keeping: { PercentEncoding.isASCIIAlphanumeric($0) || "-_.".unicodeScalars.contains($0) }),
+                text.addingPercentEncoding(withAllowedCharacters: jwksName), text)
         }
-        XCTAssertEqual(AuthenticatorURI.otpauth(secret: "S", username: "jö é@x", issuer: "My Pool"),
-                       "otpauth://totp/My%20Pool:j%C3%B6%20%C3%A9%40x?secret=S&issuer=My%20Pool")
+        XCTAssertEqual(
+            AuthenticatorURI.otpauth(secret: "S", username: "jö é@x", issuer: "My Pool"),
+            "otpauth://totp/My%20Pool:j%C3%B6%20%C3%A9%40x?secret=S&issuer=My%20Pool")
     }
 
     func testShellWordsAsBefore() {

@@ -1,10 +1,11 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import LocalFormats
 import SecureStore
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// Sign-in challenges answered through the command, against a fake answering like the service
 /// (ChallengeName, ChallengeParameters, Session as in the service model).
@@ -35,7 +36,9 @@ final class MFAChallengeTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
         harness.cognito.handlers["RespondToAuthChallenge"] = { body in
             let code = (body["ChallengeResponses"] as? [String: String])?["SOFTWARE_TOKEN_MFA_CODE"]
-            return code == "222222" ? (200, FakeCognito.tokens()) : FakeCognito.error("CodeMismatchException", "Invalid code received for user")
+            return code == "222222"
+                ? (200, FakeCognito.tokens())
+                : FakeCognito.error("CodeMismatchException", "Invalid code received for user")
         }
         try signIn([], harness)
         XCTAssertTrue(console.stderr.contains(Messages.codeDidNotMatchTryAgain))
@@ -45,7 +48,9 @@ final class MFAChallengeTests: XCTestCase {
     func testWrongCodeWithoutTerminalExits77() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
         harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
-        harness.cognito.handlers["RespondToAuthChallenge"] = { _ in FakeCognito.error("CodeMismatchException", "Invalid code received for user") }
+        harness.cognito.handlers["RespondToAuthChallenge"] = { _ in
+            FakeCognito.error("CodeMismatchException", "Invalid code received for user")
+        }
         XCTAssertThrowsError(try signIn(["--password-stdin", "--mfa-code", "000000"], harness)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .notAuthorized)
@@ -57,7 +62,9 @@ final class MFAChallengeTests: XCTestCase {
     func testExpiredChallengeSaysStartAgain() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
         harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
-        harness.cognito.handlers["RespondToAuthChallenge"] = { _ in FakeCognito.error("NotAuthorizedException", "Invalid session for the user, session is expired.") }
+        harness.cognito.handlers["RespondToAuthChallenge"] = { _ in
+            FakeCognito.error("NotAuthorizedException", "Invalid session for the user, session is expired.")
+        }
         XCTAssertThrowsError(try signIn(["--password-stdin", "--mfa-code", "000000"], harness)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .notAuthorized)
@@ -68,7 +75,8 @@ final class MFAChallengeTests: XCTestCase {
     func testSMSSaysWhereTheCodeWent() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
         harness.cognito.handlers["InitiateAuth"] = { _ in
-            self.challenge("SMS_MFA", ["CODE_DELIVERY_DELIVERY_MEDIUM": "SMS", "CODE_DELIVERY_DESTINATION": "+*******1234"])
+            self.challenge(
+                "SMS_MFA", ["CODE_DELIVERY_DELIVERY_MEDIUM": "SMS", "CODE_DELIVERY_DESTINATION": "+*******1234"])
         }
         harness.cognito.handlers["RespondToAuthChallenge"] = { body in
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SMS_MFA_CODE"], "654321")
@@ -80,7 +88,9 @@ final class MFAChallengeTests: XCTestCase {
 
     func testEmailCode() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
-        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("EMAIL_OTP", ["CODE_DELIVERY_DESTINATION": "a***@e***"]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("EMAIL_OTP", ["CODE_DELIVERY_DESTINATION": "a***@e***"])
+        }
         harness.cognito.handlers["RespondToAuthChallenge"] = { body in
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["EMAIL_OTP_CODE"], "13579246")
             return (200, FakeCognito.tokens())
@@ -90,7 +100,9 @@ final class MFAChallengeTests: XCTestCase {
 
     func testSelectFactorThenAnswerIt() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
-        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SELECT_MFA_TYPE", ["MFAS_CAN_CHOOSE": #"["SMS_MFA","SOFTWARE_TOKEN_MFA"]"#]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("SELECT_MFA_TYPE", ["MFAS_CAN_CHOOSE": #"["SMS_MFA","SOFTWARE_TOKEN_MFA"]"#])
+        }
         var round = 0
         harness.cognito.handlers["RespondToAuthChallenge"] = { body in
             round += 1
@@ -109,7 +121,9 @@ final class MFAChallengeTests: XCTestCase {
 
     func testSelectFactorWithoutChoiceOrTerminalIsUsage() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
-        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SELECT_MFA_TYPE", ["MFAS_CAN_CHOOSE": #"["SMS_MFA","EMAIL_OTP"]"#]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("SELECT_MFA_TYPE", ["MFAS_CAN_CHOOSE": #"["SMS_MFA","EMAIL_OTP"]"#])
+        }
         XCTAssertThrowsError(try signIn(["--password-stdin"], harness)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .usage)
@@ -120,10 +134,14 @@ final class MFAChallengeTests: XCTestCase {
     func testSelectFactorOnTerminalListsThemInWords() throws {
         let console = FakeConsole(interactive: true, promptAnswers: ["pw", "2", "777777"])
         let harness = Harness(console: console)
-        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SELECT_MFA_TYPE", ["MFAS_CAN_CHOOSE": #"["SMS_MFA","EMAIL_OTP"]"#]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("SELECT_MFA_TYPE", ["MFAS_CAN_CHOOSE": #"["SMS_MFA","EMAIL_OTP"]"#])
+        }
         harness.cognito.handlers["RespondToAuthChallenge"] = { body in
             let answers = body["ChallengeResponses"] as? [String: String] ?? [:]
-            if answers["ANSWER"] == "EMAIL_OTP" { return self.challenge("EMAIL_OTP", ["CODE_DELIVERY_DESTINATION": "a***@e***"]) }
+            if answers["ANSWER"] == "EMAIL_OTP" {
+                return self.challenge("EMAIL_OTP", ["CODE_DELIVERY_DESTINATION": "a***@e***"])
+            }
             XCTAssertEqual(answers["EMAIL_OTP_CODE"], "777777")
             return (200, FakeCognito.tokens())
         }
@@ -135,7 +153,9 @@ final class MFAChallengeTests: XCTestCase {
     func testMFASetupOnTerminalShowsSecretAndFinishesWithNewSession() throws {
         let console = FakeConsole(interactive: true, promptAnswers: ["pw", "123456"])
         let harness = Harness(console: console)
-        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#])
+        }
         harness.cognito.handlers["AssociateSoftwareToken"] = { body in
             XCTAssertEqual(body["Session"] as? String, "session-1")
             return (200, ["SecretCode": "JBSWY3DPEHPK3PXP", "Session": "session-2"])
@@ -154,15 +174,21 @@ final class MFAChallengeTests: XCTestCase {
         try signIn([], harness)
         let shown = console.stderr.joined(separator: "\n")
         XCTAssertTrue(shown.contains("Secret (Base32): JBSWY3DPEHPK3PXP"))
-        XCTAssertTrue(shown.contains("URI: otpauth://totp/eu-west-1_TestPool:alice?secret=JBSWY3DPEHPK3PXP&issuer=eu-west-1_TestPool"))
+        XCTAssertTrue(
+            shown.contains(
+                "URI: otpauth://totp/eu-west-1_TestPool:alice?secret=JBSWY3DPEHPK3PXP&issuer=eu-west-1_TestPool"))
         XCTAssertTrue(shown.contains("▀") || shown.contains("▄"), "a QR code is drawn")
     }
 
     func testMFASetupForScriptsInTwoSteps() throws {
         let store = InMemorySecretStore()
         let first = Harness(console: FakeConsole(stdin: ["pw"]), store: store)
-        first.cognito.handlers["InitiateAuth"] = { _ in self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#]) }
-        first.cognito.handlers["AssociateSoftwareToken"] = { _ in (200, ["SecretCode": "JBSWY3DPEHPK3PXP", "Session": "session-2"]) }
+        first.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#])
+        }
+        first.cognito.handlers["AssociateSoftwareToken"] = { _ in
+            (200, ["SecretCode": "JBSWY3DPEHPK3PXP", "Session": "session-2"])
+        }
         try signIn(["--password-stdin", "--mfa-setup-output", "json"], first)
         let handout = try JSONSerialization.jsonObject(with: Data(first.console.stdout[0].utf8)) as? [String: Any]
         XCTAssertEqual(handout?["secretCode"] as? String, "JBSWY3DPEHPK3PXP")
@@ -181,12 +207,15 @@ final class MFAChallengeTests: XCTestCase {
         }
         try SignIn.parse(["--mfa-code", "123456"]).run(in: second.host)
         XCTAssertNotNil(try kept(store).session())
-        XCTAssertNil(try store.read(SecretKey(kind: "pending-challenge", profile: "default")), "the pending set-up is used once")
+        XCTAssertNil(
+            try store.read(SecretKey(kind: "pending-challenge", profile: "default")), "the pending set-up is used once")
     }
 
     func testMFASetupWithoutTerminalOrJSONIsUsage() {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]))
-        harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#]) }
+        harness.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#])
+        }
         XCTAssertThrowsError(try signIn(["--password-stdin"], harness)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .usage)
         }
@@ -194,8 +223,9 @@ final class MFAChallengeTests: XCTestCase {
     }
 
     func testOTPAuthURIEscapesLabel() {
-        XCTAssertEqual(AuthenticatorURI.otpauth(secret: "ABC", username: "a b@x.org", issuer: "My Pool"),
-                       "otpauth://totp/My%20Pool:a%20b%40x.org?secret=ABC&issuer=My%20Pool")
+        XCTAssertEqual(
+            AuthenticatorURI.otpauth(secret: "ABC", username: "a b@x.org", issuer: "My Pool"),
+            "otpauth://totp/My%20Pool:a%20b%40x.org?secret=ABC&issuer=My%20Pool")
     }
 
     func testTokenSignsInThroughAnMFAChallenge() throws {
@@ -206,7 +236,8 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertEqual((body["ChallengeResponses"] as? [String: String])?["SOFTWARE_TOKEN_MFA_CODE"], "123456")
             return (200, FakeCognito.tokens())
         }
-        try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password", "--mfa-code", "123456"]).run(in: harness.host)
+        try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password", "--mfa-code", "123456"]).run(
+            in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 1)
         XCTAssertThrowsError(try Token.parse(["--mfa-code", "123456"]))
     }
@@ -214,8 +245,9 @@ final class MFAChallengeTests: XCTestCase {
     func testPipedPasswordOnATerminalIsAskedForTheCode() throws {
         let console = PipedConsole(stdin: ["pw"], promptAnswers: ["123456"])
         let harness = Harness(console: FakeConsole())
-        let context = ProcessHost(console: console, environment: harness.host.environment, now: Date.init,
-                                     makeTransport: { _ in harness.cognito }, makeStore: { harness.store })
+        let context = ProcessHost(
+            console: console, environment: harness.host.environment, now: Date.init,
+            makeTransport: { _ in harness.cognito }, makeStore: { harness.store })
         harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
         harness.cognito.handlers["RespondToAuthChallenge"] = { _ in (200, FakeCognito.tokens()) }
         try SignIn.parse(["--username", "alice", "--flow", "password", "--password-stdin"]).run(in: context)
@@ -251,7 +283,8 @@ final class MFAChallengeTests: XCTestCase {
         var answers = 0
         harness.cognito.handlers["RespondToAuthChallenge"] = { _ in
             answers += 1
-            return answers == 1 ? FakeCognito.error("CodeMismatchException", "Invalid code received for user")
+            return answers == 1
+                ? FakeCognito.error("CodeMismatchException", "Invalid code received for user")
                 : FakeCognito.error("NotAuthorizedException", "Invalid session for the user.")
         }
         XCTAssertThrowsError(try signIn([], harness)) { error in
@@ -266,11 +299,15 @@ final class MFAChallengeTests: XCTestCase {
     func testTextMessageCodeWaitsForASecondRun() throws {
         let store = InMemorySecretStore()
         let first = Harness(console: FakeConsole(stdin: ["pw"]), store: store)
-        first.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SMS_MFA", ["CODE_DELIVERY_DESTINATION": "+*******1234"]) }
+        first.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("SMS_MFA", ["CODE_DELIVERY_DESTINATION": "+*******1234"])
+        }
         XCTAssertThrowsError(try signIn(["--password-stdin"], first)) { error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .usage)
-            XCTAssertTrue(error.message.contains("authctl signin --code CODE") && error.message.contains("+*******1234"), error.message)
+            XCTAssertTrue(
+                error.message.contains("authctl signin --code CODE") && error.message.contains("+*******1234"),
+                error.message)
         }
         XCTAssertEqual(first.cognito.count("RespondToAuthChallenge"), 0)
         let pending = try XCTUnwrap(kept(store).pendingChallenge())
@@ -290,19 +327,26 @@ final class MFAChallengeTests: XCTestCase {
     func testPendingSetupOutlivesAWrongCodeAndIsForItsUser() throws {
         let store = InMemorySecretStore()
         let first = Harness(console: FakeConsole(stdin: ["pw"]), store: store)
-        first.cognito.handlers["InitiateAuth"] = { _ in self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#]) }
-        first.cognito.handlers["AssociateSoftwareToken"] = { _ in (200, ["SecretCode": "JBSWY3DPEHPK3PXP", "Session": "session-2"]) }
+        first.cognito.handlers["InitiateAuth"] = { _ in
+            self.challenge("MFA_SETUP", ["MFAS_CAN_SETUP": #"["SOFTWARE_TOKEN_MFA"]"#])
+        }
+        first.cognito.handlers["AssociateSoftwareToken"] = { _ in
+            (200, ["SecretCode": "JBSWY3DPEHPK3PXP", "Session": "session-2"])
+        }
         try signIn(["--password-stdin", "--mfa-setup-output", "json"], first)
 
         let wrong = Harness(console: FakeConsole(), store: store)
-        wrong.cognito.handlers["VerifySoftwareToken"] = { _ in FakeCognito.error("EnableSoftwareTokenMFAException", "Code mismatch") }
+        wrong.cognito.handlers["VerifySoftwareToken"] = { _ in
+            FakeCognito.error("EnableSoftwareTokenMFAException", "Code mismatch")
+        }
         XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "111111"]).run(in: wrong.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
         XCTAssertEqual(try kept(store).pendingChallenge()?.wrongCodes, 1, "kept after a wrong code")
 
         let bob = Harness(console: FakeConsole(), store: store)
-        XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.host)) { error in
+        XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.host)) {
+            error in
             let error = AuthctlError.from(error)
             XCTAssertEqual(error.code, .usage)
             XCTAssertTrue(error.message.contains("alice") && error.message.contains("bob"), error.message)
@@ -329,8 +373,10 @@ final class MFAChallengeTests: XCTestCase {
     }
 
     func testAuthenticatorLabelIsTheNameAPersonKnows() {
-        XCTAssertEqual(AuthenticatorURI.label(username: "5f0c1b9e-8a1d-4c52-9a39-2f1f7b0c7e11", attributes: ["email": "carol@example.com"]),
-                       "carol@example.com")
+        XCTAssertEqual(
+            AuthenticatorURI.label(
+                username: "5f0c1b9e-8a1d-4c52-9a39-2f1f7b0c7e11", attributes: ["email": "carol@example.com"]),
+            "carol@example.com")
         XCTAssertEqual(AuthenticatorURI.label(username: "alice", attributes: ["email": "alice@example.com"]), "alice")
     }
 }

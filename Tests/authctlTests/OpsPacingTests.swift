@@ -1,8 +1,9 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// A clock that only moves when slept on (or told to).
 final class ManualClock: PaceClock {
@@ -38,7 +39,10 @@ final class OpsPacingTests: XCTestCase {
         let clock = ManualClock()
         let pacer = Pacer(name: "t", rate: 25, clock: clock)
         let start = clock.now()
-        for _ in 0..<250 { pacer.waitForTurn(); pacer.succeeded() }
+        for _ in 0..<250 {
+            pacer.waitForTurn()
+            pacer.succeeded()
+        }
         // 250 calls at 25/s: the first two are free (the bucket holds two), the rest 1/25 s apart.
         XCTAssertEqual(clock.now() - start, 248.0 / 25, accuracy: 1e-6)
         // A slow call (0.1 s) is caught up with: the next goes at once, then the pace resumes.
@@ -62,7 +66,10 @@ final class OpsPacingTests: XCTestCase {
         XCTAssertEqual(pacer.rate, 5)
         // Additive increase: about +1 call/s for every second of calls that go through.
         let before = clock.now()
-        while pacer.rate < 20 { pacer.waitForTurn(); pacer.succeeded() }
+        while pacer.rate < 20 {
+            pacer.waitForTurn()
+            pacer.succeeded()
+        }
         let took = clock.now() - before
         XCTAssertGreaterThan(took, 10, "recovers slowly (took \(took) s)")
         XCTAssertLessThan(took, 20, "but recovers (took \(took) s)")
@@ -72,26 +79,34 @@ final class OpsPacingTests: XCTestCase {
     func testRateNeverBelowTheFloor() {
         let clock = ManualClock()
         let pacer = Pacer(name: "t", rate: 4, clock: clock, floor: 0.5)
-        for _ in 0..<20 { clock.time += 2; pacer.throttled() }
+        for _ in 0..<20 {
+            clock.time += 2
+            pacer.throttled()
+        }
         XCTAssertEqual(pacer.rate, 0.5)
     }
 
     func testProgressLine() {
-        XCTAssertEqual(OpsProgress.line(done: 500, total: 2000, failed: 1, rate: 20, bar: false),
-                       "ops: 500/2000 users done (25%), 20.0/s, ETA 1:15, 1 failed")
-        XCTAssertEqual(OpsProgress.line(done: 1000, total: 2000, failed: 0, rate: 25, bar: true),
-                       "[############............] 1000/2000 50%  25.0/s  ETA 0:40  0 failed")
+        XCTAssertEqual(
+            OpsProgress.line(done: 500, total: 2000, failed: 1, rate: 20, bar: false),
+            "ops: 500/2000 users done (25%), 20.0/s, ETA 1:15, 1 failed")
+        XCTAssertEqual(
+            OpsProgress.line(done: 1000, total: 2000, failed: 0, rate: 25, bar: true),
+            "[############............] 1000/2000 50%  25.0/s  ETA 0:40  0 failed")
         XCTAssertEqual(OpsProgress.clockTime(3909), "1:05:09")
     }
 }
 
 /// The engine against a scripted service: throttling never fails a user, pages resume where they stopped.
 final class BulkOperationTests: XCTestCase {
-    private func operation(_ cognito: FakeCognito, _ selection: UserSelection, clock: ManualClock,
-                           action: OpsAction = .signOut) -> BulkOperation {
+    private func operation(
+        _ cognito: FakeCognito, _ selection: UserSelection, clock: ManualClock,
+        action: OpsAction = .signOut
+    ) -> BulkOperation {
         let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: cognito, retryPolicy: .none)
-        let op = BulkOperation(service: service, poolId: "eu-west-1_TestPool", action: action, selection: selection,
-                               rate: 20, listingRate: 25, clock: clock)
+        let op = BulkOperation(
+            service: service, poolId: "eu-west-1_TestPool", action: action, selection: selection,
+            rate: 20, listingRate: 25, clock: clock)
         op.random = { 0.5 }
         op.stopRequested = { 0 }
         return op
@@ -100,7 +115,11 @@ final class BulkOperationTests: XCTestCase {
     private func record(_ dir: URL) throws -> (BulkRecord, OpsStateDirectory) {
         let state = try OpsStateDirectory.open(environment: ["XDG_STATE_HOME": dir.path])
         let audit = try OpsAuditLog(path: state.auditPath("t"))
-        return (BulkRecord(state: state, stem: "t", audit: audit, who: .init(accessKeyId: "AKIA", local: "me@here"), now: Date.init), state)
+        return (
+            BulkRecord(
+                state: state, stem: "t", audit: audit, who: .init(accessKeyId: "AKIA", local: "me@here"), now: Date.init
+            ), state
+        )
     }
 
     private func tmp() -> URL {
@@ -115,16 +134,21 @@ final class BulkOperationTests: XCTestCase {
         cognito.handlers["AdminUserGlobalSignOut"] = { body in
             n += 1
             if n % 3 == 0 { return FakeCognito.error("TooManyRequestsException", "Rate exceeded") }
-            if body["Username"] as? String == "ghost" { return FakeCognito.error("UserNotFoundException", "User does not exist.") }
+            if body["Username"] as? String == "ghost" {
+                return FakeCognito.error("UserNotFoundException", "User does not exist.")
+            }
             return (200, [:])
         }
         let clock = ManualClock()
         let names = (0..<130).map { "u\($0)" } + ["ghost"]
         let op = operation(cognito, .users(names), clock: clock)
         let (record, _) = try record(tmp())
-        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: names.count, auditLog: record.audit.path,
-                                       startedAt: Date(), updatedAt: Date())
-        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: names.count, alreadyDone: 0))
+        var checkpoint = OpsCheckpoint(
+            userPoolId: "p", action: "signout", selection: "s", total: names.count, auditLog: record.audit.path,
+            startedAt: Date(), updatedAt: Date())
+        try op.run(
+            &checkpoint, record: record,
+            progress: OpsProgress(console: FakeConsole(), clock: clock, total: names.count, alreadyDone: 0))
         XCTAssertTrue(checkpoint.complete)
         XCTAssertEqual(checkpoint.counts, OpsCounts(done: 131, signedOut: 130, disabled: 0, notFound: 1, failed: 0))
         XCTAssertGreaterThan(op.throttled, 30)
@@ -136,7 +160,8 @@ final class BulkOperationTests: XCTestCase {
     func testServerErrorsRetriedThenFailedWithTheirCode() throws {
         let cognito = FakeCognito()
         cognito.handlers["AdminUserGlobalSignOut"] = { body in
-            body["Username"] as? String == "bad" ? (500, ["__type": "InternalErrorException", "message": "x"]) : (200, [:])
+            body["Username"] as? String == "bad"
+                ? (500, ["__type": "InternalErrorException", "message": "x"]) : (200, [:])
         }
         let clock = ManualClock()
         let op = operation(cognito, .users(["a", "bad", "b"]), clock: clock)
@@ -155,7 +180,10 @@ final class BulkOperationTests: XCTestCase {
     func testResumesMidPageFromTheCheckpointAloneAndWritesTheLineItHeld() throws {
         let cognito = FakeCognito()
         var seen: [String] = []
-        cognito.handlers["AdminUserGlobalSignOut"] = { body in seen.append(body["Username"] as? String ?? ""); return (200, [:]) }
+        cognito.handlers["AdminUserGlobalSignOut"] = { body in
+            seen.append(body["Username"] as? String ?? "")
+            return (200, [:])
+        }
         let pages: [String?: ([String], String?)] = [nil: (["a", "b", "c"], "t2"), "t2": (["d", "e", "f"], nil)]
         cognito.handlers["ListUsersInGroup"] = { body in
             let (users, next) = pages[body["NextToken"] as? String] ?? ([], nil)
@@ -169,18 +197,22 @@ final class BulkOperationTests: XCTestCase {
         // An earlier run counted a, b, c and d, and was killed after d's checkpoint, before d's
         // audit line; someone then appended a line saying e was done.
         let entry = { (user: String) in
-            OpsAuditLog.Entry(time: Date(), pool: "eu-west-1_TestPool", user: user, action: "signOut", result: "signedOut",
-                              requestIds: [], operator: record.who)
+            OpsAuditLog.Entry(
+                time: Date(), pool: "eu-west-1_TestPool", user: user, action: "signOut", result: "signedOut",
+                requestIds: [], operator: record.who)
         }
-        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: 6, auditLog: record.audit.path,
-                                       startedAt: Date(), updatedAt: Date())
+        var checkpoint = OpsCheckpoint(
+            userPoolId: "p", action: "signout", selection: "s", total: 6, auditLog: record.audit.path,
+            startedAt: Date(), updatedAt: Date())
         checkpoint.cursor = PageCursor(token: "t2")
         checkpoint.doneInPage = 1
         checkpoint.counts = OpsCounts(done: 4, signedOut: 4)
         checkpoint.auditOffset = record.audit.size
         checkpoint.lastLine = .init(offset: record.audit.size, line: try OpsAuditLog.line(entry("d")))
         _ = try record.audit.append(try OpsAuditLog.line(entry("e")))
-        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: 6, alreadyDone: 4))
+        try op.run(
+            &checkpoint, record: record,
+            progress: OpsProgress(console: FakeConsole(), clock: clock, total: 6, alreadyDone: 4))
         XCTAssertEqual(seen, ["e", "f"], "the log never says who is done: e is acted on")
         XCTAssertEqual(checkpoint.counts.done, 6)
         XCTAssertTrue(checkpoint.complete)
@@ -197,9 +229,12 @@ final class BulkOperationTests: XCTestCase {
         let clock = ManualClock()
         let op = operation(cognito, .users(["a", "b", "c"]), clock: clock)
         let (record, _) = try record(tmp())
-        var checkpoint = OpsCheckpoint(userPoolId: "p", action: "signout", selection: "s", total: 3, auditLog: record.audit.path,
-                                       startedAt: Date(), updatedAt: Date())
-        try op.run(&checkpoint, record: record, progress: OpsProgress(console: FakeConsole(), clock: clock, total: 3, alreadyDone: 0))
+        var checkpoint = OpsCheckpoint(
+            userPoolId: "p", action: "signout", selection: "s", total: 3, auditLog: record.audit.path,
+            startedAt: Date(), updatedAt: Date())
+        try op.run(
+            &checkpoint, record: record,
+            progress: OpsProgress(console: FakeConsole(), clock: clock, total: 3, alreadyDone: 0))
         XCTAssertEqual(checkpoint.failedUsers, ["b"])
         XCTAssertEqual(checkpoint.counts.failed, 1)
 

@@ -1,9 +1,10 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import SecurityKey
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// `--method passkey` through the command and the WEB_AUTHN answerer, against the in-process fake
 /// (the real key path runs in Tests/integration/test_passkeys.py against a software authenticator).
@@ -16,13 +17,22 @@ final class PasskeyTests: XCTestCase {
         var preferred: String?
         harness.cognito.handlers["InitiateAuth"] = { body in
             preferred = (body["AuthParameters"] as? [String: String])?["PREFERRED_CHALLENGE"]
-            return (200, ["ChallengeName": "WEB_AUTHN", "Session": "s",
-                          "ChallengeParameters": ["USERNAME": "alice",
-                                                  "CREDENTIAL_REQUEST_OPTIONS": #"{"challenge":"abc","rpId":"auth.example.com"}"#]])
+            return (
+                200,
+                [
+                    "ChallengeName": "WEB_AUTHN", "Session": "s",
+                    "ChallengeParameters": [
+                        "USERNAME": "alice",
+                        "CREDENTIAL_REQUEST_OPTIONS": #"{"challenge":"abc","rpId":"auth.example.com"}"#,
+                    ],
+                ]
+            )
         }
         let missing = "unix:/nonexistent/authctl-test.sock"
-        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--method", "passkey", "--fido-device", missing])
-            .run(in: harness.host)) { error in
+        XCTAssertThrowsError(
+            try SignIn.parse(["--username", "alice", "--method", "passkey", "--fido-device", missing])
+                .run(in: harness.host)
+        ) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .unavailable, failure.message)
             XCTAssertTrue(failure.message.contains("cannot open the security key"), failure.message)
@@ -33,13 +43,24 @@ final class PasskeyTests: XCTestCase {
     func testWebAuthnAsASecondFactorGoesToTheSameAnswerer() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), environment: pinned)
         harness.cognito.handlers["InitiateAuth"] = { _ in
-            (200, ["ChallengeName": "WEB_AUTHN", "Session": "s",
-                   "ChallengeParameters": ["USERNAME": "alice",
-                                           "CREDENTIAL_REQUEST_OPTIONS": #"{"challenge":"abc","rpId":"auth.example.com"}"#]])
+            (
+                200,
+                [
+                    "ChallengeName": "WEB_AUTHN", "Session": "s",
+                    "ChallengeParameters": [
+                        "USERNAME": "alice",
+                        "CREDENTIAL_REQUEST_OPTIONS": #"{"challenge":"abc","rpId":"auth.example.com"}"#,
+                    ],
+                ]
+            )
         }
-        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--flow", "password", "--password-stdin",
-                                               "--fido-device", "unix:/nonexistent/authctl-test.sock"])
-            .run(in: harness.host)) { error in
+        XCTAssertThrowsError(
+            try SignIn.parse([
+                "--username", "alice", "--flow", "password", "--password-stdin",
+                "--fido-device", "unix:/nonexistent/authctl-test.sock",
+            ])
+            .run(in: harness.host)
+        ) { error in
             XCTAssertTrue(AuthctlError.from(error).message.contains("cannot open the security key"), "\(error)")
         }
     }
@@ -49,7 +70,8 @@ final class PasskeyTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in
             (200, ["ChallengeName": "WEB_AUTHN", "Session": "s", "ChallengeParameters": ["USERNAME": "alice"]])
         }
-        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--method", "passkey"]).run(in: harness.host)) { error in
+        XCTAssertThrowsError(try SignIn.parse(["--username", "alice", "--method", "passkey"]).run(in: harness.host)) {
+            error in
             XCTAssertEqual(AuthctlError.from(error).code, .unavailable)
         }
     }
@@ -64,9 +86,12 @@ final class PasskeyTests: XCTestCase {
         XCTAssertEqual(local.code, .unavailable)
         XCTAssertFalse(local.message.contains("udev"))
         XCTAssertTrue(local.message.contains("authctl signin --browser"))
-        let remote = SecurityKeyUse.noKey(unreadable: ["/dev/hidraw3", "/dev/hidraw1"], environment: ["SSH_CONNECTION": "a b c d"])
-        XCTAssertTrue(remote.message.contains("/dev/hidraw1, /dev/hidraw3 cannot be opened by this user"), remote.message)
-        XCTAssertTrue(remote.message.contains(#"SUBSYSTEM=="hidraw""#) && remote.message.contains("over SSH"), remote.message)
+        let remote = SecurityKeyUse.noKey(
+            unreadable: ["/dev/hidraw3", "/dev/hidraw1"], environment: ["SSH_CONNECTION": "a b c d"])
+        XCTAssertTrue(
+            remote.message.contains("/dev/hidraw1, /dev/hidraw3 cannot be opened by this user"), remote.message)
+        XCTAssertTrue(
+            remote.message.contains(#"SUBSYSTEM=="hidraw""#) && remote.message.contains("over SSH"), remote.message)
     }
 
     func testAssertionAuthenticatorDataIsUnwrapped() {

@@ -1,8 +1,9 @@
-@testable import authctl
-@testable import AuthctlCore
 import Foundation
 import LocalFormats
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 final class SettingsTests: XCTestCase {
     private var home = ""
@@ -50,8 +51,10 @@ final class SettingsTests: XCTestCase {
 
     func testEnvironmentBeatsFileAndFlagsBeatEnvironment() throws {
         writeConfig(profileText)
-        let env = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-central-1_Env", "AUTHCTL_CLIENT_ID": "envclient",
-                   "AUTHCTL_ENDPOINT": "https://env.example/", "AUTHCTL_USERNAME": "envuser", "AUTHCTL_REGION": "eu-central-1"]
+        let env = [
+            "HOME": home, "AUTHCTL_USER_POOL_ID": "eu-central-1_Env", "AUTHCTL_CLIENT_ID": "envclient",
+            "AUTHCTL_ENDPOINT": "https://env.example/", "AUTHCTL_USERNAME": "envuser", "AUTHCTL_REGION": "eu-central-1",
+        ]
         let fromEnv = try SettingsResolver.resolve(try options([]), environment: env)
         XCTAssertEqual(fromEnv.userPoolId, "eu-central-1_Env")
         XCTAssertEqual(fromEnv.clientId, "envclient")
@@ -60,7 +63,10 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(fromEnv.region, "eu-central-1")
 
         let fromFlags = try SettingsResolver.resolve(
-            try options(["--user-pool-id", "ap-south-1_Flag", "--client-id", "flagclient", "--endpoint", "https://flag.example/", "--region", "ap-south-1"]),
+            try options([
+                "--user-pool-id", "ap-south-1_Flag", "--client-id", "flagclient", "--endpoint", "https://flag.example/",
+                "--region", "ap-south-1",
+            ]),
             environment: env)
         XCTAssertEqual(fromFlags.userPoolId, "ap-south-1_Flag")
         XCTAssertEqual(fromFlags.clientId, "flagclient")
@@ -72,11 +78,15 @@ final class SettingsTests: XCTestCase {
         let base = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-west-1_P"]
         var env = base
         env["AWS_ENDPOINT_URL"] = "https://generic.example/"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://generic.example/")
+        XCTAssertEqual(
+            try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://generic.example/")
         env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"] = "https://cognito-specific.example/"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://cognito-specific.example/")
+        XCTAssertEqual(
+            try SettingsResolver.resolve(try options([]), environment: env).endpoint,
+            "https://cognito-specific.example/")
         env["AUTHCTL_ENDPOINT"] = "https://authctl.example/"
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://authctl.example/")
+        XCTAssertEqual(
+            try SettingsResolver.resolve(try options([]), environment: env).endpoint, "https://authctl.example/")
 
         // The pool id names its region; the shell-wide AWS_* region variables do not override it.
         var regions = base
@@ -91,14 +101,18 @@ final class SettingsTests: XCTestCase {
         XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: noPool).region, "us-west-1")
         regions["AUTHCTL_REGION"] = "eu-north-1"
         XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).region, "eu-north-1")
-        XCTAssertEqual(try SettingsResolver.resolve(try options([]), environment: regions).endpoint, "https://cognito-idp.eu-north-1.amazonaws.com/")
+        XCTAssertEqual(
+            try SettingsResolver.resolve(try options([]), environment: regions).endpoint,
+            "https://cognito-idp.eu-north-1.amazonaws.com/")
     }
 
     func testProfileFromEnvironmentAndXDGConfigHome() throws {
         let xdg = home + "/xdg"
         try FileManager.default.createDirectory(atPath: xdg + "/authctl", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: xdg + "/authctl/config.toml", contents: Data("[profiles.ci]\nclient_id = \"ciclient\"\n".utf8))
-        let settings = try SettingsResolver.resolve(try options([]), environment: ["HOME": home, "XDG_CONFIG_HOME": xdg, "AUTHCTL_PROFILE": "ci"])
+        FileManager.default.createFile(
+            atPath: xdg + "/authctl/config.toml", contents: Data("[profiles.ci]\nclient_id = \"ciclient\"\n".utf8))
+        let settings = try SettingsResolver.resolve(
+            try options([]), environment: ["HOME": home, "XDG_CONFIG_HOME": xdg, "AUTHCTL_PROFILE": "ci"])
         XCTAssertEqual(settings.profile, "ci")
         XCTAssertEqual(settings.clientId, "ciclient")
         XCTAssertEqual(settings.configFile, xdg + "/authctl/config.toml")
@@ -106,13 +120,17 @@ final class SettingsTests: XCTestCase {
 
     func testMalformedPoolIdAndMissingClientAreConfigurationErrors() throws {
         // Named at resolution, before any command looks at the keyring or the network.
-        XCTAssertThrowsError(try SettingsResolver.resolve(try options(["--user-pool-id", "not-a-pool", "--client-id", "c"]),
-                                                          environment: ["HOME": home])) { error in
+        XCTAssertThrowsError(
+            try SettingsResolver.resolve(
+                try options(["--user-pool-id", "not-a-pool", "--client-id", "c"]),
+                environment: ["HOME": home])
+        ) { error in
             let error = error as? AuthctlError
             XCTAssertEqual(error?.code, .configuration)
             XCTAssertTrue(error?.message.contains("not-a-pool") ?? false)
         }
-        let noClient = try SettingsResolver.resolve(try options(["--user-pool-id", "eu-west-1_Ok"]), environment: ["HOME": home])
+        let noClient = try SettingsResolver.resolve(
+            try options(["--user-pool-id", "eu-west-1_Ok"]), environment: ["HOME": home])
         XCTAssertThrowsError(try ClientSettings(noClient)) { error in
             let error = error as? AuthctlError
             XCTAssertEqual(error?.code, .configuration)

@@ -1,9 +1,10 @@
-@testable import authctl
-@testable import AuthctlCore
 import Foundation
 import LocalFormats
 import SecureStore
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// Which store a profile uses (a request, the profile's recorded `store`, the default), how the
 /// first kept item records it in config.toml, and `store migrate` (copy, record with a note,
@@ -67,9 +68,10 @@ final class StorePinningTests: XCTestCase {
             } else {
                 XCTAssertThrowsError(try source.kind(of: "default", environment: env), "case \(index)") { error in
                     XCTAssertEqual((error as? AuthctlError)?.code, .configuration, "case \(index)")
-                    XCTAssertTrue((error as? AuthctlError)?.message.contains("configure --store") == true
-                                  || (error as? AuthctlError)?.message.contains("store migrate") == true,
-                                  "case \(index): \(error)")
+                    XCTAssertTrue(
+                        (error as? AuthctlError)?.message.contains("configure --store") == true
+                            || (error as? AuthctlError)?.message.contains("store migrate") == true,
+                        "case \(index): \(error)")
                 }
             }
         }
@@ -108,7 +110,8 @@ final class StorePinningTests: XCTestCase {
         XCTAssertFalse(outcome.resumed)
         XCTAssertEqual(outcome.removalFailures, [])
         XCTAssertEqual(try stores[.file]!.read(KeptItem.session.key(profile: "default")), "{\"session\":1}")
-        XCTAssertEqual(try stores[.file]!.read(KeptItem.clientSecret(clientId: "client1").key(profile: "default")), "shh")
+        XCTAssertEqual(
+            try stores[.file]!.read(KeptItem.clientSecret(clientId: "client1").key(profile: "default")), "shh")
         XCTAssertEqual(try stores[.secretService]!.keys(profile: "default"), [], "the old copies are removed")
         XCTAssertEqual(try stores[.secretService]!.keys(profile: "other").count, 2, "another profile's items stay")
         XCTAssertEqual(try recorded()?.store, "file")
@@ -131,7 +134,8 @@ final class StorePinningTests: XCTestCase {
 
     func testMigrateToTheStoreInUseOnlyRecordsIt() throws {
         try seed(stores[.secretService]!)
-        let outcome = try backend().profile("default", environment: environment()).migrate(to: .secretService, deviceOf: nil)
+        let outcome = try backend().profile("default", environment: environment()).migrate(
+            to: .secretService, deviceOf: nil)
         XCTAssertNil(outcome.from)
         XCTAssertEqual(outcome.moved, [])
         XCTAssertEqual(try stores[.secretService]!.keys(profile: "default").count, 2)

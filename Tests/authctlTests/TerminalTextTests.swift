@@ -1,12 +1,14 @@
-@testable import authctl
-@testable import AuthctlCore
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 final class TerminalTextTests: XCTestCase {
     func testControlCharactersAreShownEscaped() {
         let hostile = "a\u{1b}]0;title\u{07}\u{1b}[2J\u{9b}31m\u{7f}\u{202e}b"
-        XCTAssertEqual(TerminalText.escaped(hostile, keepingNewlines: true),
-                       "a\\x1b]0;title\\x07\\x1b[2J\\u009b31m\\x7f\\u202eb")
+        XCTAssertEqual(
+            TerminalText.escaped(hostile, keepingNewlines: true),
+            "a\\x1b]0;title\\x07\\x1b[2J\\u009b31m\\x7f\\u202eb")
     }
 
     func testNewlinesAreKeptOnlyWhereAsked() {

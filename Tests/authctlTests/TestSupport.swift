@@ -1,9 +1,10 @@
-@testable import authctl
-@testable import AuthctlCore
 import CognitoClient
 import Foundation
 import LocalFormats
 import SecureStore
+
+@testable import AuthctlCore
+@testable import authctl
 
 /// A console fed from strings, recording what the command printed.
 final class FakeConsole: Console {
@@ -49,18 +50,27 @@ final class FakeCognito: HTTPTransport {
             return HTTPResponse(status: 400, body: Data(#"{"__type":"UnknownOperationException"}"#.utf8))
         }
         let (status, object) = handler(body)
-        return HTTPResponse(status: status, headers: ["content-type": "application/x-amz-json-1.1"],
-                            body: (try? JSONSerialization.data(withJSONObject: object)) ?? Data())
+        return HTTPResponse(
+            status: status, headers: ["content-type": "application/x-amz-json-1.1"],
+            body: (try? JSONSerialization.data(withJSONObject: object)) ?? Data())
     }
 
     func count(_ operation: String) -> Int { calls.filter { $0.operation == operation }.count }
 
-    static func tokens(username: String = "alice", sub: String = "sub-1", expiresIn: Int = 3600, refresh: String? = "refresh-1", now: Date = Date()) -> [String: Any] {
+    static func tokens(
+        username: String = "alice", sub: String = "sub-1", expiresIn: Int = 3600, refresh: String? = "refresh-1",
+        now: Date = Date()
+    ) -> [String: Any] {
         var result: [String: Any] = [
-            "AccessToken": jwt(["username": username, "sub": sub, "exp": now.timeIntervalSince1970 + Double(expiresIn), "token_use": "access",
-                                "cognito:groups": ["devs"], "iss": issuer, "client_id": "client1"]),
-            "IdToken": jwt(["cognito:username": username, "sub": sub, "token_use": "id", "iss": issuer, "aud": "client1",
-                            "exp": now.timeIntervalSince1970 + Double(expiresIn)]),
+            "AccessToken": jwt([
+                "username": username, "sub": sub, "exp": now.timeIntervalSince1970 + Double(expiresIn),
+                "token_use": "access",
+                "cognito:groups": ["devs"], "iss": issuer, "client_id": "client1",
+            ]),
+            "IdToken": jwt([
+                "cognito:username": username, "sub": sub, "token_use": "id", "iss": issuer, "aud": "client1",
+                "exp": now.timeIntervalSince1970 + Double(expiresIn),
+            ]),
             "ExpiresIn": expiresIn, "TokenType": "Bearer",
         ]
         result["RefreshToken"] = refresh
@@ -108,10 +118,13 @@ struct Harness {
     /// Stores a signed-in session for alice whose access token expires `expiresIn` seconds after `now`.
     func seedSession(expiresIn: Int, now: Date) throws {
         let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
-        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
-                                          tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: host.environment))
-        try save(in: store, 
+        let result = AuthenticationResult(
+            accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
+            tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(
+            try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: host.environment))
+        try save(
+            in: store,
             try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
     }
 
@@ -121,18 +134,24 @@ struct Harness {
     let host: ProcessHost
     let home: String
 
-    init(console: FakeConsole = FakeConsole(), store: SecretStore = InMemorySecretStore(), environment: [String: String] = [:], now: Date = Date()) {
+    init(
+        console: FakeConsole = FakeConsole(), store: SecretStore = InMemorySecretStore(),
+        environment: [String: String] = [:], now: Date = Date()
+    ) {
         self.console = console
         self.store = store
         let home = NSTemporaryDirectory() + "authctl-tests-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         self.home = home
-        var env = ["HOME": home, "AUTHCTL_USER_POOL_ID": "eu-west-1_TestPool", "AUTHCTL_CLIENT_ID": "client1",
-                   "AUTHCTL_ENDPOINT": "http://127.0.0.1:9/"]
+        var env = [
+            "HOME": home, "AUTHCTL_USER_POOL_ID": "eu-west-1_TestPool", "AUTHCTL_CLIENT_ID": "client1",
+            "AUTHCTL_ENDPOINT": "http://127.0.0.1:9/",
+        ]
         env.merge(environment) { $1 }
         let cognito = self.cognito
-        self.host = ProcessHost(console: console, environment: env, now: { now },
-                                      makeTransport: { _ in cognito }, makeStore: { store })
+        self.host = ProcessHost(
+            console: console, environment: env, now: { now },
+            makeTransport: { _ in cognito }, makeStore: { store })
     }
 }
 
@@ -148,8 +167,9 @@ func save(in store: SecretStore, _ session: StoredSession) throws {
 
 let testLockDirectory: String = {
     let path = NSTemporaryDirectory() + "authctl-test-locks-\(getpid())"
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                             attributes: [.posixPermissions: 0o700])
+    try? FileManager.default.createDirectory(
+        atPath: path, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
     return path
 }()
 

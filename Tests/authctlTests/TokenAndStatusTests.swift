@@ -1,11 +1,12 @@
-@testable import authctl
-@testable import AuthctlCore
 import ArgumentParser
 import CognitoClient
 import Foundation
 import LocalFormats
 import SecureStore
 import XCTest
+
+@testable import AuthctlCore
+@testable import authctl
 
 final class TokenCommandTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -29,7 +30,9 @@ final class TokenCommandTests: XCTestCase {
     func testMinValidForcesRefresh() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 300)
-        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now))
+        }
         try Token.parse(["--min-valid", "60"]).run(in: harness.host)
         XCTAssertTrue(harness.cognito.calls.isEmpty, "300 s left is enough for --min-valid 60")
         try Token.parse(["--min-valid", "600"]).run(in: harness.host)
@@ -46,21 +49,30 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(store: store, now: now)
         try seed(harness, expiresIn: -10)
         store.failWrites = true
-        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now)) }
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now))
+        }
         try Token.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 1)
-        XCTAssertNotEqual(harness.console.stdout.first, try kept(store).session()?.accessToken,
-                          "the printed token is the refreshed one")
+        XCTAssertNotEqual(
+            harness.console.stdout.first, try kept(store).session()?.accessToken,
+            "the printed token is the refreshed one")
         XCTAssertEqual(harness.console.stderr.count, 1)
-        XCTAssertEqual(harness.console.stderr[0], Messages.refreshedNotStored(AuthctlError.from(WriteFailingStore.failure).message))
+        XCTAssertEqual(
+            harness.console.stderr[0], Messages.refreshedNotStored(AuthctlError.from(WriteFailingStore.failure).message)
+        )
     }
 
     func testAnEndedSessionThatCannotBeRemovedSaysSo() throws {
         let harness = Harness(store: DeleteFailingStore(), now: now)
         try seed(harness, expiresIn: -10)
-        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked") }
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            FakeCognito.error("NotAuthorizedException", "Refresh Token has been revoked")
+        }
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
-            guard case .endedButNotRemoved(_, _, _, let code)? = error as? SessionError else { return XCTFail("\(error)") }
+            guard case .endedButNotRemoved(_, _, _, let code)? = error as? SessionError else {
+                return XCTFail("\(error)")
+            }
             XCTAssertEqual(code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
         }
         XCTAssertNotNil(try kept(harness.store).session())
@@ -69,7 +81,9 @@ final class TokenCommandTests: XCTestCase {
     func testDeletedUserEndsTheSessionOnRefresh() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: -10)
-        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in FakeCognito.error("UserNotFoundException", "User does not exist.") }
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            FakeCognito.error("UserNotFoundException", "User does not exist.")
+        }
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             guard case SessionError.ended = error else { return XCTFail("\(error)") }
         }
@@ -82,7 +96,9 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: -10)
         let before = try kept(harness.store).session()
-        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: self.now)) }
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: self.now))
+        }
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             XCTAssertTrue(AuthctlError.from(error).message.contains("another user"), "\(error)")
         }
@@ -96,13 +112,17 @@ final class TokenCommandTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in
             var answer = FakeCognito.tokens(now: self.now)
             var result = answer["AuthenticationResult"] as! [String: Any]
-            result["AccessToken"] = FakeCognito.jwt(["username": "alice", "sub": "sub-1", "token_use": "access", "client_id": "client1",
-                                                     "iss": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Other",
-                                                     "exp": self.now.timeIntervalSince1970 + 3600])
+            result["AccessToken"] = FakeCognito.jwt([
+                "username": "alice", "sub": "sub-1", "token_use": "access", "client_id": "client1",
+                "iss": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Other",
+                "exp": self.now.timeIntervalSince1970 + 3600,
+            ])
             answer["AuthenticationResult"] = result
             return (200, answer)
         }
-        XCTAssertThrowsError(try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.host)) {
+        XCTAssertThrowsError(
+            try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.host)
+        ) {
             XCTAssertTrue(AuthctlError.from($0).message.contains("not the pool"), "\($0)")
         }
         XCTAssertEqual(harness.console.stdout, [])
@@ -166,13 +186,20 @@ final class StatusCommandTests: XCTestCase {
 
     func testListsConfiguredProfilesWithoutNetwork() throws {
         let harness = Harness(now: now)
-        try FileManager.default.createDirectory(atPath: harness.home + "/.config/authctl", withIntermediateDirectories: true)
-        try "[profiles.work]\nuser_pool_id = \"eu-west-1_W\"\nclient_id = \"w\"\n".write(toFile: harness.home + "/.config/authctl/config.toml", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            atPath: harness.home + "/.config/authctl", withIntermediateDirectories: true)
+        try "[profiles.work]\nuser_pool_id = \"eu-west-1_W\"\nclient_id = \"w\"\n".write(
+            toFile: harness.home + "/.config/authctl/config.toml", atomically: true, encoding: .utf8)
         let tokens = FakeCognito.tokens(expiresIn: -10, now: now)["AuthenticationResult"] as! [String: Any]
-        let result = AuthenticationResult(accessToken: tokens["AccessToken"] as! String, expiresIn: -10, tokenType: "Bearer",
-                                          refreshToken: "r", idToken: tokens["IdToken"] as? String)
-        let client = try ClientSettings(try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment))
-        try save(in: harness.store, try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
+        let result = AuthenticationResult(
+            accessToken: tokens["AccessToken"] as! String, expiresIn: -10, tokenType: "Bearer",
+            refreshToken: "r", idToken: tokens["IdToken"] as? String)
+        let client = try ClientSettings(
+            try SettingsResolver.resolve(
+                try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment))
+        try save(
+            in: harness.store,
+            try StoredSession(tokens: result, fallbackUsername: "alice", profile: "default", client: client, now: now))
         try Status.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 2)
         XCTAssertTrue(harness.console.stdout[0].hasPrefix("* default: signed in as alice"))
@@ -188,15 +215,18 @@ final class ProfileLockTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         let environment = ["XDG_RUNTIME_DIR": runtime, "HOME": runtime]
         let directory = ProfileLock.directories(environment: environment)[0]
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         // Another open file description of the same lock file: flock treats it as another holder.
         let other = open(directory + "/default.lock", O_RDWR | O_CREAT, 0o600)
         XCTAssertGreaterThanOrEqual(other, 0)
         defer { close(other) }
         XCTAssertEqual(flock(other, LOCK_EX), 0)
         var ran = false
-        XCTAssertThrowsError(try ProfileLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }) { error in
+        XCTAssertThrowsError(
+            try ProfileLock.withLock(profile: "default", environment: environment, waitingAtMost: 0.3) { ran = true }
+        ) { error in
             XCTAssertEqual((error as? AuthctlError)?.code, .throttled)
             XCTAssertTrue((error as? AuthctlError)?.message.contains("another authctl process") ?? false)
         }

@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// Temporary AWS credentials for the signed-in user from an identity pool (the enhanced flow:
 /// GetId, then GetCredentialsForIdentity with the session's id token as the login), cached in
@@ -43,8 +44,9 @@ package struct IdentityPoolCredentials {
 
     private func usableEntry(for session: StoredSession) throws -> CachedAWSCredentials? {
         guard let entry = try kept.awsCredentials(identityPoolId: pool.identityPoolId),
-              entry.belongs(to: session, pool: pool),
-              entry.credentials.validFor(Self.renewalMargin, now: context.now()) else { return nil }
+            entry.belongs(to: session, pool: pool),
+            entry.credentials.validFor(Self.renewalMargin, now: context.now())
+        else { return nil }
         return entry
     }
 
@@ -53,10 +55,12 @@ package struct IdentityPoolCredentials {
     private func fetch() throws -> TemporaryAWSCredentials {
         let session = try sessions.freshSession(minValidity: 60, for: .id)
         guard !session.idToken.isEmpty else {
-            throw AuthctlError(.notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
+            throw AuthctlError(
+                .notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
         }
-        let identity = CognitoIdentityService(endpoint: pool.endpoint, transport: try context.transport(settings),
-                                              retryPolicy: context.retryPolicy)
+        let identity = CognitoIdentityService(
+            endpoint: pool.endpoint, transport: try context.transport(settings),
+            retryPolicy: context.retryPolicy)
         let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
         let cached = (try? kept.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
@@ -66,50 +70,65 @@ package struct IdentityPoolCredentials {
             do {
                 let id = try identityId ?? identity.getId(identityPoolId: pool.identityPoolId, logins: logins)
                 identityId = id
-                answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn,
-                                                                now: context.now())
-            } catch let error as CognitoIdentityError where error.reason == .notFound && cached?.identityId == identityId && identityId != nil {
+                answer = try identity.getCredentialsForIdentity(
+                    identityId: id, logins: logins, customRoleArn: pool.roleArn,
+                    now: context.now())
+            } catch let error as CognitoIdentityError
+                where error.reason == .notFound && cached?.identityId == identityId && identityId != nil
+            {
                 // The identity kept from an earlier fetch was deleted from the pool: ask for this login's own.
                 let id = try identity.getId(identityPoolId: pool.identityPoolId, logins: logins)
-                answer = try identity.getCredentialsForIdentity(identityId: id, logins: logins, customRoleArn: pool.roleArn,
-                                                                now: context.now())
+                answer = try identity.getCredentialsForIdentity(
+                    identityId: id, logins: logins, customRoleArn: pool.roleArn,
+                    now: context.now())
             }
         } catch let error as CognitoIdentityError {
             throw Self.failure(error, pool: pool, userPoolId: session.userPoolId)
         }
 
-        let entry = CachedAWSCredentials(profile: settings.profile, identityPoolId: pool.identityPoolId,
-                                              userPoolId: session.userPoolId, sub: session.sub, roleArn: pool.roleArn,
-                                              identityId: answer.identityId, credentials: answer.credentials,
-                                        identityEndpoint: pool.endpoint)
+        let entry = CachedAWSCredentials(
+            profile: settings.profile, identityPoolId: pool.identityPoolId,
+            userPoolId: session.userPoolId, sub: session.sub, roleArn: pool.roleArn,
+            identityId: answer.identityId, credentials: answer.credentials,
+            identityEndpoint: pool.endpoint)
         do {
             try kept.keep(entry)
         } catch let error as SecureStoreError {
             // The credentials are good: hand them out, and say the next call will fetch again.
-            context.console.message("authctl: warning: the AWS credentials could not be cached (\(AuthctlError.from(error).message)); the next call fetches them again.")
+            context.console.message(
+                "authctl: warning: the AWS credentials could not be cached (\(AuthctlError.from(error).message)); the next call fetches them again."
+            )
         }
         return answer.credentials
     }
 
     /// What an identity-pool refusal means to the person, and its exit code.
-    package static func failure(_ error: CognitoIdentityError, pool: IdentityPoolSettings, userPoolId: String) -> AuthctlError {
+    package static func failure(_ error: CognitoIdentityError, pool: IdentityPoolSettings, userPoolId: String)
+        -> AuthctlError
+    {
         let detail = error.description
         switch error.reason {
         case .loginRefused, .loginConflict:
-            return AuthctlError(.notAuthorized, """
+            return AuthctlError(
+                .notAuthorized,
+                """
                 identity pool \(pool.identityPoolId) refused the sign-in (\(detail)); its authentication providers must \
                 include user pool \(userPoolId) and this app client
                 """)
         case .notFound:
-            return AuthctlError(.configuration, "Cognito Identity at \(pool.endpoint) does not know identity pool \(pool.identityPoolId) (\(detail))")
+            return AuthctlError(
+                .configuration,
+                "Cognito Identity at \(pool.endpoint) does not know identity pool \(pool.identityPoolId) (\(detail))")
         case .noUsableRole:
-            let role = pool.roleArn.map { "role \($0) for this user (is it one of the pool's role-mapping rules?)" }
+            let role =
+                pool.roleArn.map { "role \($0) for this user (is it one of the pool's role-mapping rules?)" }
                 ?? "an authenticated role"
             return AuthctlError(.configuration, "identity pool \(pool.identityPoolId) cannot give \(role): \(detail)")
         case .invalidParameter:
             return AuthctlError(.configuration, "Cognito Identity refused the request: \(detail)")
         case .throttled:
-            return AuthctlError(.throttled, "Too many requests to Cognito Identity; wait a little and try again (\(detail))")
+            return AuthctlError(
+                .throttled, "Too many requests to Cognito Identity; wait a little and try again (\(detail))")
         case .unreachable:
             return AuthctlError(.unavailable, "cannot reach Cognito Identity at \(pool.endpoint): \(detail)")
         case .serviceFailure, .externalService, .malformedAnswer:
@@ -143,7 +162,9 @@ extension CachedAWSCredentials {
 extension TemporaryAWSCredentials {
     /// The variables the AWS CLI and SDKs read (AWS_CREDENTIAL_EXPIRATION as aws-vault and the SDKs' tooling set it).
     package var environment: [(name: String, value: String)] {
-        [("AWS_ACCESS_KEY_ID", accessKeyId), ("AWS_SECRET_ACCESS_KEY", secretAccessKey),
-         ("AWS_SESSION_TOKEN", sessionToken), ("AWS_CREDENTIAL_EXPIRATION", Format.iso8601(expiration))]
+        [
+            ("AWS_ACCESS_KEY_ID", accessKeyId), ("AWS_SECRET_ACCESS_KEY", secretAccessKey),
+            ("AWS_SESSION_TOKEN", sessionToken), ("AWS_CREDENTIAL_EXPIRATION", Format.iso8601(expiration)),
+        ]
     }
 }

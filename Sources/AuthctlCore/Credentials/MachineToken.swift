@@ -1,10 +1,11 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// `--client-credentials`'s choices (the executable's MachineTokenOptions, as plain values).
 package struct MachineTokenChoice {
@@ -69,21 +70,28 @@ package struct MachineTokens {
             do {
                 try kept.keep(machineTokens: cache, userPoolId: settings.userPoolId ?? "", clientId: clientId)
             } catch {
-                context.console.message("authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again.")
+                context.console.message(
+                    "authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again."
+                )
             }
             return fresh
         }
     }
 
-    private func request(domain: ManagedLoginDomain, clientId: String, secret: String?, scopes: [String]) throws -> MachineToken {
+    private func request(domain: ManagedLoginDomain, clientId: String, secret: String?, scopes: [String]) throws
+        -> MachineToken
+    {
         guard let secret else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 --client-credentials needs the app client's secret: set AUTHCTL_CLIENT_SECRET, or keep it with \
                 `authctl configure --client-secret-stdin` (profile \(settings.profile))
                 """)
         }
-        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings),
-                                     client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
+        let endpoint = TokenEndpoint(
+            domain: domain, transport: try context.transport(settings),
+            client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
         let tokens: OAuthTokens
         do {
             tokens = try endpoint.clientCredentials(scopes: scopes)
@@ -94,9 +102,10 @@ package struct MachineTokens {
         let claims = try? JWTClaims(token: tokens.accessToken)
         let now = context.now()
         let expiresAt = tokens.expiry(now: now)
-        return MachineToken(accessToken: tokens.accessToken, expiresAt: expiresAt,
-                            scope: tokens.scope ?? claims?.string("scope") ?? scopes.joined(separator: " "),
-                            tokenType: tokens.tokenType ?? "Bearer")
+        return MachineToken(
+            accessToken: tokens.accessToken, expiresAt: expiresAt,
+            scope: tokens.scope ?? claims?.string("scope") ?? scopes.joined(separator: " "),
+            tokenType: tokens.tokenType ?? "Bearer")
     }
 
     package init(context: CommandContext, settings: Settings, options: MachineTokenChoice) {

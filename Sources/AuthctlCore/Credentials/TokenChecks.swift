@@ -1,4 +1,6 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,8 +9,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocalFormats
-
 
 /// Offline checks of the tokens authctl hands out, and the optional signature check.
 package struct TokenChecks {
@@ -22,12 +22,15 @@ package struct TokenChecks {
     /// `iss`, `token_use`, client and `exp`; the issuer's region is the pool's own.
     package func checkClaims(_ session: StoredSession, _ type: TokenType) throws {
         let region = Settings.region(fromPoolId: session.userPoolId) ?? session.region
-        let expected = TokenExpectations(region: region, userPoolId: session.userPoolId,
-                                         use: type == .access ? .access : .id, clientId: session.clientId)
+        let expected = TokenExpectations(
+            region: region, userPoolId: session.userPoolId,
+            use: type == .access ? .access : .id, clientId: session.clientId)
         do {
             _ = try JWTVerifier.checkClaims(token(session, type), expected, now: context.now())
         } catch let error as JWTError {
-            throw AuthctlError(.notAuthorized, "the stored \(type.rawValue) token failed an offline check: \(error.message). Run: authctl signin")
+            throw AuthctlError(
+                .notAuthorized,
+                "the stored \(type.rawValue) token failed an offline check: \(error.message). Run: authctl signin")
         }
     }
 
@@ -64,8 +67,12 @@ package struct TokenChecks {
         if settings.endpoint != nil { return service.jwksURL(userPoolId: session.userPoolId) }
         let region = Settings.region(fromPoolId: session.userPoolId) ?? session.region
         guard let issuer = (try? JWTClaims(token: token(session, type)))?.issuer,
-              CognitoIssuer.accepted(region: region, userPoolId: session.userPoolId).contains(issuer) else {
-            throw AuthctlError(.notAuthorized, "the stored \(type.rawValue) token names an issuer that is not its pool's; its keys are not fetched. Run: authctl signin")
+            CognitoIssuer.accepted(region: region, userPoolId: session.userPoolId).contains(issuer)
+        else {
+            throw AuthctlError(
+                .notAuthorized,
+                "the stored \(type.rawValue) token names an issuer that is not its pool's; its keys are not fetched. Run: authctl signin"
+            )
         }
         return CognitoIssuer.jwksURL(issuer: issuer)
     }
@@ -103,7 +110,8 @@ package struct JWKSCache {
     /// The URL with every byte but letters, digits, `-`, `_` and `.` as %XX: readable, unique,
     /// and a single path component. Nil (no caching) for a URL too long for a file name.
     private var path: String? {
-        let name = PercentEncoding.encode(url, keeping: { PercentEncoding.isASCIIAlphanumeric($0) || $0 == "-" || $0 == "_" || $0 == "." })
+        let name = PercentEncoding.encode(
+            url, keeping: { PercentEncoding.isASCIIAlphanumeric($0) || $0 == "-" || $0 == "_" || $0 == "." })
         guard name.utf8.count <= 200 else {
             return nil
         }
@@ -126,7 +134,8 @@ package struct JWKSCache {
 
     package func load(now: Date) -> JWKS? {
         guard let path, isPrivate, let data = FileManager.default.contents(atPath: path),
-              let entry = try? JSONDecoder().decode(Entry.self, from: data), entry.url == url else { return nil }
+            let entry = try? JSONDecoder().decode(Entry.self, from: data), entry.url == url
+        else { return nil }
         let age = now.timeIntervalSince(entry.fetchedAt)
         guard age >= 0, age < min(entry.maxAge, CognitoService.maxJWKSCacheSeconds) else { return nil }
         return entry.jwks
@@ -134,7 +143,8 @@ package struct JWKSCache {
 
     package func save(_ jwksData: Data, maxAge: Double, now: Date) {
         guard let path, let jwks = try? JWKS(json: jwksData),
-              let data = try? JSONEncoder().encode(Entry(url: url, fetchedAt: now, maxAge: maxAge, jwks: jwks)) else { return }
+            let data = try? JSONEncoder().encode(Entry(url: url, fetchedAt: now, maxAge: maxAge, jwks: jwks))
+        else { return }
         guard isPrivate else { return }
         let temporary = path + ".\(getpid()).tmp"
         if FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) {

@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,17 +22,21 @@ package struct AdminService {
     /// service: the ops engine paces and retries itself (BulkOperation.paced).
     package init(settings: Settings, context: CommandContext, bulk: Bool = false) throws {
         poolId = try settings.checkedPoolId()
-        region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
-                                            origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
+        region = try Settings.checkedRegion(
+            Defaults.region(configured: settings.region, poolId: poolId),
+            origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
         endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try ClientSettings.checkEndpoint(endpoint)
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
-        service = CognitoService(endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
-                                 retryPolicy: bulk ? .none : context.retryPolicy)
+        service = CognitoService(
+            endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
+            retryPolicy: bulk ? .none : context.retryPolicy)
         service.requestSigner = Self.signer(credentials, region, context.now)
     }
 
-    private static func signer(_ credentials: AWSCredentials, _ region: String, _ now: @escaping () -> Date) -> (inout HTTPRequest) throws -> Void {
+    private static func signer(_ credentials: AWSCredentials, _ region: String, _ now: @escaping () -> Date) -> (
+        inout HTTPRequest
+    ) throws -> Void {
         let signer = SigV4Signer(credentials: credentials, region: region)
         return { request in try signer.sign(&request, date: now()) }
     }
@@ -39,7 +44,8 @@ package struct AdminService {
     /// Another connection like `service` (bulk: no retries inside, `--timeout` a request), on a
     /// transport of its own, for calls made side by side with it.
     package func anotherService(settings: Settings, context: CommandContext) -> CognitoService {
-        let other = CognitoService(endpoint: endpoint, transport: context.separateTransport(settings), retryPolicy: .none)
+        let other = CognitoService(
+            endpoint: endpoint, transport: context.separateTransport(settings), retryPolicy: .none)
         other.requestSigner = Self.signer(credentials, region, context.now)
         return other
     }
@@ -58,6 +64,9 @@ package struct AdminService {
         default:
             return nil
         }
-        return AuthctlError(.notAuthorized, "the service refused the AWS credentials: \(OutsideText(error.errorType ?? "")): \(OutsideText(error.message))")
+        return AuthctlError(
+            .notAuthorized,
+            "the service refused the AWS credentials: \(OutsideText(error.errorType ?? "")): \(OutsideText(error.message))"
+        )
     }
 }

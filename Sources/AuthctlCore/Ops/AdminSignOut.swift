@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -17,8 +18,11 @@ package struct AdminSignOut {
 
     package func run(in context: CommandContext) throws {
         let admin = try AdminService(settings: settings, context: context)
-        let (poolId, region, endpoint, credentials, source) = (admin.poolId, admin.region, admin.endpoint, admin.credentials, admin.source)
-        try Confirmation.require("Sign out \(username) on ALL devices? [y/N] ", confirmed: confirmed, console: context.console)
+        let (poolId, region, endpoint, credentials, source) = (
+            admin.poolId, admin.region, admin.endpoint, admin.credentials, admin.source
+        )
+        try Confirmation.require(
+            "Sign out \(username) on ALL devices? [y/N] ", confirmed: confirmed, console: context.console)
         let signed = admin.service
 
         do {
@@ -26,36 +30,52 @@ package struct AdminSignOut {
         } catch {
             context.emit(AdminSignOutReport(globalSignOut: "failed", user: username, userPoolId: poolId))
             let cognito = error as? CognitoError
-            throw cognito.map { Self.failure($0, username: username, poolId: poolId, endpoint: endpoint,
-                                             mayHaveActed: $0.outcomeUnknown) }
+            throw cognito.map {
+                Self.failure(
+                    $0, username: username, poolId: poolId, endpoint: endpoint,
+                    mayHaveActed: $0.outcomeUnknown)
+            }
                 ?? AuthctlError.from(error, endpoint: endpoint)
         }
 
         let at = context.now()
         let local = LocalOperator(environment: context.environment)
-        context.console.message("audit: AdminUserGlobalSignOut user=\(username) pool=\(poolId) region=\(region) by=\(credentials.accessKeyId) (local user \(local.user), credentials from \(source)\(local.claimNote)) at=\(Format.iso8601(at))")
+        context.console.message(
+            "audit: AdminUserGlobalSignOut user=\(username) pool=\(poolId) region=\(region) by=\(credentials.accessKeyId) (local user \(local.user), credentials from \(source)\(local.claimNote)) at=\(Format.iso8601(at))"
+        )
         let lifetime = Self.tokenLifetime(signed, poolId: poolId, clientId: settings.clientId)
         let exposureUntil = at.addingTimeInterval(lifetime.seconds)
-        var report = AdminSignOutReport(user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,
-                                        tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil)
+        var report = AdminSignOutReport(
+            user: username, userPoolId: poolId, signedOutAt: at, exposureUntil: exposureUntil,
+            tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds), exposureAssumed: lifetime.assumedBecause != nil
+        )
         report.textMessages = ["Signed \(username) out of every device in \(poolId). Refresh tokens are revoked now."]
         if let reason = lifetime.assumedBecause {
-            report.textMessages.append("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime, 1 hour by default (assumed: \(reason)): until about \(Format.localTime(exposureUntil)), longer if the client is set otherwise.")
+            report.textMessages.append(
+                "Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime, 1 hour by default (assumed: \(reason)): until about \(Format.localTime(exposureUntil)), longer if the client is set otherwise."
+            )
             report.jsonMessages = ["authctl: the token lifetime is assumed to be the default 1 hour: \(reason)"]
         } else {
-            report.textMessages.append("Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest.")
+            report.textMessages.append(
+                "Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest."
+            )
         }
         context.emit(report)
     }
 
     /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,
     /// signed like the sign-out), else the default hour with the reason it is assumed.
-    package static func tokenLifetime(_ service: CognitoService, poolId: String, clientId: String?) -> (seconds: Double, assumedBecause: String?) {
+    package static func tokenLifetime(_ service: CognitoService, poolId: String, clientId: String?) -> (
+        seconds: Double, assumedBecause: String?
+    ) {
         guard let clientId else {
-            return (defaultTokenLifetime, "no app client id is configured (--client-id, AUTHCTL_CLIENT_ID) to read it from")
+            return (
+                defaultTokenLifetime, "no app client id is configured (--client-id, AUTHCTL_CLIENT_ID) to read it from"
+            )
         }
         do {
-            guard let client = try service.describeUserPoolClient(userPoolId: poolId, clientId: clientId).userPoolClient else {
+            guard let client = try service.describeUserPoolClient(userPoolId: poolId, clientId: clientId).userPoolClient
+            else {
                 return (defaultTokenLifetime, "DescribeUserPoolClient answered without the app client")
             }
             return (max(client.accessTokenLifetime, client.idTokenLifetime), nil)
@@ -64,16 +84,22 @@ package struct AdminSignOut {
         }
     }
 
-    package static func failure(_ error: CognitoError, username: String, poolId: String, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
+    package static func failure(
+        _ error: CognitoError, username: String, poolId: String, endpoint: String, mayHaveActed: Bool
+    ) -> AuthctlError {
         if let refusal = AdminService.refusal(error, username: username, poolId: poolId) { return refusal }
         let failure = AuthctlError.from(error, endpoint: endpoint)
         // A refusal the service explained decided the matter; anything else (unreachable, throttled,
         // failed, an answer this client cannot place) leaves the user's sessions to be described.
-        let explained = error.kind == .service && !error.isThrottling && !error.isServerError
+        let explained =
+            error.kind == .service && !error.isThrottling && !error.isServerError
             && (error.refusal ?? .other) != .other
         guard !explained else { return failure }
         if mayHaveActed {
-            return AuthctlError(failure.code, "\(failure.message)\nThe request may have reached Cognito, so \(username)'s sessions may or may not have been revoked. Run the same command again (repeating it is harmless) to be sure.")
+            return AuthctlError(
+                failure.code,
+                "\(failure.message)\nThe request may have reached Cognito, so \(username)'s sessions may or may not have been revoked. Run the same command again (repeating it is harmless) to be sure."
+            )
         }
         return AuthctlError(failure.code, "\(failure.message)\nNothing was revoked: \(username) is still signed in.")
     }
@@ -105,6 +131,6 @@ package struct AdminSignOutReport: CommandReport {
 
     package enum CodingKeys: String, CodingKey {
         case signedOutLocally, globalSignOut, revokeToken, user, userPoolId, signedOutAt, exposureUntil,
-             tokenLifetimeSeconds, exposureAssumed
+            tokenLifetimeSeconds, exposureAssumed
     }
 }

@@ -1,6 +1,7 @@
-import CognitoClient
 import CProcess
+import CognitoClient
 import Dispatch
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -47,8 +48,10 @@ package final class BulkOperation {
     /// users in flight, so the pace is the bucket's, not one answer's latency. Empty: `service` alone.
     package var workers: [CognitoService] = []
 
-    package init(service: CognitoService, poolId: String, action: OpsAction, selection: UserSelection,
-         rate: Double, listingRate: Double, clock: PaceClock) {
+    package init(
+        service: CognitoService, poolId: String, action: OpsAction, selection: UserSelection,
+        rate: Double, listingRate: Double, clock: PaceClock
+    ) {
         self.service = service
         self.poolId = poolId
         self.action = action
@@ -64,7 +67,8 @@ package final class BulkOperation {
         case .users(let names): return ListSource(names, start: start)
         case .file(let path, _): return try FileSource(path: path, start: start)
         case .group, .filter, .allUsers:
-            return ListingSource(service: service, poolId: poolId, selection: selection, start: start) { [unowned self] body in
+            return ListingSource(service: service, poolId: poolId, selection: selection, start: start) {
+                [unowned self] body in
                 try self.paced(self.listing, body)
             }
         }
@@ -128,7 +132,9 @@ package final class BulkOperation {
         try act(on: username, using: service)
     }
 
-    package func act(on username: String, using service: CognitoService) throws -> (result: OpsResult, requestIds: [String]) {
+    package func act(on username: String, using service: CognitoService) throws -> (
+        result: OpsResult, requestIds: [String]
+    ) {
         var requestIds: [String] = []
         do {
             try action.perform(on: service, poolId: poolId, username: username) { call in
@@ -211,7 +217,9 @@ private final class InFlight: @unchecked Sendable {
     }
 
     /// Keeps `outcome`, then commits every outcome that follows on from the last committed.
-    package func finish(_ index: Int, _ outcome: BulkOperation.Outcome, commit: (Int, BulkOperation.Outcome) throws -> Void) throws {
+    package func finish(
+        _ index: Int, _ outcome: BulkOperation.Outcome, commit: (Int, BulkOperation.Outcome) throws -> Void
+    ) throws {
         lock.lock()
         defer { lock.unlock() }
         finished[index] = outcome

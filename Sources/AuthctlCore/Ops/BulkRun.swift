@@ -1,5 +1,6 @@
-import CognitoClient
 import CProcess
+import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -60,9 +61,12 @@ extension BulkOperation {
                 defer { checkpoint = page.value }
                 try actInOrder(rest) { index, outcome in
                     let username = rest[index]
-                    let line = try OpsAuditLog.line(self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
+                    let line = try OpsAuditLog.line(
+                        self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
                     page.value.counts.add(outcome.result)
-                    if case .failed = outcome.result { page.value.failedUsers = (page.value.failedUsers ?? []) + [username] }
+                    if case .failed = outcome.result {
+                        page.value.failedUsers = (page.value.failedUsers ?? []) + [username]
+                    }
                     page.value.doneInPage += 1
                     page.value.lastLine = .init(offset: page.value.auditOffset, line: line)
                     try save(&page.value)
@@ -81,7 +85,9 @@ extension BulkOperation {
 
     /// `run` with Ctrl-C, SIGTERM and SIGHUP held until the calls in flight are committed; the
     /// progress finished; what stopped the run, if anything, returned for the summary to say.
-    package func runDeferringSignals(_ checkpoint: inout OpsCheckpoint, record: BulkRecord, progress: OpsProgress) -> Error? {
+    package func runDeferringSignals(_ checkpoint: inout OpsCheckpoint, record: BulkRecord, progress: OpsProgress)
+        -> Error?
+    {
         authctl_defer_termination_signals()
         var stop: Error?
         do {
@@ -94,11 +100,14 @@ extension BulkOperation {
         return stop
     }
 
-    private func entry(_ username: String, _ result: OpsResult, requestIds: [String], _ record: BulkRecord) -> OpsAuditLog.Entry {
+    private func entry(_ username: String, _ result: OpsResult, requestIds: [String], _ record: BulkRecord)
+        -> OpsAuditLog.Entry
+    {
         var error: String?
         if case .failed(let code) = result { error = code }
-        return OpsAuditLog.Entry(time: record.now(), pool: poolId, user: username, action: action.auditName, result: result.name,
-                                 error: error, requestId: requestIds.last, requestIds: requestIds, operator: record.who)
+        return OpsAuditLog.Entry(
+            time: record.now(), pool: poolId, user: username, action: action.auditName, result: result.name,
+            error: error, requestId: requestIds.last, requestIds: requestIds, operator: record.who)
     }
 }
 

@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -50,8 +51,10 @@ package final class BulkRunLifecycle {
 
     /// `rate` calls a second for the action (with calls side by side, so an answer's latency does
     /// not set the pace: enough for 200 ms answers, at most 8), `listingRate` for the listing.
-    package init(context: CommandContext, admin: AdminService, state: OpsStateDirectory, action: OpsAction,
-                 selection: UserSelection, rate: Double, listingRate: Double, clock: PaceClock = MonotonicClock()) throws {
+    package init(
+        context: CommandContext, admin: AdminService, state: OpsStateDirectory, action: OpsAction,
+        selection: UserSelection, rate: Double, listingRate: Double, clock: PaceClock = MonotonicClock()
+    ) throws {
         self.context = context
         self.admin = admin
         self.state = state
@@ -60,8 +63,9 @@ package final class BulkRunLifecycle {
         self.rate = rate
         self.listingRate = listingRate
         stem = OpsStateDirectory.stem(poolId: admin.poolId, action: action, selection: selection)
-        operation = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: selection,
-                                  rate: rate, listingRate: listingRate, clock: clock)
+        operation = BulkOperation(
+            service: admin.service, poolId: admin.poolId, action: action, selection: selection,
+            rate: rate, listingRate: listingRate, clock: clock)
         let inFlight = max(1, min(8, Int((rate / 5).rounded(.up))))
         if inFlight > 1 {
             let settings = try context.settings
@@ -104,57 +108,71 @@ package final class BulkRunLifecycle {
     package func run(_ plan: Plan, resuming earlier: OpsCheckpoint?, auditLog: String) throws -> BulkRunOutcome {
         let audit = try OpsAuditLog(path: auditLog)
         let now = context.now()
-        var checkpoint = earlier ?? OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: selection.key,
-                                                  total: plan.total, auditLog: auditLog, auditOffset: audit.size,
-                                                  startedAt: now, updatedAt: now)
+        var checkpoint =
+            earlier
+            ?? OpsCheckpoint(
+                userPoolId: admin.poolId, action: action.rawValue, selection: selection.key,
+                total: plan.total, auditLog: auditLog, auditOffset: audit.size,
+                startedAt: now, updatedAt: now)
         if checkpoint.auditLog != auditLog {
             // Another audit log this time: nothing in it is after the checkpoint yet.
             checkpoint.auditLog = auditLog
             checkpoint.auditOffset = audit.size
         }
         try state.save(checkpoint, stem)
-        let (stop, meanRate) = act(operation, &checkpoint, stem: stem, audit: audit, total: plan.total,
-                                   alreadyDone: plan.alreadyDone)
-        return BulkRunOutcome(checkpoint: checkpoint, total: plan.total, throttled: operation.throttled, stop: stop,
-                              meanRate: meanRate)
+        let (stop, meanRate) = act(
+            operation, &checkpoint, stem: stem, audit: audit, total: plan.total,
+            alreadyDone: plan.alreadyDone)
+        return BulkRunOutcome(
+            checkpoint: checkpoint, total: plan.total, throttled: operation.throttled, stop: stop,
+            meanRate: meanRate)
     }
 
     /// A finished run's failed users (from its checkpoint) acted on again, at the same pace, into
     /// the same audit log; their new outcomes replace `failed` in the run's counts and list. An
     /// interrupted retry keeps what it did in the checkpoint: the next rerun retries only the rest.
     package func retry(_ users: [String], of earlier: OpsCheckpoint, auditLog: String) throws -> BulkRunOutcome {
-        let retrying = BulkOperation(service: admin.service, poolId: admin.poolId, action: action, selection: .users(users),
-                                     rate: rate, listingRate: listingRate, clock: operation.clock)
+        let retrying = BulkOperation(
+            service: admin.service, poolId: admin.poolId, action: action, selection: .users(users),
+            rate: rate, listingRate: listingRate, clock: operation.clock)
         retrying.workers = operation.workers
         let retryStem = stem + ".retry"
         state.remove(retryStem)
         let audit = try OpsAuditLog(path: auditLog)
         let now = context.now()
-        var retried = OpsCheckpoint(userPoolId: admin.poolId, action: action.rawValue, selection: "retry:" + selection.key,
-                                    total: users.count, auditLog: auditLog, auditOffset: audit.size,
-                                    startedAt: now, updatedAt: now)
-        let (stop, meanRate) = act(retrying, &retried, stem: retryStem, audit: audit, total: users.count, alreadyDone: 0)
+        var retried = OpsCheckpoint(
+            userPoolId: admin.poolId, action: action.rawValue, selection: "retry:" + selection.key,
+            total: users.count, auditLog: auditLog, auditOffset: audit.size,
+            startedAt: now, updatedAt: now)
+        let (stop, meanRate) = act(
+            retrying, &retried, stem: retryStem, audit: audit, total: users.count, alreadyDone: 0)
         var merged = earlier
         // The retried users are committed in order: the first `done` of them have a new outcome.
         let retriedUsers = Set(users.prefix(retried.counts.done))
-        merged.failedUsers = (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
+        merged.failedUsers =
+            (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
         merged.counts.absorb(retry: retried.counts, stillFailing: merged.failedUsers?.count ?? 0)
         merged.updatedAt = context.now()
         try state.save(merged, stem)
         state.remove(retryStem)
-        return BulkRunOutcome(checkpoint: merged, total: earlier.total ?? merged.counts.done, throttled: retrying.throttled,
-                              stop: stop, meanRate: meanRate)
+        return BulkRunOutcome(
+            checkpoint: merged, total: earlier.total ?? merged.counts.done, throttled: retrying.throttled,
+            stop: stop, meanRate: meanRate)
     }
 
     /// The one acting sequence of a start, a resume and a retry: the loop (the checkpoint holding
     /// the user's audit line, then the line, per user) with progress on stderr; why it stopped
     /// early, and users a second.
-    private func act(_ operation: BulkOperation, _ checkpoint: inout OpsCheckpoint, stem: String, audit: OpsAuditLog,
-                     total: Int, alreadyDone: Int) -> (stop: Error?, meanRate: Double) {
-        let record = BulkRecord(state: state, stem: stem, audit: audit,
-                                who: .current(accessKeyId: admin.credentials.accessKeyId, environment: context.environment),
-                                now: context.now)
-        let progress = OpsProgress(console: context.console, clock: operation.clock, total: total, alreadyDone: alreadyDone)
+    private func act(
+        _ operation: BulkOperation, _ checkpoint: inout OpsCheckpoint, stem: String, audit: OpsAuditLog,
+        total: Int, alreadyDone: Int
+    ) -> (stop: Error?, meanRate: Double) {
+        let record = BulkRecord(
+            state: state, stem: stem, audit: audit,
+            who: .current(accessKeyId: admin.credentials.accessKeyId, environment: context.environment),
+            now: context.now)
+        let progress = OpsProgress(
+            console: context.console, clock: operation.clock, total: total, alreadyDone: alreadyDone)
         let doneBefore = checkpoint.counts.done
         let started = operation.clock.now()
         let stop = operation.runDeferringSignals(&checkpoint, record: record, progress: progress)
@@ -181,7 +199,8 @@ extension OpsAuditLog.Entry.Operator {
     /// SUDO_USER as a claim (LocalOperator; issue 31, finding 8).
     package static func current(accessKeyId: String, environment: [String: String]) -> Self {
         let local = LocalOperator(environment: environment)
-        return .init(accessKeyId: accessKeyId, local: "\(local.user)@\(local.host)", claimedSudoUser: local.claimedSudoUser)
+        return .init(
+            accessKeyId: accessKeyId, local: "\(local.user)@\(local.host)", claimedSudoUser: local.claimedSudoUser)
     }
 }
 

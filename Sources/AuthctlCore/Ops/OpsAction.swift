@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -22,8 +23,10 @@ package enum OpsAction: String, Codable {
     package var success: OpsResult { self == .signOut ? .signedOut : .disabled }
 
     /// Runs the action's calls for `username`, each through `call` (which paces and retries).
-    package func perform(on service: CognitoService, poolId: String, username: String,
-                 call: (() throws -> Void) throws -> Void = { try $0() }) throws {
+    package func perform(
+        on service: CognitoService, poolId: String, username: String,
+        call: (() throws -> Void) throws -> Void = { try $0() }
+    ) throws {
         try call { try service.adminUserGlobalSignOut(userPoolId: poolId, username: username) }
         if self == .signOutAndDisable {
             try call { try service.adminDisableUser(userPoolId: poolId, username: username) }

@@ -36,15 +36,18 @@ package final class OpsProgress {
         guard force || now - lastShown >= every else { return }
         lastShown = now
         lines += 1
-        console.status(Self.line(done: done, total: total, failed: failed, rate: rate(done: done, now: now), bar: onTerminal),
-                       done: false)
+        console.status(
+            Self.line(done: done, total: total, failed: failed, rate: rate(done: done, now: now), bar: onTerminal),
+            done: false)
     }
 
     /// The last state, and the bar's line ended.
     package func finish(done: Int, failed: Int) {
         guard onTerminal || lines > 0 else { return }
-        console.status(Self.line(done: done, total: total, failed: failed, rate: rate(done: done, now: clock.now()), bar: onTerminal),
-                       done: true)
+        console.status(
+            Self.line(
+                done: done, total: total, failed: failed, rate: rate(done: done, now: clock.now()), bar: onTerminal),
+            done: true)
     }
 
     private func rate(done: Int, now: Double) -> Double {
@@ -71,7 +74,8 @@ package final class OpsProgress {
             let drawn = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
             return "[\(drawn)] \(count)\(percent)  \(speed)  \(eta)  \(failed) failed"
         }
-        return "ops: \(count) users done\(percent.isEmpty ? "" : " (\(percent.dropFirst()))"), \(speed), \(eta), \(failed) failed"
+        return
+            "ops: \(count) users done\(percent.isEmpty ? "" : " (\(percent.dropFirst()))"), \(speed), \(eta), \(failed) failed"
     }
 
     /// `1:05:09`, `3:08`.

@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -103,7 +104,9 @@ package struct OpsCounts: Codable, Equatable {
         done += 1
         switch result {
         case .signedOut: signedOut += 1
-        case .disabled: signedOut += 1; disabled += 1
+        case .disabled:
+            signedOut += 1
+            disabled += 1
         case .notFound: notFound += 1
         case .failed: failed += 1
         }
@@ -149,7 +152,8 @@ package struct OpsStateDirectory {
     }
 
     package static func open(environment: [String: String]) throws -> OpsStateDirectory {
-        OpsStateDirectory(directory: try PrivateDirectory.first(of: [path(environment: environment)], for: "the ops checkpoints"))
+        OpsStateDirectory(
+            directory: try PrivateDirectory.first(of: [path(environment: environment)], for: "the ops checkpoints"))
     }
 
     /// The file name stem for a run: pool, action and a digest of the selection.
@@ -178,7 +182,9 @@ package struct OpsStateDirectory {
         let fd = openat(directory.descriptor, stem + ".checkpoint.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            throw AuthctlError(.configuration, "cannot read the checkpoint \(checkpointPath(stem)): \(String(cString: strerror(errno)))")
+            throw AuthctlError(
+                .configuration,
+                "cannot read the checkpoint \(checkpointPath(stem)): \(String(cString: strerror(errno)))")
         }
         defer { Glibc.close(fd) }
         var data = Data()
@@ -192,7 +198,9 @@ package struct OpsStateDirectory {
         do {
             return try Self.decoder.decode(OpsCheckpoint.self, from: data)
         } catch {
-            throw AuthctlError(.configuration, "the checkpoint \(checkpointPath(stem)) is unreadable (\(error)); run with --restart to start over")
+            throw AuthctlError(
+                .configuration,
+                "the checkpoint \(checkpointPath(stem)) is unreadable (\(error)); run with --restart to start over")
         }
     }
 
@@ -205,7 +213,9 @@ package struct OpsStateDirectory {
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         Glibc.close(fd)
-        guard written == data.count, synced == 0, renameat(directory.descriptor, temporary, directory.descriptor, name) == 0 else {
+        guard written == data.count, synced == 0,
+            renameat(directory.descriptor, temporary, directory.descriptor, name) == 0
+        else {
             let reason = String(cString: strerror(errno))
             unlinkat(directory.descriptor, temporary, 0)
             throw AuthctlError(.configuration, "cannot write the checkpoint \(checkpointPath(stem)): \(reason)")
@@ -258,11 +268,15 @@ package final class OpsAuditLog {
         self.path = path
         let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
-            throw AuthctlError(.configuration, "cannot open the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
+            throw AuthctlError(
+                .configuration, "cannot open the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
         if let refusal = Self.refusal(fd, path: path) {
             Glibc.close(fd)
-            throw AuthctlError(.configuration, "the audit log \(OutsideText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)")
+            throw AuthctlError(
+                .configuration,
+                "the audit log \(OutsideText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)"
+            )
         }
         self.fd = fd
     }
@@ -276,13 +290,18 @@ package final class OpsAuditLog {
         var file = stat()
         guard fstat(fd, &file) == 0, (file.st_mode & S_IFMT) == S_IFREG else { return "is not a regular file" }
         if file.st_uid != getuid() { return "belongs to another user (uid \(file.st_uid))" }
-        if file.st_mode & 0o022 != 0 { return "can be written by other users (mode \(String(file.st_mode & 0o777, radix: 8)))" }
+        if file.st_mode & 0o022 != 0 {
+            return "can be written by other users (mode \(String(file.st_mode & 0o777, radix: 8)))"
+        }
         var directory = stat()
         let parent = Paths.parent(of: path)
-        guard stat(parent.isEmpty ? "." : parent, &directory) == 0 else { return "is in a directory that cannot be checked" }
+        guard stat(parent.isEmpty ? "." : parent, &directory) == 0 else {
+            return "is in a directory that cannot be checked"
+        }
         if directory.st_uid != getuid() && directory.st_uid != 0 { return "is in a directory of another user" }
         if directory.st_mode & 0o022 != 0 && directory.st_mode & UInt32(S_ISVTX) == 0 {
-            return "is in a directory others can write (mode \(String(directory.st_mode & 0o777, radix: 8)), not sticky)"
+            return
+                "is in a directory others can write (mode \(String(directory.st_mode & 0o777, radix: 8)), not sticky)"
         }
         return nil
     }
@@ -329,7 +348,8 @@ package final class OpsAuditLog {
         let data = Array(line.utf8)
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
-            throw AuthctlError(.configuration, "cannot write the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
+            throw AuthctlError(
+                .configuration, "cannot write the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
         return size
     }
@@ -340,7 +360,8 @@ package final class OpsAuditLog {
     package func complete(_ pending: OpsCheckpoint.PendingLine) throws -> Int64 {
         let expected = Array(pending.line.utf8)
         if let file = ReadableFile(path: path), file.seek(to: max(0, pending.offset)),
-           let found = file.read(upTo: expected.count), Array(found) == expected {
+            let found = file.read(upTo: expected.count), Array(found) == expected
+        {
             return size
         }
         return try append(pending.line)

@@ -1,5 +1,6 @@
 import CognitoClient
 import Dispatch
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -83,7 +84,10 @@ package final class Pacer {
     /// Calls may be made side by side (BulkOperation's workers): every change under this lock.
     private let lock = Lock()
 
-    package init(name: String, rate: Double, clock: PaceClock, floor: Double = 0.5, increasePerSecond: Double = 1, cooldown: Double = 1) {
+    package init(
+        name: String, rate: Double, clock: PaceClock, floor: Double = 0.5, increasePerSecond: Double = 1,
+        cooldown: Double = 1
+    ) {
         self.name = name
         self.ceiling = rate
         self.floor = min(floor, rate)

@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -31,7 +32,9 @@ package enum PoolAttributeSettings {
         }
         do {
             let pool = try admin.service.describeUserPool(userPoolId: admin.poolId).userPool
-            return .known(keptUntilVerified: Set(pool.userAttributeUpdateSettings?.attributesRequireVerificationBeforeUpdate ?? []))
+            return .known(
+                keptUntilVerified: Set(
+                    pool.userAttributeUpdateSettings?.attributesRequireVerificationBeforeUpdate ?? []))
         } catch let error as CognitoError {
             return .unknown(reason: "DescribeUserPool was refused: \(OutsideText(error.errorType ?? error.message))")
         } catch {

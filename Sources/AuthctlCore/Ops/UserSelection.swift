@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -32,7 +33,8 @@ package enum UserSelection: Equatable {
     /// For people (outside text escaped) and the summary.
     package var description: String {
         switch self {
-        case .users(let names): return names.count == 1 ? "user \(OutsideText(names[0]))" : "\(names.count) users named on the command line"
+        case .users(let names):
+            return names.count == 1 ? "user \(OutsideText(names[0]))" : "\(names.count) users named on the command line"
         case .file(let path, _): return "the users in \(OutsideText(path))"
         case .group(let name): return "the members of group \(OutsideText(name))"
         case .filter(let expression): return "the users matching \(OutsideText(expression))"
@@ -65,8 +67,10 @@ package final class ListingSource: UserSource {
     private var nextToken: String?
     private var finished = false
 
-    package init(service: CognitoService, poolId: String, selection: UserSelection, start: PageCursor,
-         call: @escaping (() throws -> Void) throws -> Void) {
+    package init(
+        service: CognitoService, poolId: String, selection: UserSelection, start: PageCursor,
+        call: @escaping (() throws -> Void) throws -> Void
+    ) {
         pageStart = start
         nextToken = start.token
         switch selection {
@@ -126,7 +130,8 @@ package final class FileSource: UserSource {
 
     package init(path: String, start: PageCursor) throws {
         guard let file = fopen(path, "r") else {
-            throw AuthctlError(.inputRejected, "cannot read the users file \(OutsideText(path)): \(String(cString: strerror(errno)))")
+            throw AuthctlError(
+                .inputRejected, "cannot read the users file \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
         self.file = file
         pageStart = start
@@ -146,7 +151,10 @@ package final class FileSource: UserSource {
         line += 1
         let text = String(cString: buffer)
         if !text.hasSuffix("\n") && feof(file) == 0 {
-            throw AuthctlError(.inputRejected, "line \(line) of the users file is longer than \(Self.maximumLineBytes) bytes: usernames are at most 128 characters; nothing was done")
+            throw AuthctlError(
+                .inputRejected,
+                "line \(line) of the users file is longer than \(Self.maximumLineBytes) bytes: usernames are at most 128 characters; nothing was done"
+            )
         }
         return text
     }
@@ -159,7 +167,10 @@ package final class FileSource: UserSource {
             guard let text = try readLine() else { break }
             if let name = Self.username(text) {
                 guard name.count <= 128 else {
-                    throw AuthctlError(.inputRejected, "line \(line) of the users file holds \(name.count) characters: usernames are at most 128; nothing was done")
+                    throw AuthctlError(
+                        .inputRejected,
+                        "line \(line) of the users file holds \(name.count) characters: usernames are at most 128; nothing was done"
+                    )
                 }
                 names.append(name)
             }

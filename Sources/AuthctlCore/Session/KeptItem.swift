@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// Every kind of item authctl keeps, and how each is named in the store: the one place that
 /// knows item keys. The keys are those of earlier versions, so items kept before still read.

@@ -1,10 +1,11 @@
 import CProcess
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import SecureStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,8 +19,9 @@ package enum KeyAgentLauncher {
 
     static func use(environment: [String: String]) -> AgentUse {
         let off = ["0", "no", "false", "off"].contains(environment[afterPromptVariable]?.lowercased() ?? "")
-        return AgentUse(client: KeyAgentClient(environment: environment), afterPrompt: off ? nil : .standard,
-                        start: { try start(environment: environment) })
+        return AgentUse(
+            client: KeyAgentClient(environment: environment), afterPrompt: off ? nil : .standard,
+            start: { try start(environment: environment) })
     }
 
     /// `authctl agent --on-demand`, detached (`authctl_spawn_detached`): its own session, no
@@ -86,7 +88,8 @@ package enum FileStoreAgent {
     /// Until when the agent holds `profile`'s file; nil when it does not. Never prompts.
     package static func expiry(of profile: String, context: CommandContext) throws -> Date? {
         guard let store = context.backend.store(.file, environment: context.environment) as? AgeFileStore,
-              let seconds = try store.agentExpiry(profile: profile) else { return nil }
+            let seconds = try store.agentExpiry(profile: profile)
+        else { return nil }
         return Date(timeIntervalSince1970: Double(seconds))
     }
 }

@@ -26,8 +26,9 @@ package struct PrivateDirectory {
     /// Creates `path` (mode 0700, and its missing parents) unless it exists, then checks it.
     package static func open(_ path: String) -> Result<PrivateDirectory, Unsafe> {
         let parent = Paths.parent(of: path)
-        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: parent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         var parentInfo = stat()
         guard stat(parent, &parentInfo) == 0 else {
             return .failure(Unsafe(path: path, reason: "\(parent): \(String(cString: strerror(errno)))"))
@@ -42,7 +43,9 @@ package struct PrivateDirectory {
         }
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
-            let reason = errno == ELOOP || errno == ENOTDIR ? "it is a symbolic link or not a directory" : String(cString: strerror(errno))
+            let reason =
+                errno == ELOOP || errno == ENOTDIR
+                ? "it is a symbolic link or not a directory" : String(cString: strerror(errno))
             return .failure(Unsafe(path: path, reason: reason))
         }
         var info = stat()
@@ -72,8 +75,10 @@ package struct PrivateDirectory {
             case .failure(let unsafe): refusals.append(unsafe)
             }
         }
-        throw AuthctlError(.configuration, "no safe directory for \(purpose): "
-            + refusals.map { "\($0.path): \($0.reason)" }.joined(separator: "; "))
+        throw AuthctlError(
+            .configuration,
+            "no safe directory for \(purpose): "
+                + refusals.map { "\($0.path): \($0.reason)" }.joined(separator: "; "))
     }
 
     /// Opens (creating, mode 0600) a regular file of this user's in the directory, never through a symlink.

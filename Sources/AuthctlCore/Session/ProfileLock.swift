@@ -30,8 +30,10 @@ package enum ProfileLock {
     /// their timeouts, but a sign-in may be waiting for a person to type a code).
     package static let maximumWait: Double = 120
 
-    package static func withLock<T>(profile: String, environment: [String: String], waitingAtMost maximumWait: Double = maximumWait,
-                            _ body: () throws -> T) throws -> T {
+    package static func withLock<T>(
+        profile: String, environment: [String: String], waitingAtMost maximumWait: Double = maximumWait,
+        _ body: () throws -> T
+    ) throws -> T {
         let directory = try PrivateDirectory.first(of: directories(environment: environment), for: "the refresh lock")
         defer { directory.close() }
         let safeName = profile.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
@@ -40,7 +42,9 @@ package enum ProfileLock {
         let fd = try directory.openFile(name, flags: O_RDWR | O_CREAT)
         defer { close(fd) }
         try FileLock.exclusive(fd, path: path, waitingAtMost: maximumWait, polling: 50_000) {
-            AuthctlError(.throttled, """
+            AuthctlError(
+                .throttled,
+                """
                 another authctl process has been refreshing or signing in to profile \(profile) for over \
                 \(Int(maximumWait)) s (it holds \(path)); try again when it has finished
                 """)
@@ -53,8 +57,10 @@ package enum ProfileLock {
 /// An exclusive `flock` of an open lock file, waited for (polling, so the wait has an end) for
 /// at most `maximumWait` seconds.
 package enum FileLock {
-    package static func exclusive(_ fd: Int32, path: String, waitingAtMost maximumWait: Double, polling microseconds: UInt32,
-                          busy: () -> AuthctlError) throws {
+    package static func exclusive(
+        _ fd: Int32, path: String, waitingAtMost maximumWait: Double, polling microseconds: UInt32,
+        busy: () -> AuthctlError
+    ) throws {
         let deadline = Date().addingTimeInterval(maximumWait)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {

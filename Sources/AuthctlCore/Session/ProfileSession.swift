@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// The session layer: the one owner of a profile's stored session and of its lock (as GitHub
 /// CLI's AuthConfig owns its hosts' tokens). Commands ask it for named operations: read the
@@ -46,7 +47,8 @@ package struct ProfileSession {
     package func signedIn() throws -> StoredSession {
         guard let session = try stored() else {
             let pinnedToKernel = kept.source.isRecorded(profile) && (try? kept.storeKind) == .kernelKeyring
-            throw SessionError.notSignedIn(profile: profile, keptIn: pinnedToKernel ? StoreKind.kernelKeyring.name : nil)
+            throw SessionError.notSignedIn(
+                profile: profile, keptIn: pinnedToKernel ? StoreKind.kernelKeyring.name : nil)
         }
         return session
     }
@@ -66,8 +68,9 @@ package struct ProfileSession {
     package func revoke(_ session: StoredSession, appClient known: AppClient? = nil) throws {
         let client = try clientSettings(for: session)
         if let domain = session.domain {
-            let endpoint = TokenEndpoint(domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
-                                         client: try known ?? appClient(client))
+            let endpoint = TokenEndpoint(
+                domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
+                client: try known ?? appClient(client))
             do {
                 try endpoint.revoke(refreshToken: session.refreshToken)
             } catch let error as OAuthError {
@@ -147,7 +150,10 @@ package struct ProfileSession {
     }
 
     private static func attempt(_ body: () throws -> Void) -> Error? {
-        do { try body(); return nil } catch { return error }
+        do {
+            try body()
+            return nil
+        } catch { return error }
     }
 
     package init(context: CommandContext, settings: Settings) {

@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// The one owner of everything authctl keeps for a profile (as GitHub CLI's AuthConfig is the only
 /// importer of its keyring): sessions, pending sign-ins, the client secret, remembered devices and
@@ -28,8 +29,9 @@ package struct ProfileStore {
     private var backend: SecretStore {
         get throws {
             let kind = try source.kind(of: profile, environment: environment)
-            return ExplainedStore(source.store(kind, environment: environment), kind: kind, profile: profile,
-                                  recorded: source.isRecorded(profile))
+            return ExplainedStore(
+                source.store(kind, environment: environment), kind: kind, profile: profile,
+                recorded: source.isRecorded(profile))
         }
     }
 
@@ -81,8 +83,9 @@ package struct ProfileStore {
 
     /// Only through `LockedProfile` (with the session lock held).
     fileprivate func save(_ session: StoredSession) throws {
-        try put(KeptItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
-                          label: session.label, secret: try KeptRecordCodec.encode(session))
+        try put(
+            KeptItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
+            label: session.label, secret: try KeptRecordCodec.encode(session))
     }
 
     fileprivate func removeSession() throws -> Bool {
@@ -130,9 +133,10 @@ package struct ProfileStore {
 
     package func keep(_ pending: PendingChallenge) throws {
         let what = pending.challengeName == .mfaSetup ? "authenticator set-up" : "sign-in code"
-        try put(KeptItem.pendingChallenge.key(profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
-                          label: "authctl pending \(what): \(pending.displayName) (profile \(profile))",
-                          secret: try KeptRecordCodec.encode(pending))
+        try put(
+            KeptItem.pendingChallenge.key(profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
+            label: "authctl pending \(what): \(pending.displayName) (profile \(profile))",
+            secret: try KeptRecordCodec.encode(pending))
     }
 
     /// Best effort: a pending sign-in left behind expires within minutes anyway.
@@ -146,7 +150,10 @@ package struct ProfileStore {
     /// that cannot be read is no device: the next sign-in makes a new one and replaces it.
     package func device(userPoolId: String, name: String) throws -> StoredDevice? {
         if let device = try readDevice(userPoolId: userPoolId, username: name) { return device }
-        guard let username = try backend.read(KeptItem.deviceAlias(userPoolId: userPoolId, alias: name).key(profile: profile)) else {
+        guard
+            let username = try backend.read(
+                KeptItem.deviceAlias(userPoolId: userPoolId, alias: name).key(profile: profile))
+        else {
             return nil
         }
         return try readDevice(userPoolId: userPoolId, username: username)
@@ -159,7 +166,8 @@ package struct ProfileStore {
 
     package func keep(_ device: StoredDevice) throws {
         let item = KeptItem.device(userPoolId: device.userPoolId, username: device.username)
-        try put(item.key(profile: profile), label: item.label(profile: profile), secret: try KeptRecordCodec.encode(device))
+        try put(
+            item.key(profile: profile), label: item.label(profile: profile), secret: try KeptRecordCodec.encode(device))
         for alias in device.aliases {
             let pointer = KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias)
             try put(pointer.key(profile: profile), label: pointer.label(profile: profile), secret: device.username)
@@ -170,7 +178,8 @@ package struct ProfileStore {
         for alias in device.aliases {
             try backend.delete(KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias).key(profile: profile))
         }
-        try backend.delete(KeptItem.device(userPoolId: device.userPoolId, username: device.username).key(profile: profile))
+        try backend.delete(
+            KeptItem.device(userPoolId: device.userPoolId, username: device.username).key(profile: profile))
     }
 
     // MARK: cached AWS credentials
@@ -184,8 +193,9 @@ package struct ProfileStore {
 
     package func keep(_ entry: CachedAWSCredentials) throws {
         let item = KeptItem.awsCredentials(identityPoolId: entry.identityPoolId)
-        try put(item.key(profile: profile, userPoolId: entry.userPoolId), label: item.label(profile: profile),
-                          secret: try KeptRecordCodec.encode(entry))
+        try put(
+            item.key(profile: profile, userPoolId: entry.userPoolId), label: item.label(profile: profile),
+            secret: try KeptRecordCodec.encode(entry))
     }
 
     // MARK: cached machine tokens
@@ -199,8 +209,9 @@ package struct ProfileStore {
 
     package func keep(machineTokens: [String: MachineToken], userPoolId: String, clientId: String) throws {
         let item = KeptItem.machineTokens(clientId: clientId)
-        try put(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile),
-                          secret: try KeptRecordCodec.encode(machineTokens))
+        try put(
+            item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile),
+            secret: try KeptRecordCodec.encode(machineTokens))
     }
 
     // MARK: what the profile keeps
@@ -209,8 +220,10 @@ package struct ProfileStore {
     /// when one is given (devices are this machine's, not the profile's).
     package func inventory(deviceOf user: (userPoolId: String, username: String)?) throws -> [KeptItem.Kind] {
         var kinds: [KeptItem.Kind] = []
-        let probes: [KeptItem] = [.session, .pendingChallenge, .clientSecret(clientId: ""), .awsCredentials(identityPoolId: ""),
-                                  .machineTokens(clientId: "")]
+        let probes: [KeptItem] = [
+            .session, .pendingChallenge, .clientSecret(clientId: ""), .awsCredentials(identityPoolId: ""),
+            .machineTokens(clientId: ""),
+        ]
         for item in probes where try backend.read(item.key(profile: profile)) != nil {
             kinds.append(item.kind)
         }

@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// The session layer's app client: the client settings a session is for, and its secret
 /// (the environment, else the store).
@@ -31,15 +32,17 @@ extension ProfileSession {
         let poolDiffers = settings.userPoolId.map { $0 != session.userPoolId } ?? false
         let clientDiffers = settings.clientId.map { $0 != session.clientId } ?? false
         guard poolDiffers || clientDiffers else { return }
-        throw SessionError.otherClient(profile: profile, stored: (session.userPoolId, session.clientId),
-                                       configured: (settings.userPoolId ?? session.userPoolId, settings.clientId ?? session.clientId))
+        throw SessionError.otherClient(
+            profile: profile, stored: (session.userPoolId, session.clientId),
+            configured: (settings.userPoolId ?? session.userPoolId, settings.clientId ?? session.clientId))
     }
 
     /// The app client with its secret: AUTHCTL_CLIENT_SECRET, else the keyring item that
     /// `authctl configure` wrote. `storeRequired: false` tolerates a missing keyring.
     package func appClient(_ client: ClientSettings, storeRequired: Bool = true) throws -> AppClient {
-        AppClient(userPoolId: client.userPoolId, clientId: client.clientId,
-                  clientSecret: try clientSecret(clientId: client.clientId, storeRequired: storeRequired))
+        AppClient(
+            userPoolId: client.userPoolId, clientId: client.clientId,
+            clientSecret: try clientSecret(clientId: client.clientId, storeRequired: storeRequired))
     }
 
     /// The app client's secret, if it has one: AUTHCTL_CLIENT_SECRET, else the keyring's item.

@@ -1,10 +1,11 @@
+import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import CognitoClient
-import LocalFormats
 
 /// What the session layer (`ProfileSession`) can end with, as values a command can act on.
 /// Only `AuthctlError.from`, in the one `run()`, turns them into a message and an exit code.
@@ -22,7 +23,8 @@ package enum SessionError: Error, Equatable {
     /// one meanwhile, which was kept.
     case replacedMeanwhile(profile: String, reason: String)
     /// The stored session belongs to another pool or client than the one configured now.
-    case otherClient(profile: String, stored: (pool: String, client: String), configured: (pool: String, client: String))
+    case otherClient(
+        profile: String, stored: (pool: String, client: String), configured: (pool: String, client: String))
     /// The app client's secret is missing or wrong (the session itself is fine and kept).
     case clientSecretRefused(serviceMessage: String)
     /// Even a freshly refreshed access token is refused as expired: the clocks disagree.
@@ -58,28 +60,38 @@ package enum SessionError: Error, Equatable {
         case .ended(let profile, let reason):
             return AuthctlError(.notAuthorized, Messages.sessionEnded(profile: profile, reason: reason))
         case .endedButNotRemoved(let profile, let reason, let failure, let code):
-            return AuthctlError(code, """
+            return AuthctlError(
+                code,
+                """
                 The session for profile \(profile) has ended (\(reason)), but it could not be removed from this \
                 device: \(failure)
                 """)
         case .replacedMeanwhile(let profile, let reason):
-            return AuthctlError(.notAuthorized, """
+            return AuthctlError(
+                .notAuthorized,
+                """
                 Cognito refused the session this command used (\(reason)); profile \(profile) now holds a \
                 newer session, which was kept: run the command again
                 """)
         case .otherClient(let profile, let stored, let configured):
-            return AuthctlError(.notAuthorized, """
+            return AuthctlError(
+                .notAuthorized,
+                """
                 the session of profile \(profile) was signed in with client \(stored.client) of \(stored.pool), \
                 but client \(configured.client) of \(configured.pool) is configured; \
                 run authctl signin to sign in with it (or use another --profile)
                 """)
         case .clientSecretRefused(let serviceMessage):
-            return AuthctlError(.configuration, """
+            return AuthctlError(
+                .configuration,
+                """
                 Cognito refused the app client's secret (\(serviceMessage)): set AUTHCTL_CLIENT_SECRET, or keep it with \
                 `authctl configure --client-secret-stdin`
                 """)
         case .clockSkew(let serviceMessage):
-            return AuthctlError(.notAuthorized, """
+            return AuthctlError(
+                .notAuthorized,
+                """
                 Cognito refuses even a freshly refreshed access token as expired (\(serviceMessage)); check this \
                 machine's clock. The session was kept.
                 """)

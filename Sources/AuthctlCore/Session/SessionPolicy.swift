@@ -24,9 +24,11 @@ package struct SessionPolicy {
     /// What any other refusal becomes (the command's message), given the service that refused.
     package var otherRefusal: (CognitoError, CognitoService) -> Error = { error, _ in error }
 
-    package init(endsSession: @escaping (CognitoError) -> Bool = { $0.endsSession },
-                 onEndingRefusal: EndingRefusal = .endSession,
-                 otherRefusal: @escaping (CognitoError, CognitoService) -> Error = { error, _ in error }) {
+    package init(
+        endsSession: @escaping (CognitoError) -> Bool = { $0.endsSession },
+        onEndingRefusal: EndingRefusal = .endSession,
+        otherRefusal: @escaping (CognitoError, CognitoService) -> Error = { error, _ in error }
+    ) {
         self.endsSession = endsSession
         self.onEndingRefusal = onEndingRefusal
         self.otherRefusal = otherRefusal

@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// The session layer's fresh session: refreshed when due (at a password session's user pool,
 /// with failover, or at a browser session's managed login), and calls run under a `SessionPolicy`.
@@ -29,17 +30,22 @@ extension ProfileSession {
     /// clock is behind, say) is refreshed once and the calls run again (refused as expired once
     /// more: an error, the session kept); a token refused otherwise (revoked, user deleted) ends
     /// the session here (it is removed). Any other failure is thrown as it is.
-    package func withFreshSession<T>(minValidity: Double = 60,
-                                     _ body: (_ session: StoredSession, _ service: CognitoService) throws -> T) throws -> T {
+    package func withFreshSession<T>(
+        minValidity: Double = 60,
+        _ body: (_ session: StoredSession, _ service: CognitoService) throws -> T
+    ) throws -> T {
         try withFreshSession(minValidity: minValidity, policy: .standard, body).get()
     }
 
     /// Runs calls that use the session's access token, with a fresh session, under `policy`: what
     /// an access token refused as expired, a refusal that ends the session and any other refusal
     /// do. The one place a command's calls meet the session's refusals.
-    package func withFreshSession<T>(minValidity: Double = 60, policy: SessionPolicy,
-                                     _ body: (_ session: StoredSession, _ service: CognitoService) throws -> T)
-        throws -> SessionOutcome<T> {
+    package func withFreshSession<T>(
+        minValidity: Double = 60, policy: SessionPolicy,
+        _ body: (_ session: StoredSession, _ service: CognitoService) throws -> T
+    )
+        throws -> SessionOutcome<T>
+    {
         var (session, service) = try freshSession(minValidity: minValidity)
         var refreshedOnce = false
         while true {
@@ -68,7 +74,8 @@ extension ProfileSession {
     /// service gives, even when --min-valid asks for more than their lifetime, so they are used
     /// rather than refreshed (and rotated) once more. `minValidity: nil` refreshes whatever the
     /// expiry says (the service refused the access token as expired).
-    func refresh(replacing stored: StoredSession, minValidity: Double?, service: CognitoService) throws -> StoredSession {
+    func refresh(replacing stored: StoredSession, minValidity: Double?, service: CognitoService) throws -> StoredSession
+    {
         try locked { held in
             guard var current = try held.load() else { throw SessionError.notSignedIn(profile: profile) }
             let stillDue = minValidity.map { current.expiresWithin($0, now: context.now()) } ?? true
@@ -85,10 +92,12 @@ extension ProfileSession {
             if current.domain != nil {
                 tokens = try refreshAtManagedLogin(current, client: client, in: held)
             } else {
-                (tokens, current.issuingRegion) = try refreshWithFailover(current, client: client, service: service, in: held)
+                (tokens, current.issuingRegion) = try refreshWithFailover(
+                    current, client: client, service: service, in: held)
             }
-            try IssuedTokens.check(accessToken: tokens.accessToken, idToken: tokens.idToken, issuers: client.acceptedIssuers,
-                                   clientId: client.clientId, previous: current.holder)
+            try IssuedTokens.check(
+                accessToken: tokens.accessToken, idToken: tokens.idToken, issuers: client.acceptedIssuers,
+                clientId: client.clientId, previous: current.holder)
             try current.apply(refreshed: tokens, now: context.now())
             do {
                 try held.save(current)
@@ -103,8 +112,10 @@ extension ProfileSession {
 
     /// `refreshWithCognito` at the primary, and once at the replica when the primary did not
     /// answer (`Failover`); the region that issued the tokens (nil: the primary).
-    func refreshWithFailover(_ current: StoredSession, client: ClientSettings, service: CognitoService,
-                                     in held: LockedProfile) throws -> (AuthenticationResult, String?) {
+    func refreshWithFailover(
+        _ current: StoredSession, client: ClientSettings, service: CognitoService,
+        in held: LockedProfile
+    ) throws -> (AuthenticationResult, String?) {
         try failingOver("refreshing", client: client, primary: service) { service, at, replicaRegion in
             (try refreshWithCognito(current, client: at, service: service, in: held), replicaRegion)
         }
@@ -112,14 +123,17 @@ extension ProfileSession {
 
     /// A password sign-in's refresh: GetTokensFromRefreshToken (InitiateAuth REFRESH_TOKEN_AUTH
     /// where it is missing), with the remembered device's key.
-    func refreshWithCognito(_ current: StoredSession, client: ClientSettings, service: CognitoService,
-                                    in held: LockedProfile) throws -> AuthenticationResult {
+    func refreshWithCognito(
+        _ current: StoredSession, client: ClientSettings, service: CognitoService,
+        in held: LockedProfile
+    ) throws -> AuthenticationResult {
         let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
         let devices = RememberedDevices(context: context, profile: profile)
         let device = devices.device(userPoolId: current.userPoolId, username: current.username)
         do {
-            let refreshed = try authenticator.refresh(refreshToken: current.refreshToken, username: current.username,
-                                                      device: device?.deviceKey)
+            let refreshed = try authenticator.refresh(
+                refreshToken: current.refreshToken, username: current.username,
+                device: device?.deviceKey)
             if let device, refreshed.deviceRefused { devices.discard(device, during: "refresh") }
             return refreshed.tokens
         } catch let error as CognitoError where error.refusal == .secretHashRejected {
@@ -133,14 +147,19 @@ extension ProfileSession {
 
     /// A browser session's refresh: `grant_type=refresh_token` at its managed-login domain. A
     /// refused grant ends the session; a misconfigured client keeps it.
-    func refreshAtManagedLogin(_ current: StoredSession, client: ClientSettings,
-                                       in held: LockedProfile) throws -> AuthenticationResult {
+    func refreshAtManagedLogin(
+        _ current: StoredSession, client: ClientSettings,
+        in held: LockedProfile
+    ) throws -> AuthenticationResult {
         let domain = ManagedLoginDomain(current.domain ?? "")
-        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings), client: try appClient(client))
+        let endpoint = TokenEndpoint(
+            domain: domain, transport: try context.transport(settings), client: try appClient(client))
         do {
             return try endpoint.refresh(refreshToken: current.refreshToken).authenticationResult
         } catch let error as OAuthError where error.code == .invalidGrant {
-            throw end(current, reason: "the managed login refused the refresh token: \(OutsideText(error.description))", in: held)
+            throw end(
+                current, reason: "the managed login refused the refresh token: \(OutsideText(error.description))",
+                in: held)
         } catch let error as OAuthError {
             throw Failover.managedLoginFailure(error, domain: domain.base, settings: settings)
         }
@@ -152,8 +171,10 @@ extension ProfileSession {
     /// GlobalSignOut), so a session either region issued keeps working while the other is out.
     /// `body` is given the service, the client settings it is for, and the replica's region when
     /// it runs there. A refusal is thrown as it is.
-    package func failingOver<T>(_ what: String, client: ClientSettings, primary: CognitoService? = nil,
-                        _ body: (CognitoService, ClientSettings, _ replicaRegion: String?) throws -> T) throws -> T {
+    package func failingOver<T>(
+        _ what: String, client: ClientSettings, primary: CognitoService? = nil,
+        _ body: (CognitoService, ClientSettings, _ replicaRegion: String?) throws -> T
+    ) throws -> T {
         do {
             return try body(try primary ?? context.service(settings, client: client), client, nil)
         } catch let error as CognitoError where Failover.isOutage(error) {
@@ -170,7 +191,8 @@ extension ProfileSession {
     package func freshSession(minValidity: Double, for type: TokenType) throws -> StoredSession {
         var (session, _) = try freshSession(minValidity: minValidity)
         guard type == .id, let idExpiry = (try? JWTClaims(token: session.idToken))?.expiresAt,
-              idExpiry.timeIntervalSince(context.now()) <= minValidity else { return session }
+            idExpiry.timeIntervalSince(context.now()) <= minValidity
+        else { return session }
         // Asking for more validity than the access token has left makes the refresh due.
         (session, _) = try freshSession(minValidity: session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1)
         return session

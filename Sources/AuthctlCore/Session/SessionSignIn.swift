@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// The session layer after a sign-in: the new session replaces the old (whose refresh token is
 /// revoked), or a stored one is reused (`token`).
@@ -29,10 +30,13 @@ extension ProfileSession {
     /// is a warning).
     package func store(signedIn session: StoredSession) throws {
         let replaced = try replace(with: session)
-        if let replaced, let notice = Messages.anotherUser(replacing: replaced, with: session) { context.console.message(notice) }
+        if let replaced, let notice = Messages.anotherUser(replacing: replaced, with: session) {
+            context.console.message(notice)
+        }
         guard let replaced, replaced.refreshToken != session.refreshToken,
-              replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId,
-              ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint) else { return }
+            replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId,
+            ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint)
+        else { return }
         do {
             try revoke(replaced)
         } catch {
@@ -51,19 +55,25 @@ extension ProfileSession {
             try revoke(session, appClient: appClient)
             revoked = "its refresh token was revoked at Cognito"
         } catch {
-            revoked = "its refresh token could not be revoked (\(AuthctlError.from(error).message)); " +
-                "it stays usable at Cognito until it expires"
+            revoked =
+                "its refresh token could not be revoked (\(AuthctlError.from(error).message)); "
+                + "it stays usable at Cognito until it expires"
         }
-        return AuthctlError(failure.code, Messages.signedInNotKept(as: session.username, revoked: revoked,
-                                                                   reason: failure.message))
+        return AuthctlError(
+            failure.code,
+            Messages.signedInNotKept(
+                as: session.username, revoked: revoked,
+                reason: failure.message))
     }
 
     /// How `token --password-stdin` gets its session: the stored one when it is fresh and of the
     /// user asked for; else a sign-in (`prepare` asks for what it needs, then `signIn` runs), under
     /// the profile's lock so that of many jobs started together on no session one signs in and the
     /// others take its session. Where no Secret Service answers, the sign-in keeps nothing.
-    package func signInOrReuse(as username: String?, minValidity: Double,
-                       prepare: (_ storeAvailable: Bool) throws -> PreparedSignIn) throws -> ObtainedSession {
+    package func signInOrReuse(
+        as username: String?, minValidity: Double,
+        prepare: (_ storeAvailable: Bool) throws -> PreparedSignIn
+    ) throws -> ObtainedSession {
         var storeFailure: SecureStoreError?
         do {
             let (session, service) = try freshSession(minValidity: minValidity)
@@ -95,7 +105,9 @@ extension ProfileSession {
                     let stored: StoredSession?
                     do { stored = try held.load() } catch SessionError.unreadable { stored = nil }
                     if let current = stored, current.isSignedIn(as: prepared.username),
-                       !current.expiresWithin(minValidity, now: context.now()), (try? checkConfiguredClient(current)) != nil {
+                        !current.expiresWithin(minValidity, now: context.now()),
+                        (try? checkConfiguredClient(current)) != nil
+                    {
                         return ObtainedSession(session: current, service: nil, notKept: nil)
                     }
                     signInStarted = true

@@ -1,3 +1,6 @@
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -6,8 +9,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocalFormats
-import SecureStore
 
 /// The stores a profile's items can live in. Chosen explicitly (`--store`, `AUTHCTL_STORE`, the
 /// profile's `store`), recorded in the profile on its first kept item, never a fallback.
@@ -33,13 +34,17 @@ package enum StoreKind: String, CaseIterable, Sendable {
         switch self {
         case .secretService: return "a desktop keyring on a D-Bus session bus"
         case .kernelKeyring: return "keyctl allowed; kept in kernel memory until reboot"
-        case .file: return "a passphrase: --passphrase-fd N, AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE or a terminal"
+        case .file:
+            return
+                "a passphrase: --passphrase-fd N, AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE or a terminal"
         }
     }
 
     package static func parse(_ text: String, origin: String) throws -> StoreKind {
         guard let kind = StoreKind(rawValue: text) else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 \(origin) names the store "\(text)", which authctl does not know: \
                 use \(allCases.map(\.rawValue).joined(separator: ", "))
                 """)
@@ -76,8 +81,10 @@ package final class StoreBackend {
     /// invocation is made (`AuthctlCommand.mayPrompt`).
     package let mayPrompt: Bool
 
-    package init(resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-                 _ open: @escaping (StoreKind, Opening) -> SecretStore) {
+    package init(
+        resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
+        _ open: @escaping (StoreKind, Opening) -> SecretStore
+    ) {
         self.resolvesProfiles = resolvesProfiles
         self.option = option
         self.passphraseFD = passphraseFD
@@ -101,16 +108,20 @@ package final class StoreBackend {
                 return KernelKeyringStore(namespace: StoreLocations.keyringNamespace(environment: opening.environment))
             case .file:
                 let directory = StoreLocations.fileDirectory(environment: opening.environment)
-                let standard = PassphraseSource.standard(environment: opening.environment, fileDescriptor: opening.passphraseFD,
-                                                         prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
+                let standard = PassphraseSource.standard(
+                    environment: opening.environment, fileDescriptor: opening.passphraseFD,
+                    prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
                 // A passphrase file others can read is used, and said (issue 31, finding 9).
                 let source = PassphraseSource {
                     let resolved = try standard.passphrase()
-                    if let exposure = PassphraseFileExposure.of(resolved.origin) { console.message("authctl: warning: \(exposure)") }
+                    if let exposure = PassphraseFileExposure.of(resolved.origin) {
+                        console.message("authctl: warning: \(exposure)")
+                    }
                     return resolved
                 }
-                return AgeFileStore(directory: directory, passphrase: source,
-                                    agent: KeyAgentLauncher.use(environment: opening.environment))
+                return AgeFileStore(
+                    directory: directory, passphrase: source,
+                    agent: KeyAgentLauncher.use(environment: opening.environment))
             }
         }
     }
@@ -132,9 +143,11 @@ package final class StoreBackend {
         var kind = requested?.kind ?? .default
         if resolvesProfiles, let recorded = try StoreRecord.recorded(profile: profile, environment: environment) {
             if let requested, requested.kind != recorded.kind {
-                throw AuthctlError(.configuration, StoreMessages.pinnedElsewhere(
-                    profile: profile, recorded: recorded.kind, configFile: recorded.configFile,
-                    requested: requested.kind, origin: requested.origin))
+                throw AuthctlError(
+                    .configuration,
+                    StoreMessages.pinnedElsewhere(
+                        profile: profile, recorded: recorded.kind, configFile: recorded.configFile,
+                        requested: requested.kind, origin: requested.origin))
             }
             kind = recorded.kind
             pinned.insert(profile)
@@ -175,7 +188,9 @@ package final class StoreBackend {
 
 /// The profile's `store` in config.toml: read, and written through the config writer.
 package enum StoreRecord {
-    package static func recorded(profile: String, environment: [String: String]) throws -> (kind: StoreKind, configFile: String)? {
+    package static func recorded(profile: String, environment: [String: String]) throws -> (
+        kind: StoreKind, configFile: String
+    )? {
         let path = ConfigFile.defaultPath(environment: environment)
         guard let value = try ConfigFile.load(path: path).profiles[profile]?.store, !value.isEmpty else { return nil }
         return (try StoreKind.parse(value, origin: "store in [profiles.\(profile)] of \(path)"), path)
@@ -183,8 +198,10 @@ package enum StoreRecord {
 
     /// Sets the profile's store (and its migration note); `onlyIfUnset` leaves a store recorded
     /// meanwhile by another process as it is.
-    package static func record(_ kind: StoreKind, profile: String, environment: [String: String], onlyIfUnset: Bool = false,
-                       migratingFrom: StoreKind? = nil) throws {
+    package static func record(
+        _ kind: StoreKind, profile: String, environment: [String: String], onlyIfUnset: Bool = false,
+        migratingFrom: StoreKind? = nil
+    ) throws {
         try ConfigFile.update(path: ConfigFile.defaultPath(environment: environment)) { file in
             var entry = file.profiles[profile] ?? ProfileConfig()
             if onlyIfUnset, entry.store != nil { return }
@@ -207,13 +224,17 @@ package enum StoreRecord {
     /// The store an interrupted migration was copying into (its copy may be partial).
     package static func migratingTo(profile: String, environment: [String: String]) throws -> StoreKind? {
         let path = ConfigFile.defaultPath(environment: environment)
-        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingTo, !value.isEmpty else { return nil }
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingTo, !value.isEmpty else {
+            return nil
+        }
         return try StoreKind.parse(value, origin: "store_migrating_to in [profiles.\(profile)] of \(path)")
     }
 
     package static func migratingFrom(profile: String, environment: [String: String]) throws -> StoreKind? {
         let path = ConfigFile.defaultPath(environment: environment)
-        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingFrom, !value.isEmpty else { return nil }
+        guard let value = try ConfigFile.load(path: path).profiles[profile]?.storeMigratingFrom, !value.isEmpty else {
+            return nil
+        }
         return try StoreKind.parse(value, origin: "store_migrating_from in [profiles.\(profile)] of \(path)")
     }
 }
@@ -254,8 +275,12 @@ package final class PassphrasePrompter: @unchecked Sendable {
 
     package func ask(directory: String) throws -> String? {
         guard console.canPrompt else { return nil }
-        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { $0.hasSuffix(".age") }
-        guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else { return nil }
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains {
+            $0.hasSuffix(".age")
+        }
+        guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else {
+            return nil
+        }
         if existing { return first }
         guard let again = console.prompt("The same passphrase again: ", secret: true) else { return nil }
         guard again == first else {
@@ -267,8 +292,10 @@ package final class PassphrasePrompter: @unchecked Sendable {
 
 /// The store layer's texts.
 package enum StoreMessages {
-    package static func pinnedElsewhere(profile: String, recorded: StoreKind, configFile: String, requested: StoreKind,
-                                origin: String) -> String {
+    package static func pinnedElsewhere(
+        profile: String, recorded: StoreKind, configFile: String, requested: StoreKind,
+        origin: String
+    ) -> String {
         """
         profile \(profile) keeps its items in \(recorded.name) (store = "\(recorded.rawValue)" in \(configFile)), \
         but \(origin) names \(requested.name); authctl does not start a second, empty copy. \
@@ -280,13 +307,17 @@ package enum StoreMessages {
     /// `store` unusable: what is missing (the store's own words) and the others, one command each.
     package static func unusable(_ kind: StoreKind, profile: String, pinned: Bool, detail: String) -> String {
         let others = StoreKind.allCases.filter { $0 != kind }.map { other in
-            (pinned ? "authctl configure --store \(other.rawValue)\(profileFlag(profile))" : "--store \(other.rawValue)")
+            (pinned
+                ? "authctl configure --store \(other.rawValue)\(profileFlag(profile))" : "--store \(other.rawValue)")
                 + " (\(other.need))"
         }
-        let lead = kind == .secretService ? Messages.keyringUnavailable(detail) : "\(kind.name) cannot be used: \(detail)"
-        let rest = "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
+        let lead =
+            kind == .secretService ? Messages.keyringUnavailable(detail) : "\(kind.name) cannot be used: \(detail)"
+        let rest =
+            "\(lead). Other stores: \(others.joined(separator: "; ")). `authctl store doctor` checks each on this host"
         guard kind == .secretService else { return rest }
-        return headlessAdvice(profile: profile, keyctlWorks: (try? KernelKeyringStore(namespace: "probe").persistence) != nil)
+        return headlessAdvice(
+            profile: profile, keyctlWorks: (try? KernelKeyringStore(namespace: "probe").persistence) != nil)
             + "\n" + rest
     }
 
@@ -295,10 +326,10 @@ package enum StoreMessages {
     package static func headlessAdvice(profile: String, keyctlWorks: Bool) -> String {
         let flag = profileFlag(profile)
         return keyctlWorks
-            ? "No Secret Service on this host: use the kernel keyring, `authctl configure --store kernel-keyring\(flag)` " +
-                "(kept in kernel memory, lost at reboot)"
-            : "No Secret Service on this host and keyctl is blocked: use the encrypted file store, " +
-                "`authctl configure --store file\(flag)`, then `authctl unlock` once per session"
+            ? "No Secret Service on this host: use the kernel keyring, `authctl configure --store kernel-keyring\(flag)` "
+                + "(kept in kernel memory, lost at reboot)"
+            : "No Secret Service on this host and keyctl is blocked: use the encrypted file store, "
+                + "`authctl configure --store file\(flag)`, then `authctl unlock` once per session"
     }
 
     package static func profileFlag(_ profile: String) -> String {
@@ -323,7 +354,9 @@ package final class ExplainedStore: SecretStore {
     }
 
     package func read(_ key: SecretKey) throws -> String? { try explained { try store.read(key) } }
-    package func write(_ key: SecretKey, label: String, secret: String) throws { try explained { try store.write(key, label: label, secret: secret) } }
+    package func write(_ key: SecretKey, label: String, secret: String) throws {
+        try explained { try store.write(key, label: label, secret: secret) }
+    }
     @discardableResult
     package func delete(_ key: SecretKey) throws -> Bool { try explained { try store.delete(key) } }
     package func keys(profile: String) throws -> [SecretKey] { try explained { try store.keys(profile: profile) } }
@@ -355,6 +388,7 @@ enum PassphraseFileExposure {
         guard case .file(let path) = origin else { return nil }
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o044 != 0 else { return nil }
-        return "the passphrase file \(OutsideText(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): `chmod 600` it"
+        return
+            "the passphrase file \(OutsideText(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): `chmod 600` it"
     }
 }

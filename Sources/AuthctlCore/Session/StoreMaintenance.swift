@@ -1,10 +1,11 @@
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// What `status` says a store promises about the profile's items.
 extension ProfileStore {
@@ -29,16 +30,19 @@ extension StoreBackend {
                 return "the kernel's user keyring (kernel memory, lost at reboot and when your last session ends)"
             }
         case .file:
-            return "\(StoreLocations.fileDirectory(environment: environment))/ (a file encrypted with your passphrase, age format)"
+            return
+                "\(StoreLocations.fileDirectory(environment: environment))/ (a file encrypted with your passphrase, age format)"
         }
     }
 
     /// The store the profile would use, without refusing a request that names another than the
     /// recorded one (`store doctor` reports that instead).
     package func intended(profile: String, environment: [String: String]) throws
-        -> (kind: StoreKind, recorded: StoreKind?, requested: (kind: StoreKind, origin: String)?) {
+        -> (kind: StoreKind, recorded: StoreKind?, requested: (kind: StoreKind, origin: String)?)
+    {
         let requested = try requested(environment: environment)
-        let recorded = resolvesProfiles ? try StoreRecord.recorded(profile: profile, environment: environment)?.kind : nil
+        let recorded =
+            resolvesProfiles ? try StoreRecord.recorded(profile: profile, environment: environment)?.kind : nil
         return (recorded ?? requested?.kind ?? .default, recorded, requested)
     }
 }
@@ -66,7 +70,9 @@ extension StoreBackend {
     /// Checks each store as `profile` would use it: reaching it and listing the profile's items
     /// (which opens the profile's file, if any, with the passphrase). Never prompts: a terminal
     /// is reported as where the passphrase would be asked.
-    package func check(_ kind: StoreKind, profile: String, environment: [String: String], canPrompt: Bool) -> (usable: Bool, detail: String) {
+    package func check(_ kind: StoreKind, profile: String, environment: [String: String], canPrompt: Bool) -> (
+        usable: Bool, detail: String
+    ) {
         do {
             switch kind {
             case .secretService:
@@ -74,20 +80,29 @@ extension StoreBackend {
                 return (true, "reachable and unlocked; \(items.count) item(s) of profile \(profile)")
             case .kernelKeyring:
                 let items = try store(kind, environment: environment).keys(profile: profile)
-                return (true, "\(try promise(of: kind, profile: profile, environment: environment)); \(items.count) item(s) of profile \(profile)")
+                return (
+                    true,
+                    "\(try promise(of: kind, profile: profile, environment: environment)); \(items.count) item(s) of profile \(profile)"
+                )
             case .file:
                 let directory = StoreLocations.fileDirectory(environment: environment)
                 let resolved: (passphrase: String, origin: PassphraseOrigin)
                 do {
-                    resolved = try PassphraseSource.standard(environment: environment, fileDescriptor: passphraseFD).passphrase()
+                    resolved = try PassphraseSource.standard(environment: environment, fileDescriptor: passphraseFD)
+                        .passphrase()
                 } catch let error as SecureStoreError where error.cause == .noPassphrase && canPrompt {
                     return (true, "\(directory)/; no passphrase source is set, so it would be asked on the terminal")
                 }
                 let file = AgeFileStore(directory: directory, passphrase: .fixed(resolved.passphrase))
                 let items = try file.keys(profile: profile)
-                let opened = FileManager.default.fileExists(atPath: file.path(profile: profile)) ? "opens \(file.path(profile: profile)), " : ""
+                let opened =
+                    FileManager.default.fileExists(atPath: file.path(profile: profile))
+                    ? "opens \(file.path(profile: profile)), " : ""
                 let exposure = PassphraseFileExposure.of(resolved.origin).map { "; warning: \($0)" } ?? ""
-                return (true, "\(directory)/; passphrase from \(resolved.origin); \(opened)\(items.count) item(s) of profile \(profile)\(exposure)")
+                return (
+                    true,
+                    "\(directory)/; passphrase from \(resolved.origin); \(opened)\(items.count) item(s) of profile \(profile)\(exposure)"
+                )
             }
         } catch let error as SecureStoreError {
             return (false, error.message)
@@ -117,7 +132,9 @@ extension ProfileStore {
     /// profile's locks (caches' before the session's), so no refresh writes meanwhile. Running
     /// it again after an interruption finishes the job: before the record it copies again, after
     /// it deletes what is left in the old store.
-    package func migrate(to target: StoreKind, deviceOf user: (userPoolId: String, username: String)?) throws -> MigrationOutcome {
+    package func migrate(to target: StoreKind, deviceOf user: (userPoolId: String, username: String)?) throws
+        -> MigrationOutcome
+    {
         try locked(.machineTokens) {
             try locked(.awsCredentials) {
                 try locked(.session) { try migrateLocked(to: target, deviceOf: user) }
@@ -129,9 +146,13 @@ extension ProfileStore {
         ExplainedStore(source.store(kind, environment: environment), kind: kind, profile: profile, recorded: false)
     }
 
-    private func migrateLocked(to target: StoreKind, deviceOf user: (userPoolId: String, username: String)?) throws -> MigrationOutcome {
+    private func migrateLocked(to target: StoreKind, deviceOf user: (userPoolId: String, username: String)?) throws
+        -> MigrationOutcome
+    {
         let intended = try source.intended(profile: profile, environment: environment)
-        if let unfinished = try StoreRecord.migratingFrom(profile: profile, environment: environment), intended.recorded == target {
+        if let unfinished = try StoreRecord.migratingFrom(profile: profile, environment: environment),
+            intended.recorded == target
+        {
             // The note says the items were copied; a stale or edited one may lie (issue 31, finding
             // 6): an item the target lacks is copied (and read back) before its old copy goes.
             let old = explained(unfinished)
@@ -145,12 +166,14 @@ extension ProfileStore {
             let failures = removeAll(from: old)
             if failures.isEmpty { try StoreRecord.record(target, profile: profile, environment: environment) }
             source.forget(profile)
-            return MigrationOutcome(from: unfinished, to: target, moved: moved, resumed: true, removalFailures: failures)
+            return MigrationOutcome(
+                from: unfinished, to: target, moved: moved, resumed: true, removalFailures: failures)
         }
         let from = intended.recorded ?? intended.requested?.kind ?? .default
         // An interrupted copy into another store than the one asked for now (migrating back): removed.
         if let leftover = try StoreRecord.migratingTo(profile: profile, environment: environment), leftover != target,
-           leftover != from {
+            leftover != from
+        {
             let failures = removeAll(from: explained(leftover))
             guard failures.isEmpty else {
                 return MigrationOutcome(from: leftover, to: target, moved: [], resumed: true, removalFailures: failures)
@@ -173,7 +196,8 @@ extension ProfileStore {
             if let text = try old.read(device) {
                 deviceKeys.append(device)
                 for alias in KeptRecordCodec.decode(StoredDevice.self, from: text)?.aliases ?? [] {
-                    deviceKeys.append(KeptItem.deviceAlias(userPoolId: user.userPoolId, alias: alias).key(profile: profile))
+                    deviceKeys.append(
+                        KeptItem.deviceAlias(userPoolId: user.userPoolId, alias: alias).key(profile: profile))
                 }
             }
         }
@@ -198,10 +222,14 @@ extension ProfileStore {
     }
 
     /// Writes `secret` to `store` and reads it back; nothing is removed from `from` otherwise.
-    private func copy(_ key: SecretKey, secret: String, to store: SecretStore, named target: StoreKind, from: StoreKind) throws {
+    private func copy(_ key: SecretKey, secret: String, to store: SecretStore, named target: StoreKind, from: StoreKind)
+        throws
+    {
         try store.write(key, label: KeptItem.label(of: key, profile: profile), secret: secret)
         guard try store.read(key) == secret else {
-            throw AuthctlError(.unexpected, "\(target.name) did not give back the \(key.kind) just copied; nothing was removed from \(from.name)")
+            throw AuthctlError(
+                .unexpected,
+                "\(target.name) did not give back the \(key.kind) just copied; nothing was removed from \(from.name)")
         }
     }
 
@@ -232,7 +260,9 @@ extension KeptItem {
         case .device?, .deviceAlias?, nil:
             let parts = key.profile.split(separator: "/", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { return "authctl \(key.kind) (profile \(profile))" }
-            item = key.kind == Kind.device.rawValue ? .device(userPoolId: parts[0], username: parts[1])
+            item =
+                key.kind == Kind.device.rawValue
+                ? .device(userPoolId: parts[0], username: parts[1])
                 : .deviceAlias(userPoolId: parts[0], alias: parts[1])
         }
         return item.label(profile: profile)

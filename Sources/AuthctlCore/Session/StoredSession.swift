@@ -1,21 +1,26 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 extension StoredSession {
     /// A session from a sign-in's tokens for the checked settings of one command.
     /// Every sign-in (password, SRP, USER_AUTH, browser) makes its session here: the tokens' claims
     /// are checked first (`IssuedTokens`), so no other pool's, client's or user's tokens are kept.
-    package init(tokens: AuthenticationResult, fallbackUsername: String, profile: String, client: ClientSettings, now: Date) throws {
-        try IssuedTokens.check(accessToken: tokens.accessToken, idToken: tokens.idToken, issuers: client.acceptedIssuers,
-                               clientId: client.clientId)
+    package init(
+        tokens: AuthenticationResult, fallbackUsername: String, profile: String, client: ClientSettings, now: Date
+    ) throws {
+        try IssuedTokens.check(
+            accessToken: tokens.accessToken, idToken: tokens.idToken, issuers: client.acceptedIssuers,
+            clientId: client.clientId)
         do {
-            try self.init(tokens: tokens, fallbackUsername: fallbackUsername, profile: profile, userPoolId: client.userPoolId,
-                          clientId: client.clientId, region: client.region, endpoint: client.endpoint, now: now)
+            try self.init(
+                tokens: tokens, fallbackUsername: fallbackUsername, profile: profile, userPoolId: client.userPoolId,
+                clientId: client.clientId, region: client.region, endpoint: client.endpoint, now: now)
             replicaEndpoint = client.replica?.endpoint
         } catch StoredSession.Failure.noRefreshToken {
             throw AuthctlError(.unexpected, "the service signed in without a refresh token")

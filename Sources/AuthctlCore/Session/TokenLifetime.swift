@@ -1,10 +1,11 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 extension Format {
     /// `1 hour`, `2 hours`, `30 minutes`, `90 seconds`.

@@ -1,8 +1,10 @@
 /// New passwords (sign-up, reset): from the next line of standard input, or asked twice on the
 /// terminal until both agree and pass the local checks (the pool's policy is the service's).
 package enum NewPasswordReader {
-    package static func read(console: Console, fromStdin: Bool, current: String? = nil, stdinMissing: String,
-                     prompt: String = "New password: ") throws -> String {
+    package static func read(
+        console: Console, fromStdin: Bool, current: String? = nil, stdinMissing: String,
+        prompt: String = "New password: "
+    ) throws -> String {
         if fromStdin {
             guard let line = console.readLine(), !line.isEmpty else { throw AuthctlError(.usage, stdinMissing) }
             try NewPasswordRules.check(line, current: current)
@@ -10,7 +12,9 @@ package enum NewPasswordReader {
         }
         for _ in 0..<3 {
             guard let first = console.prompt(prompt, secret: true),
-                  let second = console.prompt("Repeat \(prompt.prefix(1).lowercased())\(prompt.dropFirst())", secret: true) else {
+                let second = console.prompt(
+                    "Repeat \(prompt.prefix(1).lowercased())\(prompt.dropFirst())", secret: true)
+            else {
                 throw AuthctlError(.usage, "no new password given")
             }
             guard first == second else {

@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// What every flow and challenge answerer of one sign-in shares: the settings and app client, the
 /// service, the console, the profile's store, the answers the person gave up front (`--code`,
@@ -46,8 +47,11 @@ package final class SignInContext {
     /// What the primary's outage was, if it had one.
     package var primaryOutage: String? { witness?.outage }
 
-    init(command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient, request: SignInRequest,
-         devices: RememberedDevices?) {
+    init(
+        command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient,
+        request: SignInRequest,
+        devices: RememberedDevices?
+    ) {
         self.command = command
         self.settings = settings
         self.client = client
@@ -76,7 +80,8 @@ package final class SignInContext {
 
     /// The session a sign-in's tokens make, for this profile and client.
     package func session(from result: SignInResult) throws -> StoredSession {
-        try StoredSession(tokens: result.tokens, fallbackUsername: result.username, profile: profile, client: client, now: now())
+        try StoredSession(
+            tokens: result.tokens, fallbackUsername: result.username, profile: profile, client: client, now: now())
     }
 
     /// Answers `challenge` with its answerer (`ChallengeTable`).
@@ -87,20 +92,26 @@ package final class SignInContext {
     /// A new password for NEW_PASSWORD_REQUIRED: asked twice on the terminal, or the second line
     /// of standard input with `--password-stdin`.
     package func readNewPassword() throws -> String {
-        guard canSetNewPassword else { throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin") }
+        guard canSetNewPassword else {
+            throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin")
+        }
         if !passwordFromStdin { console.message("This account must choose a new password.") }
-        return try NewPasswordReader.read(console: console, fromStdin: passwordFromStdin, current: password,
-                                          stdinMissing: "this account must set a new password: give it as the second line of standard input")
+        return try NewPasswordReader.read(
+            console: console, fromStdin: passwordFromStdin, current: password,
+            stdinMissing: "this account must set a new password: give it as the second line of standard input")
     }
 
     /// The password: the first line of standard input, or asked without echo.
     package func readPassword(for username: String) throws -> String {
         if !passwordFromStdin && !console.canPrompt {
-            throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
+            throw AuthctlError(
+                .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
         }
-        let read: String? = passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
+        let read: String? =
+            passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
         guard let read, !read.isEmpty else {
-            throw AuthctlError(.usage, passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")
+            throw AuthctlError(
+                .usage, passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")
         }
         password = read
         return read

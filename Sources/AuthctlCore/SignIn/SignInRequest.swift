@@ -52,10 +52,12 @@ package struct SignInRequest {
     /// asked of a person when none can be asked.
     package var checksForAPerson = false
 
-    package init(username: String? = nil, missingUsername: MissingUsername = .ask, method: Method,
-                 password: PasswordSource = .terminal, mfa: MFAAnswers = MFAAnswers(), setupOutput: MFASetupOutput? = nil,
-                 securityKey: SecurityKeyChoice = SecurityKeyChoice(), rememberDevice: Bool = false,
-                 finishesPendingSignIn: Bool = false, checksForAPerson: Bool = false) {
+    package init(
+        username: String? = nil, missingUsername: MissingUsername = .ask, method: Method,
+        password: PasswordSource = .terminal, mfa: MFAAnswers = MFAAnswers(), setupOutput: MFASetupOutput? = nil,
+        securityKey: SecurityKeyChoice = SecurityKeyChoice(), rememberDevice: Bool = false,
+        finishesPendingSignIn: Bool = false, checksForAPerson: Bool = false
+    ) {
         self.username = username
         self.missingUsername = missingUsername
         self.method = method
@@ -86,12 +88,15 @@ extension SignInPipeline {
     /// the browser, or a password or USER_AUTH sign-in of the user named, given or asked. The store
     /// is reached before anything is asked (`storeRequired`); `remembersDevices` is false where
     /// nothing is kept.
-    package static func prepare(_ request: SignInRequest, in command: CommandContext, storeRequired: Bool,
-                                remembersDevices: Bool) throws -> (SignInContext, SignInFlow) {
+    package static func prepare(
+        _ request: SignInRequest, in command: CommandContext, storeRequired: Bool,
+        remembersDevices: Bool
+    ) throws -> (SignInContext, SignInFlow) {
         let settings = try command.settings
         let client = try ClientSettings(settings)
         var flow: SignInFlow?
-        if request.finishesPendingSignIn, let code = request.mfa.mfaCode, !request.passwordFromStdin, !request.isBrowser {
+        if request.finishesPendingSignIn, let code = request.mfa.mfaCode, !request.passwordFromStdin, !request.isBrowser
+        {
             // Without a required store, a missing one only means nothing waits.
             let kept = command.kept(settings.profile)
             let pending = storeRequired ? try kept.pendingChallenge() : ((try? kept.pendingChallenge()) ?? nil)
@@ -100,27 +105,37 @@ extension SignInPipeline {
         if flow == nil && !request.isBrowser && request.checksForAPerson {
             let console = command.console
             // A password sign-in asks on the terminal its standard input is; USER_AUTH may ask on /dev/tty.
-            if request.username ?? settings.username == nil && !(request.usesUserAuth ? console.canPrompt : console.isInteractive) {
-                throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
+            if request.username ?? settings.username == nil
+                && !(request.usesUserAuth ? console.canPrompt : console.isInteractive)
+            {
+                throw AuthctlError(
+                    .usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
             }
             if !request.usesUserAuth && !request.passwordFromStdin && !console.isInteractive {
-                throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
+                throw AuthctlError(
+                    .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
             }
         }
         // Reach the store before asking for anything: a missing one fails before a password is
         // typed or a code is sent to a sign-in that cannot be kept.
         let appClient = try command.sessions.appClient(client, storeRequired: storeRequired)
-        let devices = remembersDevices
-            ? RememberedDevices(context: command, profile: settings.profile, rememberWithoutAsking: request.rememberDevice) : nil
-        let signIn = SignInContext(command: command, settings: settings, client: client, appClient: appClient,
-                                   request: request, devices: devices)
+        let devices =
+            remembersDevices
+            ? RememberedDevices(
+                context: command, profile: settings.profile, rememberWithoutAsking: request.rememberDevice) : nil
+        let signIn = SignInContext(
+            command: command, settings: settings, client: client, appClient: appClient,
+            request: request, devices: devices)
         if let flow { return (signIn, flow) }
         if case .browser(let choice) = request.method { return (signIn, BrowserSignIn(options: choice)) }
         let name: String
         switch request.missingUsername {
         case .ask:
-            guard let given = request.username ?? settings.username ?? command.console.prompt("Username: ", secret: false),
-                  !given.isEmpty else {
+            guard
+                let given = request.username ?? settings.username
+                    ?? command.console.prompt("Username: ", secret: false),
+                !given.isEmpty
+            else {
                 throw AuthctlError(.usage, "no username given")
             }
             name = given
@@ -146,15 +161,18 @@ extension SignInPipeline {
 
     /// `signin`, `kube-token`, `change-password`: signs in as `request` asks, keeping the session
     /// unless `keep` is false.
-    package static func signIn(_ request: SignInRequest, in command: CommandContext, keep: Bool) throws -> StoredSession {
+    package static func signIn(_ request: SignInRequest, in command: CommandContext, keep: Bool) throws -> StoredSession
+    {
         let (context, flow) = try prepare(request, in: command, storeRequired: keep, remembersDevices: keep)
         return try SignInPipeline(context).signIn(with: flow, keep: keep)
     }
 
     /// `token`: the stored session when it is fresh and of the user asked for, else a sign-in as
     /// `request` asks (where no store answers, it keeps nothing and sends no remembered device).
-    package static func obtain(_ request: SignInRequest, in command: CommandContext,
-                               minValidity: Double) throws -> ObtainedSession {
+    package static func obtain(
+        _ request: SignInRequest, in command: CommandContext,
+        minValidity: Double
+    ) throws -> ObtainedSession {
         try obtain(try command.sessions, minValidity: minValidity, as: request.username) { storeAvailable in
             try prepare(request, in: command, storeRequired: false, remembersDevices: storeAvailable)
         }

@@ -19,11 +19,17 @@ package enum AccountFailure {
     /// UserNotConfirmedException at sign-in (or at a password reset).
     package static func notConfirmed(username: String) -> AuthctlError {
         let user = ShellWord.quoted(username)
-        return AuthctlError(.notAuthorized, "This account is not confirmed yet: confirm it with `authctl confirm-signup --username \(user)` (for a new code: `authctl resend-code --username \(user)`)")
+        return AuthctlError(
+            .notAuthorized,
+            "This account is not confirmed yet: confirm it with `authctl confirm-signup --username \(user)` (for a new code: `authctl resend-code --username \(user)`)"
+        )
     }
 
     /// PasswordResetRequiredException at sign-in.
     package static func resetRequired(username: String) -> AuthctlError {
-        AuthctlError(.notAuthorized, "This account must set a new password first: run `authctl forgot-password --username \(ShellWord.quoted(username))`")
+        AuthctlError(
+            .notAuthorized,
+            "This account must set a new password first: run `authctl forgot-password --username \(ShellWord.quoted(username))`"
+        )
     }
 }

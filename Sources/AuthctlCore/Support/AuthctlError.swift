@@ -1,10 +1,11 @@
 import CognitoClient
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import SecureStore
 
 /// The one error type commands throw: a message for the person and the documented exit code.
 package struct AuthctlError: Error, CustomStringConvertible {
@@ -123,15 +124,22 @@ package struct AuthctlError: Error, CustomStringConvertible {
         case .invalidParameter?, .poolConfiguration?:
             return AuthctlError(.configuration, "Cognito refused the request: \(said)")
         case .webAuthnNotEnabled?:
-            return AuthctlError(.configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
+            return AuthctlError(
+                .configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
         case .webAuthnConfigurationMissing?:
-            return AuthctlError(.configuration, "this user pool has no passkey relying party or domain configured: \(said)")
+            return AuthctlError(
+                .configuration, "this user pool has no passkey relying party or domain configured: \(said)")
         case .webAuthnChallengeNotFound?:
-            return AuthctlError(.notAuthorized, "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))")
+            return AuthctlError(
+                .notAuthorized,
+                "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))"
+            )
         case .webAuthnRelyingPartyMismatch?:
-            return AuthctlError(.configuration, "the passkey is for another relying party than this user pool's: \(said)")
+            return AuthctlError(
+                .configuration, "the passkey is for another relying party than this user pool's: \(said)")
         case .webAuthnOriginNotAllowed?:
-            return AuthctlError(.configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
+            return AuthctlError(
+                .configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
         case .webAuthnClientMismatch?:
             return AuthctlError(.configuration, "the passkey registration was started with another app client: \(said)")
         case .webAuthnCredentialNotSupported?:
@@ -139,7 +147,8 @@ package struct AuthctlError: Error, CustomStringConvertible {
         case .forbidden?:
             return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
         case .operationNotEnabled?:
-            return AuthctlError(.configuration, Messages.operationNotEnabled(endpoint: endpoint, said: said.description))
+            return AuthctlError(
+                .configuration, Messages.operationNotEnabled(endpoint: endpoint, said: said.description))
         case _ where error.refusal?.deniesAuthorization == true:
             return AuthctlError(.notAuthorized, said.description)
         default:

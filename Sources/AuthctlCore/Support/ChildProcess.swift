@@ -12,10 +12,14 @@ package enum ChildProcess {
     /// authctl's own secrets in the environment: never handed to a program it starts (`exec`
     /// sets back only the tokens asked for): the tokens, the app client's secret and the file
     /// store's passphrase (`AUTHCTL_STORE_PASSPHRASE_FILE` is only a path and stays).
-    package static let authctlSecrets = ["AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN", "AUTHCTL_CLIENT_SECRET",
-                                 "AUTHCTL_STORE_PASSPHRASE"]
+    package static let authctlSecrets = [
+        "AUTHCTL_ACCESS_TOKEN", "AUTHCTL_ID_TOKEN", "AUTHCTL_TOKEN", "AUTHCTL_CLIENT_SECRET",
+        "AUTHCTL_STORE_PASSPHRASE",
+    ]
     /// AWS credentials: `exec`'s command may be meant to use them, a web browser never is.
-    package static let awsSecrets = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"]
+    package static let awsSecrets = [
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+    ]
 
     /// The browser's environment: the caller's, without any of the secrets above (issue 22, finding 5).
     package static func browserEnvironment(_ environment: [String: String]) -> [String: String] {

@@ -1,5 +1,6 @@
 import CognitoClient
 import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -19,10 +20,12 @@ package struct ProcessHost {
     /// False for tests over one in-memory store: no config file is read or written for stores.
     package let resolvesProfiles: Bool
 
-    package init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
-                 makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-                 resolvesProfiles: Bool = true,
-                 openStore: @escaping (StoreKind, StoreBackend.Opening) -> SecretStore) {
+    package init(
+        console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
+        makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
+        resolvesProfiles: Bool = true,
+        openStore: @escaping (StoreKind, StoreBackend.Opening) -> SecretStore
+    ) {
         self.console = console
         self.environment = environment
         self.now = now
@@ -32,17 +35,21 @@ package struct ProcessHost {
     }
 
     /// For tests: one store for every kind, nothing recorded.
-    package init(console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
-                 makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-                 makeStore: @escaping () -> SecretStore) {
-        self.init(console: console, environment: environment, now: now, makeTransport: makeTransport,
-                  resolvesProfiles: false, openStore: { _, _ in makeStore() })
+    package init(
+        console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
+        makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
+        makeStore: @escaping () -> SecretStore
+    ) {
+        self.init(
+            console: console, environment: environment, now: now, makeTransport: makeTransport,
+            resolvesProfiles: false, openStore: { _, _ in makeStore() })
     }
 
     package static func live() -> ProcessHost {
         let console = TerminalConsole()
-        return ProcessHost(console: console, environment: ProcessInfo.processInfo.environment,
-                    makeTransport: { try CurlTransport(options: $0) }, openStore: StoreBackend.liveStores(console: console))
+        return ProcessHost(
+            console: console, environment: ProcessInfo.processInfo.environment,
+            makeTransport: { try CurlTransport(options: $0) }, openStore: StoreBackend.liveStores(console: console))
     }
 }
 
@@ -59,8 +66,10 @@ package struct InvocationOptions {
     /// when kubectl says no one can answer).
     package var mayPrompt: Bool
 
-    package init(settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
-                 store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true) {
+    package init(
+        settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
+        store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true
+    ) {
         self.settings = settings
         self.output = output
         self.store = store
@@ -91,8 +100,9 @@ package final class CommandContext {
         environment = host.environment
         now = host.now
         makeTransport = host.makeTransport
-        backend = StoreBackend(resolvesProfiles: host.resolvesProfiles, option: options.store,
-                               passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
+        backend = StoreBackend(
+            resolvesProfiles: host.resolvesProfiles, option: options.store,
+            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
         outputFormat = options.output
         settingsInput = options.settings
     }
@@ -138,9 +148,10 @@ package final class CommandContext {
         // With a replica, a primary that does not answer has half the budget, so the replica
         // still gets its turn within --timeout.
         let perRequest = settings.hasReplica ? settings.timeout / 2 : settings.timeout
-        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, perRequest),
-                                       requestTimeout: perRequest, userAgent: "authctl/\(AuthctlVersion.current)",
-                                       budget: budget)
+        let options = TransportOptions(
+            caBundlePath: settings.caBundle, connectTimeout: min(10, perRequest),
+            requestTimeout: perRequest, userAgent: "authctl/\(AuthctlVersion.current)",
+            budget: budget)
         let makeTransport = self.makeTransport
         let transport = DeferredTransport {
             do {
@@ -156,9 +167,10 @@ package final class CommandContext {
     /// Another transport, not the process's shared one, each request bounded by `--timeout`: for
     /// calls made side by side (a bulk ops run keeps a few in flight, one transport each).
     package func separateTransport(_ settings: Settings) -> HTTPTransport {
-        let options = TransportOptions(caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
-                                       requestTimeout: settings.timeout, userAgent: "authctl/\(AuthctlVersion.current)",
-                                       budget: nil)
+        let options = TransportOptions(
+            caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
+            requestTimeout: settings.timeout, userAgent: "authctl/\(AuthctlVersion.current)",
+            budget: nil)
         let makeTransport = self.makeTransport
         return DeferredTransport {
             do {

@@ -21,8 +21,9 @@ extension ConfigFile {
         let parent = Paths.parent(of: path)
         let directory = parent.isEmpty ? "." : parent
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw AuthctlError(.configuration, "cannot create \(directory): \(ErrorText.reason(error))")
         }
@@ -33,7 +34,9 @@ extension ConfigFile {
         }
         defer { close(fd) }
         try FileLock.exclusive(fd, path: lockPath, waitingAtMost: lockWait, polling: 20_000) {
-            AuthctlError(.throttled, """
+            AuthctlError(
+                .throttled,
+                """
                 another authctl process has been writing \(path) for over \(Int(lockWait)) s (it holds \(lockPath)); \
                 try again when it has finished
                 """)

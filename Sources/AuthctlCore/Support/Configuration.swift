@@ -1,4 +1,6 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,7 +9,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocalFormats
 
 /// Everything a command needs to reach one app client, resolved from flags, the environment,
 /// the config file and derived defaults, in that order.
@@ -63,7 +64,9 @@ package struct Settings: Equatable {
     /// otherwise name another host (issue 31, finding 2).
     package static func checkedRegion(_ region: String, origin: String) throws -> String {
         guard AWSName.isRegion(region) else {
-            throw AuthctlError(.configuration, "region \"\(OutsideText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))")
+            throw AuthctlError(
+                .configuration,
+                "region \"\(OutsideText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))")
         }
         return region
     }
@@ -75,13 +78,17 @@ package struct Settings: Equatable {
     /// The pool id, present and well formed; exit 78 naming the setting and the ways to set it.
     package func checkedPoolId() throws -> String {
         guard let poolId = userPoolId else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 \(unknownProfileNote)no user pool id for profile \(profile): pass --user-pool-id, set AUTHCTL_USER_POOL_ID, \
                 or set user_pool_id in [profiles.\(profile)] of \(configFile) (authctl configure)
                 """)
         }
         guard Settings.isValidPoolId(poolId) else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 user pool id "\(poolId)" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123 \
                 (from --user-pool-id, AUTHCTL_USER_POOL_ID or \(configFile))
                 """)
@@ -132,7 +139,9 @@ extension Settings {
     /// The app client id, present; exit 78 naming the ways to set it.
     package func checkedClientId() throws -> String {
         guard let clientId else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 \(unknownProfileNote)no app client id for profile \(profile): pass --client-id, set AUTHCTL_CLIENT_ID, \
                 or set client_id in [profiles.\(profile)] of \(configFile) (authctl configure)
                 """)
@@ -166,8 +175,10 @@ package struct ConfigFile {
     package static func load(path: String, fresh: Bool = false) throws -> ConfigFile {
         var status = stat()
         guard stat(path, &status) == 0 else { return try read(path: path) }
-        let stamp = [Int(status.st_dev), Int(status.st_ino), Int(status.st_size),
-                     Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+        let stamp = [
+            Int(status.st_dev), Int(status.st_ino), Int(status.st_size),
+            Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec),
+        ]
         if !fresh, let known = parsed[path], known.stamp == stamp { return known.file }
         let file = try read(path: path)
         parsed[path] = (stamp, file)
@@ -203,11 +214,15 @@ package struct ConfigFile {
         let text = ConfigDocument.render(profiles)
         let directory = Paths.parent(of: path)
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             let temporary = directory + "/.config.toml.\(getpid()).tmp"
-            guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
-                                                 attributes: [.posixPermissions: 0o600]) else {
+            guard
+                FileManager.default.createFile(
+                    atPath: temporary, contents: Data(text.utf8),
+                    attributes: [.posixPermissions: 0o600])
+            else {
                 throw AuthctlError(.configuration, "cannot write \(temporary)")
             }
             if rename(temporary, path) != 0 {
@@ -271,12 +286,16 @@ package enum SettingsResolver {
         let file = try ConfigFile.load(path: configPath)
         let profile = file.profiles[profileName] ?? ProfileConfig()
 
-        let poolId = nonEmpty(options.userPoolId) ?? nonEmpty(env["AUTHCTL_USER_POOL_ID"]) ?? nonEmpty(profile.userPoolId)
+        let poolId =
+            nonEmpty(options.userPoolId) ?? nonEmpty(env["AUTHCTL_USER_POOL_ID"]) ?? nonEmpty(profile.userPoolId)
         // A pool lives in one region, named by its id: the shell-wide AWS_REGION / AWS_DEFAULT_REGION
         // (often set for other tools) apply only when no pool id says otherwise.
-        let region = nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(profile.region)
-            ?? poolId.flatMap(Settings.region(fromPoolId:)) ?? nonEmpty(env["AWS_REGION"]) ?? nonEmpty(env["AWS_DEFAULT_REGION"])
-        let endpoint = nonEmpty(options.endpoint) ?? nonEmpty(env["AUTHCTL_ENDPOINT"])
+        let region =
+            nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(profile.region)
+            ?? poolId.flatMap(Settings.region(fromPoolId:)) ?? nonEmpty(env["AWS_REGION"])
+            ?? nonEmpty(env["AWS_DEFAULT_REGION"])
+        let endpoint =
+            nonEmpty(options.endpoint) ?? nonEmpty(env["AUTHCTL_ENDPOINT"])
             ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
             ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
 
@@ -295,8 +314,11 @@ package enum SettingsResolver {
             redirectPort: nonEmpty(profile.redirectPort),
             profilesInFile: file.profiles.keys.sorted())
         settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
-        settings.identityProviderName = nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
-        settings.failoverRegion = nonEmpty(options.failoverRegion) ?? nonEmpty(env["AUTHCTL_FAILOVER_REGION"]) ?? nonEmpty(profile.failoverRegion)
+        settings.identityProviderName =
+            nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)
+        settings.failoverRegion =
+            nonEmpty(options.failoverRegion) ?? nonEmpty(env["AUTHCTL_FAILOVER_REGION"])
+            ?? nonEmpty(profile.failoverRegion)
         settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
         settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
         // A malformed pool id is a configuration error whatever the command, before any keyring
@@ -329,8 +351,9 @@ package struct ClientSettings: Equatable {
         guard AWSName.isClientId(clientId) else {
             throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
         }
-        let region = try Settings.checkedRegion(Defaults.region(configured: settings.region, poolId: poolId),
-                                                origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
+        let region = try Settings.checkedRegion(
+            Defaults.region(configured: settings.region, poolId: poolId),
+            origin: "--region, AUTHCTL_REGION, the profile's region, AWS_REGION or AWS_DEFAULT_REGION")
         let endpoint = Defaults.endpoint(configured: settings.endpoint, region: region)
         try Self.checkEndpoint(endpoint)
         self.userPoolId = poolId
@@ -338,22 +361,31 @@ package struct ClientSettings: Equatable {
         self.region = region
         self.endpoint = endpoint
         if settings.failoverRegion != nil || settings.failoverEndpoint != nil {
-            let replicaRegion = try settings.failoverRegion.map {
-                try Settings.checkedRegion($0, origin: "--failover-region, AUTHCTL_FAILOVER_REGION or the profile's failover_region")
-            } ?? "replica"
+            let replicaRegion =
+                try settings.failoverRegion.map {
+                    try Settings.checkedRegion(
+                        $0, origin: "--failover-region, AUTHCTL_FAILOVER_REGION or the profile's failover_region")
+                } ?? "replica"
             let replicaEndpoint = settings.failoverEndpoint ?? Settings.defaultEndpoint(region: replicaRegion)
-            try Self.checkEndpoint(replicaEndpoint, origin: "(from --failover-endpoint, AUTHCTL_FAILOVER_ENDPOINT or --failover-region)")
+            try Self.checkEndpoint(
+                replicaEndpoint, origin: "(from --failover-endpoint, AUTHCTL_FAILOVER_ENDPOINT or --failover-region)")
             // An endpoint override is for an emulator on this machine: a real replica is named by its
             // region, so an environment variable cannot send the session's tokens elsewhere.
             if let override = settings.failoverEndpoint,
-               !(URLComponents(string: override)?.host.map(Self.isLoopback) ?? false) {
-                throw AuthctlError(.configuration, """
+                !(URLComponents(string: override)?.host.map(Self.isLoopback) ?? false)
+            {
+                throw AuthctlError(
+                    .configuration,
+                    """
                     failover endpoint \(override) is not on this machine: --failover-endpoint and AUTHCTL_FAILOVER_ENDPOINT are \
                     for an emulator on loopback (localhost, 127.0.0.1, [::1]); name a real replica by its region with --failover-region
                     """)
             }
             guard !Self.sameEndpoint(replicaEndpoint, endpoint) else {
-                throw AuthctlError(.configuration, "the failover replica's endpoint \(replicaEndpoint) is the primary's: set --failover-region to the replica's region (or --failover-endpoint to its endpoint)")
+                throw AuthctlError(
+                    .configuration,
+                    "the failover replica's endpoint \(replicaEndpoint) is the primary's: set --failover-region to the replica's region (or --failover-endpoint to its endpoint)"
+                )
             }
             replica = Replica(region: replicaRegion, endpoint: replicaEndpoint)
         }
@@ -371,14 +403,20 @@ package struct ClientSettings: Equatable {
 
     /// An https:// URL with a host; plain http:// only to this machine (a local emulator), since
     /// tokens, and with `--flow password` the password, would cross the network in clear.
-    package static func checkEndpoint(_ endpoint: String,
-                              origin: String = "(from --endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL or the config file)") throws {
+    package static func checkEndpoint(
+        _ endpoint: String,
+        origin: String =
+            "(from --endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL or the config file)"
+    ) throws {
         guard let url = URLComponents(string: endpoint), let scheme = url.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty else {
+            scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty
+        else {
             throw AuthctlError(.configuration, "endpoint \"\(endpoint)\" is not an https:// URL with a host \(origin)")
         }
         if scheme == "http" && !isLoopback(host) {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 endpoint \(endpoint) is plain http:// to another machine: tokens would cross the network unencrypted; \
                 use https:// (plain http:// is for an emulator on this machine: localhost, 127.0.0.1, [::1]) \(origin)
                 """)

@@ -74,7 +74,8 @@ package final class TerminalConsole: Console {
     package func status(_ text: String, done: Bool) {
         guard messagesGoToTerminal else { return message(text) }
         // Carriage return, the line, erase to its end: the bar redraws in place.
-        StandardStreams.message("\r" + TerminalText.escaped(text, keepingNewlines: false) + "\u{1b}[K" + (done ? "\n" : ""))
+        StandardStreams.message(
+            "\r" + TerminalText.escaped(text, keepingNewlines: false) + "\u{1b}[K" + (done ? "\n" : ""))
     }
 
     package func readLine() -> String? {

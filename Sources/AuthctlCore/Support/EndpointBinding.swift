@@ -1,9 +1,10 @@
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// A stored session talks only to the endpoint it was signed in with: its tokens were issued
 /// there, and another endpoint (a stray AWS_ENDPOINT_URL, an emulator's, an attacker's) must never
@@ -15,7 +16,9 @@ extension ClientSettings {
         // over only to the replica configured when it was signed in.
         if let replica, !(session.replicaEndpoint.map { Self.sameEndpoint($0, replica.endpoint) } ?? false) {
             let recorded = session.replicaEndpoint.map { "the replica at \($0)" } ?? "no replica"
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 the session of profile \(session.profile) was signed in with \(recorded), but this command is configured \
                 to fail over to \(replica.endpoint) (--failover-region, --failover-endpoint, AUTHCTL_FAILOVER_REGION, \
                 AUTHCTL_FAILOVER_ENDPOINT or failover_region); a session's tokens go only to the endpoints it was signed in \
@@ -23,8 +26,11 @@ extension ClientSettings {
                 """)
         }
         guard !Self.sameEndpoint(endpoint, session.endpoint),
-              !(replica.map { Self.sameEndpoint($0.endpoint, session.endpoint) } ?? false) else { return }
-        throw AuthctlError(.configuration, """
+            !(replica.map { Self.sameEndpoint($0.endpoint, session.endpoint) } ?? false)
+        else { return }
+        throw AuthctlError(
+            .configuration,
+            """
             the session of profile \(session.profile) was signed in at \(session.endpoint), but this command is \
             configured for \(endpoint) (--endpoint, AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, \
             AWS_ENDPOINT_URL, the profile's endpoint, or the region's default); a session's tokens go only to the \

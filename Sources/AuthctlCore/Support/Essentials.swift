@@ -91,20 +91,28 @@ package enum Threads {
     /// Runs `body` on a new thread with a stack of `stackSize` bytes (as Foundation's Thread with
     /// `stackSize`): a thread of its own, not a Dispatch worker, whose pool is as wide as the cores.
     package static func start(stackSize: Int, _ body: @escaping () -> Void) {
-        final class Box { let body: () -> Void; init(_ body: @escaping () -> Void) { self.body = body } }
+        final class Box {
+            let body: () -> Void
+            init(_ body: @escaping () -> Void) { self.body = body }
+        }
         // Allocated, not `pthread_attr_t()`: MemberImportVisibility attributes that C struct's
         // initialiser to the first module whose headers name it (CCurl), not to Glibc.
         let attributes = UnsafeMutablePointer<pthread_attr_t>.allocate(capacity: 1)
         pthread_attr_init(attributes)
-        defer { pthread_attr_destroy(attributes); attributes.deallocate() }
+        defer {
+            pthread_attr_destroy(attributes)
+            attributes.deallocate()
+        }
         pthread_attr_setstacksize(attributes, stackSize)
         pthread_attr_setdetachstate(attributes, Int32(PTHREAD_CREATE_DETACHED))
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let started = pthread_create(&thread, attributes, { context in
-            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-            return nil
-        }, context)
+        let started = pthread_create(
+            &thread, attributes,
+            { context in
+                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                return nil
+            }, context)
         if started != 0 {
             // No thread: run it here rather than lose the work (the caller waits for it either way).
             Unmanaged<Box>.fromOpaque(context).takeRetainedValue().body()

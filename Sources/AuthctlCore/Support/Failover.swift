@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,15 +22,19 @@ package enum Failover {
         error.isServerError || (error.kind == .transport && error.transportKind.map(isOutage) == true)
     }
 
-    package static func notice(_ what: String, primary: ClientSettings, replica: ClientSettings.Replica, because why: String) -> String {
+    package static func notice(
+        _ what: String, primary: ClientSettings, replica: ClientSettings.Replica, because why: String
+    ) -> String {
         "authctl: the primary region (\(primary.region)) did not answer (\(why)); \(what) at the replica in \(replica.region)"
     }
 
     /// A managed-login endpoint's failure (a browser sign-in's code exchange, its refresh or
     /// revocation, `token --client-credentials`); with a replica configured and the domain not
     /// answering (`OAuthError.isServiceFailure`), also what failover can and cannot do there.
-    package static func managedLoginFailure(_ error: OAuthError, domain: String, settings: Settings,
-                                    otherWay: String? = nil) -> AuthctlError {
+    package static func managedLoginFailure(
+        _ error: OAuthError, domain: String, settings: Settings,
+        otherWay: String? = nil
+    ) -> AuthctlError {
         var failure = AuthctlError.from(oauth: error, domain: domain)
         if error.isServiceFailure && settings.hasReplica {
             failure.message += "\n" + managedLoginNote(domain: domain, otherWay: otherWay)

@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -12,7 +13,9 @@ package struct ManagedLoginChoice {
     /// The domain from --domain, else AUTHCTL_DOMAIN, else the profile; checked. Missing: exit 78 naming the ways to set it.
     package func resolve(_ settings: Settings) throws -> ManagedLoginDomain {
         guard let domain = domain.flatMap({ $0.isEmpty ? nil : $0 }) ?? settings.domain else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 \(settings.unknownProfileNote)no managed-login domain for profile \(settings.profile): pass --domain, set AUTHCTL_DOMAIN, \
                 or set domain in [profiles.\(settings.profile)] of \(settings.configFile) (authctl configure --domain URL)
                 """)
@@ -26,12 +29,16 @@ package struct ManagedLoginChoice {
     package static func check(_ domain: String) throws {
         let origin = "(from --domain, AUTHCTL_DOMAIN or the config file)"
         guard let url = URLComponents(string: domain), let scheme = url.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty,
-              url.query == nil, url.fragment == nil else {
-            throw AuthctlError(.configuration, "managed-login domain \"\(domain)\" is not an https:// URL with a host \(origin)")
+            scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty,
+            url.query == nil, url.fragment == nil
+        else {
+            throw AuthctlError(
+                .configuration, "managed-login domain \"\(domain)\" is not an https:// URL with a host \(origin)")
         }
         if scheme == "http" && !ClientSettings.isLoopback(host) {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 managed-login domain \(domain) is plain http:// to another machine: codes and tokens would cross the network \
                 unencrypted; use https:// (plain http:// is for an emulator on this machine) \(origin)
                 """)
@@ -42,7 +49,6 @@ package struct ManagedLoginChoice {
         self.domain = domain
     }
 }
-
 
 /// Scopes as given: repeated options, each possibly space-separated; order kept, duplicates dropped.
 package enum ScopeList {
@@ -60,24 +66,32 @@ extension AuthctlError {
         let words = OutsideText(error.description).description
         switch error.code {
         case .invalidGrant:
-            return AuthctlError(.notAuthorized, "the managed login\(place) refused the grant (\(words)); run: authctl signin --browser")
+            return AuthctlError(
+                .notAuthorized, "the managed login\(place) refused the grant (\(words)); run: authctl signin --browser")
         case .accessDenied:
             return AuthctlError(.notAuthorized, "the sign-in was refused (\(words)); nothing was stored")
         case .stateMismatch, .nonceMismatch:
             return AuthctlError(.notAuthorized, words)
         case .invalidClient:
-            return AuthctlError(.configuration, """
+            return AuthctlError(
+                .configuration,
+                """
                 the managed login\(place) refused the app client's credentials (\(words)): check --client-id and the client \
                 secret (AUTHCTL_CLIENT_SECRET, or authctl configure --client-secret-stdin)
                 """)
         case .unauthorizedClient, .unsupportedGrantType, .invalidScope, .invalidRequest, .unsupportedTokenType:
-            return AuthctlError(.configuration, "the managed login\(place) refused the request as the app client is set up (\(words)); check its OAuth flows, scopes and callback URLs")
+            return AuthctlError(
+                .configuration,
+                "the managed login\(place) refused the request as the app client is set up (\(words)); check its OAuth flows, scopes and callback URLs"
+            )
         case .throttled:
-            return AuthctlError(.throttled, "Too many requests to the managed login\(place); wait a few minutes and try again")
+            return AuthctlError(
+                .throttled, "Too many requests to the managed login\(place); wait a few minutes and try again")
         case .unreachable:
             return AuthctlError(.unavailable, "cannot reach the managed login\(place): \(words)")
         case .serverError, .temporarilyUnavailable, .unexpectedAnswer:
-            return AuthctlError(.unavailable, "the managed login\(place) gave an unusable answer: \(words) (is the domain right?)")
+            return AuthctlError(
+                .unavailable, "the managed login\(place) gave an unusable answer: \(words) (is the domain right?)")
         case .otherServiceError:
             return AuthctlError(.unexpected, "the managed login\(place) answered: \(words)")
         }

@@ -1,10 +1,11 @@
+import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import CognitoClient
-import LocalFormats
 
 /// User-facing texts that more than one place says, or that tests compare, kept in one place.
 package enum Messages {
@@ -16,9 +17,11 @@ package enum Messages {
             + "writes go to the pool's primary region, whose id prefixes the pool id (set --region/--endpoint to it, and the replica as --failover-region)."
     }
 
-    package static let notThisSignIn = "authctl: that redirect URL is not this sign-in's (its state differs); paste the URL of this sign-in's last page, or wait for the browser"
+    package static let notThisSignIn =
+        "authctl: that redirect URL is not this sign-in's (its state differs); paste the URL of this sign-in's last page, or wait for the browser"
 
-    package static let codeOptionRemoved = "--code is no longer accepted here: a code on the command line can be read by every local user "
+    package static let codeOptionRemoved =
+        "--code is no longer accepted here: a code on the command line can be read by every local user "
         + "(ps, /proc) and used before you. Type it at the prompt (not echoed), or give it on the first line of standard input "
         + "with --code-stdin (with --password-stdin, the new password on the second line)."
 
@@ -46,8 +49,9 @@ package enum Messages {
     package static func notSignedIn(profile: String, keptIn: String? = nil) -> String {
         let command = "authctl signin" + StoreMessages.profileFlag(profile)
         guard let keptIn else { return "Not signed in (profile \(profile)). Run: \(command)" }
-        return "Not signed in (profile \(profile)): \(keptIn) holds no session for it; unless you signed out, it was dropped " +
-            "(the kernel keyring is emptied at reboot and after its idle expiry). Run: \(command)"
+        return
+            "Not signed in (profile \(profile)): \(keptIn) holds no session for it; unless you signed out, it was dropped "
+            + "(the kernel keyring is emptied at reboot and after its idle expiry). Run: \(command)"
     }
 
     package static func unreadableSession(profile: String) -> String {
@@ -59,8 +63,8 @@ package enum Messages {
     }
 
     package static func signedInNotKept(as username: String, revoked: String, reason: String) -> String {
-        "signed in at Cognito as \(OutsideText(username)), but the session could not be kept (\(reason)): " +
-            "nothing was kept on this machine, and \(revoked)"
+        "signed in at Cognito as \(OutsideText(username)), but the session could not be kept (\(reason)): "
+            + "nothing was kept on this machine, and \(revoked)"
     }
 
     package static func replacedNotRevoked(_ reason: String) -> String {
@@ -68,8 +72,10 @@ package enum Messages {
     }
 
     package static let codeDidNotMatchTryAgain = "The code did not match; try again."
-    package static let challengeExpired = "The sign-in took too long and its challenge expired; start again: authctl signin"
-    package static let pendingCodeTooLate = "The sign-in took too long: its code was not given within 3 minutes; start again: authctl signin"
+    package static let challengeExpired =
+        "The sign-in took too long and its challenge expired; start again: authctl signin"
+    package static let pendingCodeTooLate =
+        "The sign-in took too long: its code was not given within 3 minutes; start again: authctl signin"
 
     package static func refreshedNotStored(_ reason: String) -> String {
         "authctl: warning: the refreshed session could not be stored (\(reason)); the next command may have to sign in again."

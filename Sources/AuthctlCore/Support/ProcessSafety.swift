@@ -1,4 +1,5 @@
 import CProcess
+
 #if canImport(Glibc)
 import Glibc
 #endif

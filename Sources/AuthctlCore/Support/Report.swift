@@ -35,7 +35,11 @@ extension CommandContext {
             if let document = report.document { console.output(document) } else { printJSON(report) }
             report.jsonMessages.forEach(console.message)
         case .text:
-            if let document = report.document { console.output(document) } else { report.textOutput.forEach(console.output) }
+            if let document = report.document {
+                console.output(document)
+            } else {
+                report.textOutput.forEach(console.output)
+            }
             report.textMessages.forEach(console.message)
         }
     }

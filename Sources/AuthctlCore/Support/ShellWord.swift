@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -10,7 +11,9 @@ package enum ShellWord {
     /// For the commands messages suggest: plain words as they are; anything else single-quoted,
     /// with text from outside escaped first (it is shown on a terminal).
     package static func quoted(_ word: String) -> String {
-        let plain = word.unicodeScalars.allSatisfy { PercentEncoding.isASCIIAlphanumeric($0) || "@._+-".unicodeScalars.contains($0) }
+        let plain = word.unicodeScalars.allSatisfy {
+            PercentEncoding.isASCIIAlphanumeric($0) || "@._+-".unicodeScalars.contains($0)
+        }
         if plain && !word.isEmpty { return word }
         return "'" + OutsideText(word).description.replacing("'", with: "'\\''") + "'"
     }

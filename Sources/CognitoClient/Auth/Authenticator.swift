@@ -59,7 +59,9 @@ public struct AuthChallenge: Sendable {
     public var factorsToSetUp: [ChallengeName] { Self.names(parameters["MFAS_CAN_SETUP"]) }
 
     private static func names(_ parameter: String?) -> [ChallengeName] {
-        guard let parameter, let names = try? JSONDecoder().decode([String].self, from: Data(parameter.utf8)) else { return [] }
+        guard let parameter, let names = try? JSONDecoder().decode([String].self, from: Data(parameter.utf8)) else {
+            return []
+        }
         return names.map(ChallengeName.init(rawValue:))
     }
 }
@@ -107,8 +109,10 @@ public final class Authenticator {
     /// added here) or throws (for example `CognitoError.unsupportedChallenge`).
     /// With a remembered `device`, DEVICE_KEY is sent and DEVICE_SRP_AUTH answered here too (see
     /// `DeviceSRP`); a device the service refuses is dropped and the sign-in made again without it.
-    public func signIn(username: String, password: String, flow: PasswordFlow, device: DeviceCredentials? = nil,
-                       respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+    public func signIn(
+        username: String, password: String, flow: PasswordFlow, device: DeviceCredentials? = nil,
+        respond: (AuthChallenge) throws -> ChallengeAnswer
+    ) throws -> SignInResult {
         guard let device else {
             return try signInOnce(username: username, password: password, flow: flow, device: nil, respond: respond)
         }
@@ -117,8 +121,10 @@ public final class Authenticator {
         }
     }
 
-    private func signInOnce(username: String, password: String, flow: PasswordFlow, device: DeviceCredentials?,
-                            respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+    private func signInOnce(
+        username: String, password: String, flow: PasswordFlow, device: DeviceCredentials?,
+        respond: (AuthChallenge) throws -> ChallengeAnswer
+    ) throws -> SignInResult {
         var parameters = ["USERNAME": username]
         parameters["DEVICE_KEY"] = device?.deviceKey
         parameters["SECRET_HASH"] = client.secretHash(for: username)
@@ -141,13 +147,16 @@ public final class Authenticator {
         let response = try service.initiateAuth(
             InitiateAuthRequest(authFlow: authFlow, clientId: client.clientId, authParameters: parameters),
             idempotent: srp != nil)
-        return try runChallenges(response, username: username, srp: srp, password: password, device: device, respond: respond)
+        return try runChallenges(
+            response, username: username, srp: srp, password: password, device: device, respond: respond)
     }
 
     /// Continues a sign-in whose challenge was answered in an earlier process (an authenticator
     /// set up with `--mfa-setup-output json`): sends `answer` to `challenge`, then carries on.
-    public func resume(_ challenge: AuthChallenge, with answer: ChallengeAnswer,
-                       respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+    public func resume(
+        _ challenge: AuthChallenge, with answer: ChallengeAnswer,
+        respond: (AuthChallenge) throws -> ChallengeAnswer
+    ) throws -> SignInResult {
         var first = true
         let response = try answerChallenge(challenge) { next in
             if first {
@@ -156,12 +165,15 @@ public final class Authenticator {
             }
             return try respond(next)
         }
-        return try runChallenges(response, username: challenge.username, srp: nil, password: "", device: nil, respond: respond)
+        return try runChallenges(
+            response, username: challenge.username, srp: nil, password: "", device: nil, respond: respond)
     }
 
-    func runChallenges(_ start: AuthResponse, username: String, srp: SRPClient?, password: String,
-                       device: DeviceCredentials? = nil,
-                               respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> SignInResult {
+    func runChallenges(
+        _ start: AuthResponse, username: String, srp: SRPClient?, password: String,
+        device: DeviceCredentials? = nil,
+        respond: (AuthChallenge) throws -> ChallengeAnswer
+    ) throws -> SignInResult {
         var response = start
         var knownUsername = username
         let deviceSignIn = device.map { DeviceSignIn(device: $0, now: now) }
@@ -175,7 +187,8 @@ public final class Authenticator {
                 throw CognitoError.malformed("the service answered with neither tokens nor a challenge", status: 200)
             }
             let challengeParameters = response.challengeParameters ?? [:]
-            let challengeUser = challengeParameters["USER_ID_FOR_SRP"] ?? challengeParameters["USERNAME"] ?? knownUsername
+            let challengeUser =
+                challengeParameters["USER_ID_FOR_SRP"] ?? challengeParameters["USERNAME"] ?? knownUsername
             knownUsername = challengeUser
 
             if name == .passwordVerifier {
@@ -186,19 +199,24 @@ public final class Authenticator {
                 answers["DEVICE_KEY"] = device?.deviceKey
                 answers["USERNAME"] = challengeUser
                 answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
-                response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                    clientId: client.clientId, challengeName: name.rawValue, session: response.session, challengeResponses: answers))
+                response = try service.respondToAuthChallenge(
+                    RespondToAuthChallengeRequest(
+                        clientId: client.clientId, challengeName: name.rawValue, session: response.session,
+                        challengeResponses: answers))
             } else if let deviceSignIn, DeviceSignIn.challenges.contains(name) {
                 var answers = try deviceSignIn.answer(name, parameters: challengeParameters)
                 answers["USERNAME"] = challengeUser
                 answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
                 response = try deviceSignIn.send {
-                    try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                        clientId: client.clientId, challengeName: name.rawValue, session: response.session, challengeResponses: answers))
+                    try service.respondToAuthChallenge(
+                        RespondToAuthChallengeRequest(
+                            clientId: client.clientId, challengeName: name.rawValue, session: response.session,
+                            challengeResponses: answers))
                 }
             } else {
                 response = try answerChallenge(
-                    AuthChallenge(name: name, parameters: challengeParameters, username: challengeUser, session: response.session),
+                    AuthChallenge(
+                        name: name, parameters: challengeParameters, username: challengeUser, session: response.session),
                     respond: respond)
             }
         }
@@ -207,7 +225,9 @@ public final class Authenticator {
 
     /// Answers one challenge through the caller; a one-time code that did not match may be
     /// retyped while the challenge session lives (the caller decides, by answering or throwing).
-    private func answerChallenge(_ first: AuthChallenge, respond: (AuthChallenge) throws -> ChallengeAnswer) throws -> AuthResponse {
+    private func answerChallenge(_ first: AuthChallenge, respond: (AuthChallenge) throws -> ChallengeAnswer) throws
+        -> AuthResponse
+    {
         var challenge = first
         while true {
             let answer = try respond(challenge)
@@ -215,20 +235,28 @@ public final class Authenticator {
             responses["USERNAME"] = challenge.username
             responses["SECRET_HASH"] = client.secretHash(for: challenge.username)
             do {
-                return try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                    clientId: client.clientId, challengeName: challenge.name.rawValue, session: answer.session ?? challenge.session,
-                    challengeResponses: responses))
-            } catch let error as CognitoError where error.refusal == .codeMismatch && challenge.isCodeChallenge && challenge.attempt < 5 {
+                return try service.respondToAuthChallenge(
+                    RespondToAuthChallengeRequest(
+                        clientId: client.clientId, challengeName: challenge.name.rawValue,
+                        session: answer.session ?? challenge.session,
+                        challengeResponses: responses))
+            } catch let error as CognitoError
+                where error.refusal == .codeMismatch && challenge.isCodeChallenge && challenge.attempt < 5
+            {
                 challenge.attempt += 1
                 challenge.previousError = error
             }
         }
     }
 
-    private func passwordVerifier(srp: SRPClient, parameters: [String: String], password: String) throws -> [String: String] {
+    private func passwordVerifier(srp: SRPClient, parameters: [String: String], password: String) throws -> [String:
+        String]
+    {
         guard let salt = parameters["SALT"], let srpB = parameters["SRP_B"],
-              let secretBlock = parameters["SECRET_BLOCK"], let userId = parameters["USER_ID_FOR_SRP"] else {
-            throw CognitoError.malformed("PASSWORD_VERIFIER challenge without SALT, SRP_B, SECRET_BLOCK or USER_ID_FOR_SRP", status: 200)
+            let secretBlock = parameters["SECRET_BLOCK"], let userId = parameters["USER_ID_FOR_SRP"]
+        else {
+            throw CognitoError.malformed(
+                "PASSWORD_VERIFIER challenge without SALT, SRP_B, SECRET_BLOCK or USER_ID_FOR_SRP", status: 200)
         }
         let timestamp = SRPTimestamp.string(for: now())
         let signature: String
@@ -262,13 +290,15 @@ public final class Authenticator {
     /// its tokens are trusted, never its refusal: with rotation the fallback is always refused, and
     /// that must not end a live session. `username` is the name Cognito knows (the access token's
     /// `username`), since SECRET_HASH is computed over it.
-    public func refresh(refreshToken: String, username: String, deviceKey: String? = nil) throws -> AuthenticationResult {
+    public func refresh(refreshToken: String, username: String, deviceKey: String? = nil) throws -> AuthenticationResult
+    {
         if !refreshOperationMissing {
             do {
                 return try getTokensFromRefreshToken(refreshToken, deviceKey: deviceKey)
             } catch let error as CognitoError where Self.operationMissing(error) {
                 do {
-                    let tokens = try refreshTokenAuth(refreshToken: refreshToken, username: username, deviceKey: deviceKey)
+                    let tokens = try refreshTokenAuth(
+                        refreshToken: refreshToken, username: username, deviceKey: deviceKey)
                     refreshOperationMissing = true
                     return tokens
                 } catch let refusal as CognitoError where Self.fallbackNotAllowed(refusal) {
@@ -278,7 +308,9 @@ public final class Authenticator {
                     throw error
                 }
             } catch let error as CognitoError where error.isServerError {
-                if let tokens = try? refreshTokenAuth(refreshToken: refreshToken, username: username, deviceKey: deviceKey) {
+                if let tokens = try? refreshTokenAuth(
+                    refreshToken: refreshToken, username: username, deviceKey: deviceKey)
+                {
                     return tokens
                 }
                 throw error
@@ -302,8 +334,9 @@ public final class Authenticator {
         // Not repeated after an unknown outcome: with rotation the first call may have used the token up.
         let response: AuthResponse = try service.call(
             "GetTokensFromRefreshToken",
-            GetTokensFromRefreshTokenRequest(refreshToken: refreshToken, clientId: client.clientId, clientSecret: client.clientSecret,
-                                             deviceKey: deviceKey),
+            GetTokensFromRefreshTokenRequest(
+                refreshToken: refreshToken, clientId: client.clientId, clientSecret: client.clientSecret,
+                deviceKey: deviceKey),
             idempotent: false)
         guard let tokens = response.authenticationResult else {
             throw CognitoError.malformed("the service answered a refresh with no tokens", status: 200)
@@ -312,7 +345,9 @@ public final class Authenticator {
     }
 
     /// InitiateAuth REFRESH_TOKEN_AUTH. The answer has no refresh token.
-    public func refreshTokenAuth(refreshToken: String, username: String, deviceKey: String? = nil) throws -> AuthenticationResult {
+    public func refreshTokenAuth(refreshToken: String, username: String, deviceKey: String? = nil) throws
+        -> AuthenticationResult
+    {
         var parameters = ["REFRESH_TOKEN": refreshToken]
         parameters["DEVICE_KEY"] = deviceKey
         parameters["SECRET_HASH"] = client.secretHash(for: username)

@@ -8,7 +8,8 @@ import Foundation
 /// struct rather than an enum: the service may add names, and an unknown one must still reach
 /// the caller (who says it is not supported). Written as a string literal where convenient.
 public struct ChallengeName: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
-    ExpressibleByStringLiteral {
+    ExpressibleByStringLiteral
+{
     public var rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }

@@ -29,8 +29,11 @@ final class DeviceSignIn {
             guard let srp else {
                 throw CognitoError.malformed("DEVICE_PASSWORD_VERIFIER challenge before DEVICE_SRP_AUTH", status: 200)
             }
-            guard let salt = parameters["SALT"], let srpB = parameters["SRP_B"], let secretBlock = parameters["SECRET_BLOCK"] else {
-                throw CognitoError.malformed("DEVICE_PASSWORD_VERIFIER challenge without SALT, SRP_B or SECRET_BLOCK", status: 200)
+            guard let salt = parameters["SALT"], let srpB = parameters["SRP_B"],
+                let secretBlock = parameters["SECRET_BLOCK"]
+            else {
+                throw CognitoError.malformed(
+                    "DEVICE_PASSWORD_VERIFIER challenge without SALT, SRP_B or SECRET_BLOCK", status: 200)
             }
             let timestamp = SRPTimestamp.string(for: now())
             // The user SRP with DeviceGroupKey for the pool name and DeviceKey for the user.
@@ -76,8 +79,10 @@ extension Authenticator {
     /// anywhere, or any refusal of the device's own SRP answers), runs it once more without it
     /// and says so in `refusedDevice`. Should the second run meet ResourceNotFoundException as
     /// well, the device was not the cause: the first error is thrown.
-    func withDeviceFallback(_ device: DeviceCredentials,
-                            _ signIn: (DeviceCredentials?) throws -> SignInResult) throws -> SignInResult {
+    func withDeviceFallback(
+        _ device: DeviceCredentials,
+        _ signIn: (DeviceCredentials?) throws -> SignInResult
+    ) throws -> SignInResult {
         let refusal: CognitoError
         do {
             return try signIn(device)
@@ -91,7 +96,9 @@ extension Authenticator {
             var result = try signIn(nil)
             result.refusedDevice = device
             return result
-        } catch let again as CognitoError where again.refusal == .resourceNotFound && refusal.refusal == .resourceNotFound {
+        } catch let again as CognitoError
+            where again.refusal == .resourceNotFound && refusal.refusal == .resourceNotFound
+        {
             refusedDevice = nil
             throw refusal
         }
@@ -102,14 +109,17 @@ extension Authenticator {
     /// again without it, which `deviceRefused` reports.
     public func refresh(refreshToken: String, username: String, device deviceKey: String?) throws -> DeviceRefresh {
         guard let deviceKey else {
-            return DeviceRefresh(tokens: try refresh(refreshToken: refreshToken, username: username), deviceRefused: false)
+            return DeviceRefresh(
+                tokens: try refresh(refreshToken: refreshToken, username: username), deviceRefused: false)
         }
         do {
-            return DeviceRefresh(tokens: try refresh(refreshToken: refreshToken, username: username, deviceKey: deviceKey),
-                                 deviceRefused: false)
+            return DeviceRefresh(
+                tokens: try refresh(refreshToken: refreshToken, username: username, deviceKey: deviceKey),
+                deviceRefused: false)
         } catch let error as CognitoError where error.refusal == .resourceNotFound {
             do {
-                return DeviceRefresh(tokens: try refresh(refreshToken: refreshToken, username: username), deviceRefused: true)
+                return DeviceRefresh(
+                    tokens: try refresh(refreshToken: refreshToken, username: username), deviceRefused: true)
             } catch let again as CognitoError where again.refusal == .resourceNotFound {
                 throw error
             }

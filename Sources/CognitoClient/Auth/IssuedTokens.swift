@@ -22,15 +22,19 @@ public enum IssuedTokens {
     /// `iss` the pool's issuer, `token_use` access/id, `client_id` (access) and `aud` (id) the app
     /// client, one `sub` in both, and on refresh the `sub` and username of `previous`. Throws a
     /// `JWTError` with code `.claimMismatch` saying which.
-    public static func check(accessToken: String, idToken: String?, issuer: String, clientId: String,
-                             previous: Holder? = nil) throws {
+    public static func check(
+        accessToken: String, idToken: String?, issuer: String, clientId: String,
+        previous: Holder? = nil
+    ) throws {
         try check(accessToken: accessToken, idToken: idToken, issuers: [issuer], clientId: clientId, previous: previous)
     }
 
     /// As above, with every issuer the pool's tokens may name (the original and the updated form:
     /// `TokenExpectations.acceptedIssuers`).
-    public static func check(accessToken: String, idToken: String?, issuers: [String], clientId: String,
-                             previous: Holder? = nil) throws {
+    public static func check(
+        accessToken: String, idToken: String?, issuers: [String], clientId: String,
+        previous: Holder? = nil
+    ) throws {
         let access = try claims(accessToken, "access")
         try expect(access, use: "access", client: access.clientId, issuers: issuers, clientId: clientId)
         var subjects = [access.subject]
@@ -61,12 +65,16 @@ public enum IssuedTokens {
         }
     }
 
-    private static func expect(_ claims: JWTClaims, use: String, client: String?, issuers: [String], clientId: String) throws {
+    private static func expect(_ claims: JWTClaims, use: String, client: String?, issuers: [String], clientId: String)
+        throws
+    {
         guard claims.tokenUse == use else {
             throw mismatch("the \(use) token's token_use is \(claims.tokenUse ?? "missing")")
         }
         guard let issuer = claims.issuer, issuers.contains(issuer) else {
-            throw mismatch("the \(use) token was issued by \(claims.issuer ?? "no one"), not the pool (\(issuers.joined(separator: " or ")))")
+            throw mismatch(
+                "the \(use) token was issued by \(claims.issuer ?? "no one"), not the pool (\(issuers.joined(separator: " or ")))"
+            )
         }
         guard client == clientId else {
             throw mismatch("the \(use) token was issued to the app client \(client ?? "none"), not \(clientId)")

@@ -1,5 +1,6 @@
-import _CryptoExtras
 import Crypto
+import _CryptoExtras
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -79,17 +80,27 @@ public struct JWKS: Codable, Sendable {
 /// Offline checks of Cognito JWTs: claims always, the RS256 signature when a key set is given.
 public enum JWTVerifier {
     /// Checks `iss`, `token_use`, `client_id` (access) or `aud` (id), and `exp` (with `leeway` seconds).
-    public static func checkClaims(_ token: String, _ expected: TokenExpectations, now: Date, leeway: Double = 0) throws -> JWTClaims {
+    public static func checkClaims(_ token: String, _ expected: TokenExpectations, now: Date, leeway: Double = 0) throws
+        -> JWTClaims
+    {
         let claims = try JWTClaims(token: token)
         guard let issuer = claims.issuer, expected.acceptedIssuers.contains(issuer) else {
-            throw JWTError(.claimMismatch, message: "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.acceptedIssuers.joined(separator: " or "))")
+            throw JWTError(
+                .claimMismatch,
+                message:
+                    "the token's issuer is \(claims.issuer ?? "missing"), expected \(expected.acceptedIssuers.joined(separator: " or "))"
+            )
         }
         guard claims.tokenUse == expected.use.rawValue else {
-            throw JWTError(.claimMismatch, message: "the token is an \(claims.tokenUse ?? "unknown") token, expected \(expected.use.rawValue)")
+            throw JWTError(
+                .claimMismatch,
+                message: "the token is an \(claims.tokenUse ?? "unknown") token, expected \(expected.use.rawValue)")
         }
         let client = expected.use == .access ? claims.clientId : claims.audience
         guard client == expected.clientId else {
-            throw JWTError(.claimMismatch, message: "the token was issued to client \(client ?? "missing"), expected \(expected.clientId)")
+            throw JWTError(
+                .claimMismatch,
+                message: "the token was issued to client \(client ?? "missing"), expected \(expected.clientId)")
         }
         guard let expiry = claims.expiresAt else {
             throw JWTError(.claimMismatch, message: "the token has no expiry (exp)")
@@ -124,11 +135,13 @@ public enum JWTVerifier {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw JWTError.malformed("a JWT has three parts") }
         guard let headerData = Base64URL.decode(String(parts[0])),
-              let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData) else {
+            let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData)
+        else {
             throw JWTError.malformed("the JWT header is not base64url JSON")
         }
         guard case .string("RS256")? = header["alg"] else {
-            throw JWTError(.unsupportedAlgorithm, message: "the token's algorithm is not RS256 (Cognito signs with RS256 only)")
+            throw JWTError(
+                .unsupportedAlgorithm, message: "the token's algorithm is not RS256 (Cognito signs with RS256 only)")
         }
         guard case .string(let kid)? = header["kid"] else {
             throw JWTError(.unsupportedAlgorithm, message: "the token names no signing key (kid)")
@@ -149,7 +162,9 @@ public enum JWTVerifier {
         }
         let modulusBits = Self.bitCount(n)
         guard modulusBits >= minimumRSABits else {
-            throw JWTError(.unusableKey, message: "key \(kid) is a \(modulusBits)-bit RSA key; at least \(minimumRSABits) bits are required")
+            throw JWTError(
+                .unusableKey,
+                message: "key \(kid) is a \(modulusBits)-bit RSA key; at least \(minimumRSABits) bits are required")
         }
         guard let signature = Base64URL.decode(String(parts[2])) else {
             throw JWTError.malformed("the JWT signature is not base64url")
@@ -161,8 +176,9 @@ public enum JWTVerifier {
             throw JWTError(.unusableKey, message: "key \(kid) cannot be used: \(error)")
         }
         let signedPart = Data("\(parts[0]).\(parts[1])".utf8)
-        let valid = publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature),
-                                               for: SHA256.hash(data: signedPart), padding: .insecurePKCS1v1_5)
+        let valid = publicKey.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: signature),
+            for: SHA256.hash(data: signedPart), padding: .insecurePKCS1v1_5)
         guard valid else {
             throw JWTError(.badSignature, message: "the token's signature does not verify with key \(kid)")
         }
@@ -187,8 +203,9 @@ extension CognitoService {
 
     /// Fetches a key set from `url` (an issuer's, `CognitoIssuer.jwksURL`), as above.
     public func fetchJWKS(url: String) throws -> (data: Data, maxAge: Double?) {
-        let request = HTTPRequest(url: url, method: "GET",
-                                  headers: [("Accept", "application/json")])
+        let request = HTTPRequest(
+            url: url, method: "GET",
+            headers: [("Accept", "application/json")])
         let response: HTTPResponse
         do {
             response = try transport.send(request)
@@ -198,7 +215,8 @@ extension CognitoService {
             throw failure
         }
         guard response.status == 200 else {
-            var failure = CognitoError.malformed("the pool's key set answered HTTP \(response.status)", status: response.status)
+            var failure = CognitoError.malformed(
+                "the pool's key set answered HTTP \(response.status)", status: response.status)
             failure.endpoint = endpoint
             throw failure
         }
@@ -208,7 +226,8 @@ extension CognitoService {
             for directive in cacheControl.split(separator: ",") {
                 let parts = directive.trimmedBlanks().split(separator: "=")
                 if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Double(parts[1]),
-                   seconds.isFinite, seconds >= 0 {
+                    seconds.isFinite, seconds >= 0
+                {
                     maxAge = min(seconds, Self.maxJWKSCacheSeconds)
                 }
             }

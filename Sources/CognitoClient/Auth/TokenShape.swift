@@ -21,13 +21,14 @@ public enum TokenShape {
 
     /// base64url characters and dots only, not empty.
     public static func isOpaqueToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= maxLength && token.utf8.allSatisfy { isBase64URL($0) || $0 == UInt8(ascii: ".") }
+        !token.isEmpty && token.utf8.count <= maxLength
+            && token.utf8.allSatisfy { isBase64URL($0) || $0 == UInt8(ascii: ".") }
     }
 
     static func isBase64URL(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
             return true
         default:
             return false

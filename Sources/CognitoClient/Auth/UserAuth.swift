@@ -34,8 +34,10 @@ public struct UserAuthHandlers {
     /// Every challenge after the first factor (one-time codes, MFA, a new password).
     public var respond: (AuthChallenge) throws -> ChallengeAnswer
 
-    public init(choose: @escaping ([ChallengeName]) throws -> ChallengeName, password: @escaping () throws -> String,
-                respond: @escaping (AuthChallenge) throws -> ChallengeAnswer) {
+    public init(
+        choose: @escaping ([ChallengeName]) throws -> ChallengeName, password: @escaping () throws -> String,
+        respond: @escaping (AuthChallenge) throws -> ChallengeAnswer
+    ) {
         self.choose = choose
         self.password = password
         self.respond = respond
@@ -47,7 +49,9 @@ extension Authenticator {
     /// that factor at once (with PASSWORD or SRP_A when it needs the password); without it, or when
     /// the service does not offer it, SELECT_CHALLENGE is answered with the caller's choice.
     /// PASSWORD_VERIFIER is answered here; one-time codes and anything after go to `respond`.
-    public func signInUserAuth(username: String, preferred: FirstFactor?, handlers: UserAuthHandlers) throws -> SignInResult {
+    public func signInUserAuth(username: String, preferred: FirstFactor?, handlers: UserAuthHandlers) throws
+        -> SignInResult
+    {
         var knownPassword: String?
         let password = { () throws -> String in
             if let knownPassword { return knownPassword }
@@ -75,24 +79,30 @@ extension Authenticator {
             }
             let choice = try handlers.choose(offered)
             guard offered.contains(choice) else {
-                throw CognitoError.invalidInput("\(choice) is not one of the offered first factors (\(offered.map(\.rawValue).joined(separator: ", ")))")
+                throw CognitoError.invalidInput(
+                    "\(choice) is not one of the offered first factors (\(offered.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             challengeUser = response.challengeParameters?["USERNAME"] ?? username
             var answers = ["ANSWER": choice.rawValue, "USERNAME": challengeUser]
             answers["SECRET_HASH"] = client.secretHash(for: challengeUser)
             srp = try addFirstFactor(choice.rawValue, to: &answers, password: password)
-            response = try service.respondToAuthChallenge(RespondToAuthChallengeRequest(
-                clientId: client.clientId, challengeName: "SELECT_CHALLENGE", session: response.session,
-                challengeResponses: answers))
+            response = try service.respondToAuthChallenge(
+                RespondToAuthChallengeRequest(
+                    clientId: client.clientId, challengeName: "SELECT_CHALLENGE", session: response.session,
+                    challengeResponses: answers))
         }
-        return try runChallenges(response, username: challengeUser, srp: srp, password: knownPassword ?? "",
-                                 respond: handlers.respond)
+        return try runChallenges(
+            response, username: challengeUser, srp: srp, password: knownPassword ?? "",
+            respond: handlers.respond)
     }
 
     /// Adds what a first factor carries from the start (PASSWORD, or SRP_A) to `parameters`;
     /// returns the SRP client whose PASSWORD_VERIFIER will follow.
-    private func addFirstFactor(_ name: String, to parameters: inout [String: String],
-                                password: () throws -> String) throws -> SRPClient? {
+    private func addFirstFactor(
+        _ name: String, to parameters: inout [String: String],
+        password: () throws -> String
+    ) throws -> SRPClient? {
         switch FirstFactor(rawValue: name) {
         case .password?:
             parameters["PASSWORD"] = try password()

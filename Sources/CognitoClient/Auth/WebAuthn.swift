@@ -1,9 +1,10 @@
+import Crypto
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Crypto
 
 // Passkeys (WebAuthn) as Cognito speaks them: the options it sends (StartWebAuthnRegistration's
 // CredentialCreationOptions, WEB_AUTHN's CREDENTIAL_REQUEST_OPTIONS), the clientDataJSON this
@@ -64,7 +65,9 @@ public struct WebAuthnCreationOptions: Decodable, Sendable, Equatable {
     /// A resident (discoverable) key asked for: `residentKey` required or preferred, or the older
     /// `requireResidentKey`.
     public var wantsResidentKey: Bool {
-        if let residentKey = authenticatorSelection?.residentKey { return residentKey == "required" || residentKey == "preferred" }
+        if let residentKey = authenticatorSelection?.residentKey {
+            return residentKey == "required" || residentKey == "preferred"
+        }
         return authenticatorSelection?.requireResidentKey ?? false
     }
 
@@ -93,14 +96,18 @@ public struct WebAuthnRequestOptions: Decodable, Sendable, Equatable {
 /// `CollectedClientData`, written by this client as a browser would, and its SHA-256 (what the
 /// security key signs over).
 public struct WebAuthnClientData: Sendable, Equatable {
-    public enum Ceremony: String, Sendable { case create = "webauthn.create", get = "webauthn.get" }
+    public enum Ceremony: String, Sendable {
+        case create = "webauthn.create"
+        case get = "webauthn.get"
+    }
 
     public var json: [UInt8]
 
     /// `{"type":…,"challenge":…,"origin":"https://<rpId>","crossOrigin":false}`: the challenge as
     /// given, the origin the relying party's, in the order browsers write them.
     public init(_ ceremony: Ceremony, challenge: String, rpId: String) {
-        let text = "{\"type\":\(Self.quoted(ceremony.rawValue)),\"challenge\":\(Self.quoted(challenge)),"
+        let text =
+            "{\"type\":\(Self.quoted(ceremony.rawValue)),\"challenge\":\(Self.quoted(challenge)),"
             + "\"origin\":\(Self.quoted("https://" + rpId)),\"crossOrigin\":false}"
         json = Array(text.utf8)
     }
@@ -129,8 +136,10 @@ public struct WebAuthnRegistration: Sendable, Equatable {
     public var publicKeyDER: [UInt8]?
     public var transports: [String]
 
-    public init(credentialId: [UInt8], clientData: WebAuthnClientData, authenticatorData: [UInt8], attestationFormat: String,
-                attestationStatement: [UInt8], algorithm: Int, publicKeyDER: [UInt8]?, transports: [String]) {
+    public init(
+        credentialId: [UInt8], clientData: WebAuthnClientData, authenticatorData: [UInt8], attestationFormat: String,
+        attestationStatement: [UInt8], algorithm: Int, publicKeyDER: [UInt8]?, transports: [String]
+    ) {
         self.credentialId = credentialId
         self.clientData = clientData
         self.authenticatorData = authenticatorData
@@ -177,8 +186,10 @@ public struct WebAuthnAssertion: Sendable, Equatable {
     public var signature: [UInt8]
     public var userHandle: [UInt8]
 
-    public init(credentialId: [UInt8], clientData: WebAuthnClientData, authenticatorData: [UInt8], signature: [UInt8],
-                userHandle: [UInt8]) {
+    public init(
+        credentialId: [UInt8], clientData: WebAuthnClientData, authenticatorData: [UInt8], signature: [UInt8],
+        userHandle: [UInt8]
+    ) {
         self.credentialId = credentialId
         self.clientData = clientData
         self.authenticatorData = authenticatorData
@@ -220,8 +231,10 @@ public enum WebAuthnAlgorithm {
         switch (algorithm, key.count) {
         case (es256, 64):
             // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING 04‖x‖y }
-            return [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86,
-                    0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04] + key
+            return [
+                0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86,
+                0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
+            ] + key
         case (edDSA, 32):
             return [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00] + key
         default:

@@ -65,7 +65,8 @@ public struct CognitoIdentityError: Error, Sendable, Equatable, CustomStringConv
         case .service:
             reason = Self.reason(forCode: error.errorType ?? "", httpStatus: error.httpStatus)
         }
-        self.init(reason: reason, message: error.message, errorType: error.errorType, outcomeUnknown: error.outcomeUnknown)
+        self.init(
+            reason: reason, message: error.message, errorType: error.errorType, outcomeUnknown: error.outcomeUnknown)
     }
 
     static func reason(forCode code: String, httpStatus: Int?) -> Reason {

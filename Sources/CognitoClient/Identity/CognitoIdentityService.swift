@@ -12,8 +12,9 @@ public final class CognitoIdentityService {
     let service: CognitoService
 
     public init(endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard) {
-        service = CognitoService(endpoint: endpoint, transport: transport, retryPolicy: retryPolicy,
-                                 targetPrefix: "AWSCognitoIdentityService")
+        service = CognitoService(
+            endpoint: endpoint, transport: transport, retryPolicy: retryPolicy,
+            targetPrefix: "AWSCognitoIdentityService")
     }
 
     public var endpoint: String { service.endpoint }
@@ -45,8 +46,11 @@ public final class CognitoIdentityService {
     /// GetId: the identity id of this login in the pool (created on first use). Repeating it
     /// returns the same id, so it is retried after an unknown outcome.
     public func getId(identityPoolId: String, logins: [String: String], accountId: String? = nil) throws -> String {
-        let response: GetIdResponse = try perform("GetId", GetIdRequest(accountId: accountId, identityPoolId: identityPoolId,
-                                                                         logins: logins))
+        let response: GetIdResponse = try perform(
+            "GetId",
+            GetIdRequest(
+                accountId: accountId, identityPoolId: identityPoolId,
+                logins: logins))
         guard let identityId = response.identityId, !identityId.isEmpty else {
             throw CognitoIdentityError(reason: .malformedAnswer, message: "GetId answered without an IdentityId")
         }
@@ -56,31 +60,40 @@ public final class CognitoIdentityService {
     /// GetCredentialsForIdentity: temporary credentials of the identity's role (`customRoleArn`
     /// picks one where the pool's rules allow a choice). Read-only, so retried.
     /// `now` (the caller's clock) bounds the expiry: no later than a role session can last from it.
-    public func getCredentialsForIdentity(identityId: String, logins: [String: String],
-                                          customRoleArn: String? = nil, now: Date = Date()) throws -> IdentityCredentials {
+    public func getCredentialsForIdentity(
+        identityId: String, logins: [String: String],
+        customRoleArn: String? = nil, now: Date = Date()
+    ) throws -> IdentityCredentials {
         let response: GetCredentialsForIdentityResponse = try perform(
             "GetCredentialsForIdentity",
             GetCredentialsForIdentityRequest(identityId: identityId, logins: logins, customRoleArn: customRoleArn))
         guard let wire = response.credentials, let accessKeyId = wire.accessKeyId, !accessKeyId.isEmpty,
-              let secretKey = wire.secretKey, !secretKey.isEmpty, let sessionToken = wire.sessionToken,
-              !sessionToken.isEmpty, let expiration = wire.expiration.flatMap(OutsideNumbers.date(epochSeconds:)) else {
-            throw CognitoIdentityError(reason: .malformedAnswer,
-                                       message: "GetCredentialsForIdentity answered without complete Credentials")
+            let secretKey = wire.secretKey, !secretKey.isEmpty, let sessionToken = wire.sessionToken,
+            !sessionToken.isEmpty, let expiration = wire.expiration.flatMap(OutsideNumbers.date(epochSeconds:))
+        else {
+            throw CognitoIdentityError(
+                reason: .malformedAnswer,
+                message: "GetCredentialsForIdentity answered without complete Credentials")
         }
         // They go into `exec`'s environment and `export` lines: printable ASCII only.
-        guard [accessKeyId, secretKey, sessionToken].allSatisfy({ $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }) else {
-            throw CognitoIdentityError(reason: .malformedAnswer,
-                                       message: "GetCredentialsForIdentity answered with credentials holding characters no key has")
+        guard [accessKeyId, secretKey, sessionToken].allSatisfy({ $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } })
+        else {
+            throw CognitoIdentityError(
+                reason: .malformedAnswer,
+                message: "GetCredentialsForIdentity answered with credentials holding characters no key has")
         }
         // Bounded where it is read (issue 22, finding 8: an Expiration of -1e300 was shown as valid
         // until the year 5,838,270): a date 1970-9999, and no later than a role session can last.
         let latest = now.addingTimeInterval(OutsideNumbers.maxCredentialsLifetime)
-        let credentials = TemporaryAWSCredentials(accessKeyId: accessKeyId, secretAccessKey: secretKey, sessionToken: sessionToken,
-                                                  expiration: min(expiration, latest))
+        let credentials = TemporaryAWSCredentials(
+            accessKeyId: accessKeyId, secretAccessKey: secretKey, sessionToken: sessionToken,
+            expiration: min(expiration, latest))
         return IdentityCredentials(identityId: response.identityId ?? identityId, credentials: credentials)
     }
 
-    private func perform<Request: Encodable, Response: Decodable>(_ operation: String, _ request: Request) throws -> Response {
+    private func perform<Request: Encodable, Response: Decodable>(_ operation: String, _ request: Request) throws
+        -> Response
+    {
         do {
             return try service.call(operation, request, idempotent: true)
         } catch let error as CognitoError {

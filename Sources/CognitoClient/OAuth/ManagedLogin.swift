@@ -19,7 +19,9 @@ public struct AuthorizationRequest: Sendable {
     public var prompt: String?
 
     /// Fresh random `state`, `nonce` and PKCE verifier.
-    public init(clientId: String, redirectURI: String, scopes: [String], identityProvider: String? = nil, prompt: String? = nil) {
+    public init(
+        clientId: String, redirectURI: String, scopes: [String], identityProvider: String? = nil, prompt: String? = nil
+    ) {
         self.clientId = clientId
         self.redirectURI = redirectURI
         self.scopes = scopes
@@ -92,10 +94,11 @@ public struct AuthorizationCallback: Sendable, Equatable {
     public init?(pastedURL: String, redirectURI: String) {
         let trimmed = pastedURL.trimmed()
         guard let given = URLComponents(string: trimmed), let expected = URLComponents(string: redirectURI),
-              given.scheme?.lowercased() == expected.scheme?.lowercased(),
-              given.host?.lowercased() == expected.host?.lowercased(),
-              given.port == expected.port, given.path == expected.path,
-              let query = given.percentEncodedQuery, !query.isEmpty else { return nil }
+            given.scheme?.lowercased() == expected.scheme?.lowercased(),
+            given.host?.lowercased() == expected.host?.lowercased(),
+            given.port == expected.port, given.path == expected.path,
+            let query = given.percentEncodedQuery, !query.isEmpty
+        else { return nil }
         self.init(query: query)
     }
 
@@ -109,11 +112,14 @@ public struct AuthorizationCallback: Sendable, Equatable {
     public func code(expectedState: String) throws -> String {
         // The state is checked first: an error redirect with another state is not this sign-in's.
         guard let state, !state.isEmpty, constantTimeEqual(state, expectedState) else {
-            throw OAuthError(.stateMismatch, "the redirect's state is not this sign-in's (an old or forged redirect); nothing was signed in")
+            throw OAuthError(
+                .stateMismatch,
+                "the redirect's state is not this sign-in's (an old or forged redirect); nothing was signed in")
         }
         if let error {
             let description = SecretRedactor.redactTokens(errorDescription ?? "")
-            throw OAuthError(OAuthError.code(forService: error), description.isEmpty ? error : description, serviceCode: error)
+            throw OAuthError(
+                OAuthError.code(forService: error), description.isEmpty ? error : description, serviceCode: error)
         }
         guard let code else {
             throw OAuthError(.unexpectedAnswer, "the redirect carried neither a code nor an error")
@@ -124,7 +130,8 @@ public struct AuthorizationCallback: Sendable, Equatable {
 
 /// Equal strings, compared in time that does not depend on where they differ.
 func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
     guard x.count == y.count else { return false }
     return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
 }

@@ -48,8 +48,10 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether an attempt may have reached the service without a clear answer.
     public var outcomeUnknown = false
 
-    public init(_ code: Code, _ message: String, serviceCode: String? = nil, httpStatus: Int? = nil,
-                transportKind: TransportError.Kind? = nil) {
+    public init(
+        _ code: Code, _ message: String, serviceCode: String? = nil, httpStatus: Int? = nil,
+        transportKind: TransportError.Kind? = nil
+    ) {
         self.code = code
         self.message = message
         self.serviceCode = serviceCode
@@ -69,8 +71,10 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The app client, its secret or its allowed flows and scopes are wrong for this request.
     public var isClientMisconfigured: Bool {
-        [.invalidClient, .unauthorizedClient, .unsupportedGrantType, .invalidScope, .invalidRequest,
-         .unsupportedTokenType].contains(code)
+        [
+            .invalidClient, .unauthorizedClient, .unsupportedGrantType, .invalidScope, .invalidRequest,
+            .unsupportedTokenType,
+        ].contains(code)
     }
 
     /// The service failed or could not be reached.
@@ -89,7 +93,7 @@ extension OAuthError.Code {
     var isServiceCode: Bool {
         switch self {
         case .invalidRequest, .invalidClient, .invalidGrant, .unauthorizedClient, .unsupportedGrantType,
-             .unsupportedTokenType, .invalidScope, .accessDenied, .serverError, .temporarilyUnavailable:
+            .unsupportedTokenType, .invalidScope, .accessDenied, .serverError, .temporarilyUnavailable:
             return true
         case .otherServiceError, .stateMismatch, .nonceMismatch, .throttled, .unreachable, .unexpectedAnswer:
             return false

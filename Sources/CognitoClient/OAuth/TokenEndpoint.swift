@@ -15,8 +15,12 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
     public var scope: String?
 
     enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token", idToken = "id_token", refreshToken = "refresh_token"
-        case expiresIn = "expires_in", tokenType = "token_type", scope
+        case accessToken = "access_token"
+        case idToken = "id_token"
+        case refreshToken = "refresh_token"
+        case expiresIn = "expires_in"
+        case tokenType = "token_type"
+        case scope
     }
 
     /// The answer's tokens checked as they are read (issue 22, finding 8): shapes (`TokenShape`)
@@ -34,8 +38,10 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
         }
     }
 
-    public init(accessToken: String, idToken: String? = nil, refreshToken: String? = nil, expiresIn: Int? = nil,
-                tokenType: String? = nil, scope: String? = nil) {
+    public init(
+        accessToken: String, idToken: String? = nil, refreshToken: String? = nil, expiresIn: Int? = nil,
+        tokenType: String? = nil, scope: String? = nil
+    ) {
         self.accessToken = accessToken
         self.idToken = idToken
         self.refreshToken = refreshToken
@@ -54,14 +60,17 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
 
     /// The same tokens in the shape a password sign-in gives, so both are stored alike.
     public var authenticationResult: AuthenticationResult {
-        AuthenticationResult(accessToken: accessToken, expiresIn: expiresIn, tokenType: tokenType,
-                             refreshToken: refreshToken, idToken: idToken)
+        AuthenticationResult(
+            accessToken: accessToken, expiresIn: expiresIn, tokenType: tokenType,
+            refreshToken: refreshToken, idToken: idToken)
     }
 
     /// OpenID Connect's replay check: the id token names this sign-in's nonce and this client.
     public func checkIDToken(nonce: String, clientId: String) throws {
         guard let idToken else {
-            throw OAuthError(.nonceMismatch, "the token endpoint returned no id token (is the openid scope allowed for the app client?)")
+            throw OAuthError(
+                .nonceMismatch,
+                "the token endpoint returned no id token (is the openid scope allowed for the app client?)")
         }
         let claims: JWTClaims
         do {
@@ -73,7 +82,9 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
             throw OAuthError(.nonceMismatch, "the id token does not carry this sign-in's nonce; nothing was signed in")
         }
         guard claims.audience == clientId else {
-            throw OAuthError(.nonceMismatch, "the id token was issued to another app client (\(claims.audience ?? "none")), not \(clientId)")
+            throw OAuthError(
+                .nonceMismatch,
+                "the id token was issued to another app client (\(claims.audience ?? "none")), not \(clientId)")
         }
     }
 }
@@ -87,7 +98,9 @@ public final class TokenEndpoint {
     public let client: AppClient
     public var retryPolicy: RetryPolicy
 
-    public init(domain: ManagedLoginDomain, transport: HTTPTransport, client: AppClient, retryPolicy: RetryPolicy = .standard) {
+    public init(
+        domain: ManagedLoginDomain, transport: HTTPTransport, client: AppClient, retryPolicy: RetryPolicy = .standard
+    ) {
         self.domain = domain
         self.transport = transport
         self.client = client
@@ -96,14 +109,19 @@ public final class TokenEndpoint {
 
     /// `grant_type=authorization_code`. Never repeated after it may have been sent: a code works once.
     public func exchange(code: String, redirectURI: String, verifier: String) throws -> OAuthTokens {
-        try tokens([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
-                    ("code_verifier", verifier)],
-                   secrets: [code, verifier], idempotent: false)
+        try tokens(
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+                ("code_verifier", verifier),
+            ],
+            secrets: [code, verifier], idempotent: false)
     }
 
     /// `grant_type=refresh_token`: new access and id tokens (a refresh token only when the client rotates them).
     public func refresh(refreshToken: String) throws -> OAuthTokens {
-        try tokens([("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [refreshToken], idempotent: true)
+        try tokens(
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], secrets: [refreshToken],
+            idempotent: true)
     }
 
     /// `grant_type=client_credentials` for machine-to-machine access tokens; no scope asks for
@@ -127,16 +145,21 @@ public final class TokenEndpoint {
         do {
             return try JSONDecoder().decode(OAuthTokens.self, from: response.body)
         } catch let error as TokenShapeError {
-            throw OAuthError(.unexpectedAnswer, "the token endpoint answered with a token authctl refuses: \(error.description)",
-                             httpStatus: response.status)
+            throw OAuthError(
+                .unexpectedAnswer, "the token endpoint answered with a token authctl refuses: \(error.description)",
+                httpStatus: response.status)
         } catch {
-            throw OAuthError(.unexpectedAnswer, "the token endpoint answered HTTP \(response.status) without tokens (\(Self.describe(response)))",
-                             httpStatus: response.status)
+            throw OAuthError(
+                .unexpectedAnswer,
+                "the token endpoint answered HTTP \(response.status) without tokens (\(Self.describe(response)))",
+                httpStatus: response.status)
         }
     }
 
     /// Sends one form POST (with retries where they are safe); returns a 2xx answer or throws its error.
-    private func post(_ url: String, _ fields: [(String, String)], secrets: [String], idempotent: Bool) throws -> HTTPResponse {
+    private func post(_ url: String, _ fields: [(String, String)], secrets: [String], idempotent: Bool) throws
+        -> HTTPResponse
+    {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json"),
         ]
@@ -169,7 +192,8 @@ public final class TokenEndpoint {
             } catch let error as TransportError {
                 failure = OAuthError(.unreachable, redactor.redact(error.message), transportKind: error.kind)
                 outcomeUnknown = outcomeUnknown || error.requestMayHaveBeenSent
-                safeToRepeat = (!error.requestMayHaveBeenSent && error.kind == .notConnected)
+                safeToRepeat =
+                    (!error.requestMayHaveBeenSent && error.kind == .notConnected)
                     || (idempotent && (error.kind == .connection || error.kind == .timeout))
             }
             guard safeToRepeat, attempt < retryPolicy.maxAttempts else {
@@ -186,8 +210,9 @@ public final class TokenEndpoint {
         let object = JSONValue.document(response.body)
         if let raw = object?["error"]?.string, !raw.isEmpty {
             let description = object?["error_description"]?.string.map(redactor.redact) ?? ""
-            return OAuthError(OAuthError.code(forService: raw), description.isEmpty ? raw : description,
-                              serviceCode: raw, httpStatus: response.status)
+            return OAuthError(
+                OAuthError.code(forService: raw), description.isEmpty ? raw : description,
+                serviceCode: raw, httpStatus: response.status)
         }
         if response.status == 429 {
             return OAuthError(.throttled, "too many requests (HTTP 429)", httpStatus: 429)

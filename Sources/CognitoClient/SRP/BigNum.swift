@@ -21,7 +21,9 @@ final class BigNum: @unchecked Sendable {
     /// Allocates a `BIGNUM`, lets `fill` compute into it (OpenSSL style: 1 on success), wraps it.
     private static func make(constantTime: Bool = false, _ fill: (OpaquePointer) -> Bool) throws -> BigNum {
         try LibCrypto.require()
-        guard let bn = constantTime ? authctl_bn_new_secret() : authctl_bn_new() else { throw SRPError.arithmeticFailure }
+        guard let bn = constantTime ? authctl_bn_new_secret() : authctl_bn_new() else {
+            throw SRPError.arithmeticFailure
+        }
         guard fill(bn) else {
             authctl_bn_clear_free(bn)
             throw SRPError.arithmeticFailure
@@ -159,8 +161,9 @@ enum LibCrypto {
     /// Throws `SRPError` (code `.libraryUnavailable`) when libcrypto cannot be loaded.
     static func require() throws {
         guard authctl_bn_load() == 1 else {
-            throw SRPError(code: .libraryUnavailable,
-                           message: "cannot compute SRP values: \(String(cString: authctl_bn_load_error()))")
+            throw SRPError(
+                code: .libraryUnavailable,
+                message: "cannot compute SRP values: \(String(cString: authctl_bn_load_error()))")
         }
     }
 }

@@ -35,15 +35,20 @@ public enum DeviceSRP {
     }
 
     /// The DeviceSecretVerifierConfig for ConfirmDevice, with a fresh random salt.
-    public static func verifierConfig(deviceGroupKey: String, deviceKey: String,
-                                      devicePassword: String) throws -> DeviceSecretVerifierConfig {
-        try verifierConfig(deviceGroupKey: deviceGroupKey, deviceKey: deviceKey, devicePassword: devicePassword,
-                           saltBytes: randomBytes(16))
+    public static func verifierConfig(
+        deviceGroupKey: String, deviceKey: String,
+        devicePassword: String
+    ) throws -> DeviceSecretVerifierConfig {
+        try verifierConfig(
+            deviceGroupKey: deviceGroupKey, deviceKey: deviceKey, devicePassword: devicePassword,
+            saltBytes: randomBytes(16))
     }
 
     /// The same with a fixed salt, for test vectors.
-    static func verifierConfig(deviceGroupKey: String, deviceKey: String, devicePassword: String,
-                               saltBytes: [UInt8]) throws -> DeviceSecretVerifierConfig {
+    static func verifierConfig(
+        deviceGroupKey: String, deviceKey: String, devicePassword: String,
+        saltBytes: [UInt8]
+    ) throws -> DeviceSecretVerifierConfig {
         guard !deviceGroupKey.isEmpty, !deviceKey.isEmpty else {
             throw SRPError(code: .invalidDeviceKey, message: "the service sent an empty DeviceKey or DeviceGroupKey")
         }
@@ -52,8 +57,9 @@ public enum DeviceSRP {
         let identity = SRPClient.sha256(Array("\(deviceGroupKey)\(deviceKey):\(devicePassword)".utf8))
         let x = try BigNum.fromBytes(SRPClient.sha256(salt.paddedBytes + identity), constantTime: true)
         let verifier = try group.g.modPow(x, modulus: group.n, group.montgomery, BNContext())
-        return DeviceSecretVerifierConfig(passwordVerifier: Data(verifier.paddedBytes).base64EncodedString(),
-                                          salt: Data(salt.paddedBytes).base64EncodedString())
+        return DeviceSecretVerifierConfig(
+            passwordVerifier: Data(verifier.paddedBytes).base64EncodedString(),
+            salt: Data(salt.paddedBytes).base64EncodedString())
     }
 
     static func randomBytes(_ count: Int) -> [UInt8] {

@@ -1,4 +1,5 @@
 import Crypto
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -38,13 +39,16 @@ public struct SRPClient: Sendable {
 
     /// A client with a fresh random secret a (from the system CSPRNG).
     public init(userPoolId: String) throws {
-        try self.init(userPoolId: userPoolId, poolName: try Self.poolName(of: userPoolId), smallABytes: Self.randomSecret)
+        try self.init(
+            userPoolId: userPoolId, poolName: try Self.poolName(of: userPoolId), smallABytes: Self.randomSecret)
     }
 
     /// The client of a remembered device's SRP (DEVICE_SRP_AUTH): the same scheme, with the
     /// DeviceGroupKey where the pool name goes and the DeviceKey as the user (see `DeviceSRP`).
     public init(deviceGroupKey: String) throws {
-        guard !deviceGroupKey.isEmpty else { throw SRPError(code: .invalidDeviceKey, message: "the DeviceGroupKey is empty") }
+        guard !deviceGroupKey.isEmpty else {
+            throw SRPError(code: .invalidDeviceKey, message: "the DeviceGroupKey is empty")
+        }
         try self.init(userPoolId: "", poolName: deviceGroupKey, smallABytes: Self.randomSecret)
     }
 

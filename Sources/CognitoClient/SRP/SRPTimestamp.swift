@@ -31,7 +31,8 @@ public enum SRPTimestamp {
         }
         let weekday = weekdays[Int(parts.tm_wday) % 7]
         let month = months[Int(parts.tm_mon) % 12]
-        return "\(weekday) \(month) \(parts.tm_mday) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC "
+        return
+            "\(weekday) \(month) \(parts.tm_mday) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC "
             + pad(Int(parts.tm_year) + 1900, to: 4)
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

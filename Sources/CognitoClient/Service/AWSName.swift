@@ -6,8 +6,10 @@ public enum AWSName {
     public static func isRegion<S: StringProtocol>(_ name: S) -> Bool {
         let parts = name.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count >= 3, parts[0].utf8.count == 2, let last = parts.last else { return false }
-        let lowercase = { (part: S.SubSequence) in !part.isEmpty && part.utf8.allSatisfy { (0x61...0x7A).contains($0) } }
-        return parts.dropLast().allSatisfy(lowercase) && !last.isEmpty && last.utf8.allSatisfy { (0x30...0x39).contains($0) }
+        let lowercase = { (part: S.SubSequence) in !part.isEmpty && part.utf8.allSatisfy { (0x61...0x7A).contains($0) }
+        }
+        return parts.dropLast().allSatisfy(lowercase) && !last.isEmpty
+            && last.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// `<region>_<id>`, `^[a-z]{2}(-[a-z]+)+-[0-9]+_[0-9A-Za-z]+$`: `eu-west-1_AbC123`.
@@ -30,5 +32,7 @@ public enum AWSName {
     }
 
     private static func isASCIIDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
-    private static func isASCIILetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
 }

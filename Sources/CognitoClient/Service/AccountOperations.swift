@@ -75,18 +75,26 @@ extension CognitoService {
     // new code that voids the one already on its way.
 
     /// SignUp: a new, unconfirmed account (unless the pool confirms it at once).
-    public func signUp(username: String, password: String, attributes: [AttributeType], client: AppClient) throws -> SignUpResponse {
-        try call("SignUp", SignUpRequest(clientId: client.clientId, secretHash: client.secretHash(for: username),
-                                         username: username, password: password,
-                                         userAttributes: attributes.isEmpty ? nil : attributes),
-                 idempotent: false)
+    public func signUp(username: String, password: String, attributes: [AttributeType], client: AppClient) throws
+        -> SignUpResponse
+    {
+        try call(
+            "SignUp",
+            SignUpRequest(
+                clientId: client.clientId, secretHash: client.secretHash(for: username),
+                username: username, password: password,
+                userAttributes: attributes.isEmpty ? nil : attributes),
+            idempotent: false)
     }
 
     /// ConfirmSignUp with the code the pool sent.
     public func confirmSignUp(username: String, code: String, client: AppClient) throws {
-        _ = try call("ConfirmSignUp", ConfirmSignUpRequest(clientId: client.clientId, secretHash: client.secretHash(for: username),
-                                                           username: username, confirmationCode: code),
-                     idempotent: false, as: EmptyResponse.self)
+        _ = try call(
+            "ConfirmSignUp",
+            ConfirmSignUpRequest(
+                clientId: client.clientId, secretHash: client.secretHash(for: username),
+                username: username, confirmationCode: code),
+            idempotent: false, as: EmptyResponse.self)
     }
 
     /// ResendConfirmationCode: a new sign-up code (the previous one stops working).
@@ -102,16 +110,19 @@ extension CognitoService {
     private func sendCode(_ operation: String, username: String, client: AppClient) throws -> CodeDeliveryDetails? {
         let response: CodeDeliveryResponse = try call(
             operation,
-            UsernameRequest(clientId: client.clientId, secretHash: client.secretHash(for: username), username: username),
+            UsernameRequest(
+                clientId: client.clientId, secretHash: client.secretHash(for: username), username: username),
             idempotent: false)
         return response.codeDeliveryDetails
     }
 
     /// ConfirmForgotPassword: the code and the new password.
     public func confirmForgotPassword(username: String, code: String, newPassword: String, client: AppClient) throws {
-        _ = try call("ConfirmForgotPassword",
-                     ConfirmForgotPasswordRequest(clientId: client.clientId, secretHash: client.secretHash(for: username),
-                                                  username: username, confirmationCode: code, password: newPassword),
-                     idempotent: false, as: EmptyResponse.self)
+        _ = try call(
+            "ConfirmForgotPassword",
+            ConfirmForgotPasswordRequest(
+                clientId: client.clientId, secretHash: client.secretHash(for: username),
+                username: username, confirmationCode: code, password: newPassword),
+            idempotent: false, as: EmptyResponse.self)
     }
 }

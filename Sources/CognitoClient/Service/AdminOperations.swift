@@ -24,8 +24,10 @@ public struct UserPoolClientType: Decodable, Sendable, Equatable {
     public var idTokenValidity: Int?
     public var tokenValidityUnits: TokenValidityUnitsType?
 
-    public init(clientId: String? = nil, accessTokenValidity: Int? = nil, idTokenValidity: Int? = nil,
-                tokenValidityUnits: TokenValidityUnitsType? = nil) {
+    public init(
+        clientId: String? = nil, accessTokenValidity: Int? = nil, idTokenValidity: Int? = nil,
+        tokenValidityUnits: TokenValidityUnitsType? = nil
+    ) {
         self.clientId = clientId
         self.accessTokenValidity = accessTokenValidity
         self.idTokenValidity = idTokenValidity
@@ -76,8 +78,9 @@ public struct TokenValidityUnitsType: Decodable, Sendable, Equatable {
 extension CognitoService {
     /// DescribeUserPoolClient (IAM-signed): an app client's settings. Read-only, so retried.
     public func describeUserPoolClient(userPoolId: String, clientId: String) throws -> DescribeUserPoolClientResponse {
-        try call("DescribeUserPoolClient", DescribeUserPoolClientRequest(userPoolId: userPoolId, clientId: clientId),
-                 idempotent: true)
+        try call(
+            "DescribeUserPoolClient", DescribeUserPoolClientRequest(userPoolId: userPoolId, clientId: clientId),
+            idempotent: true)
     }
 }
 
@@ -128,22 +131,33 @@ extension CognitoService {
 
     /// ListUsers (IAM-signed): one page of the pool's users, optionally filtered (`email ^= "x"`).
     /// Read-only, so retried.
-    public func listUsers(userPoolId: String, filter: String?, paginationToken: String?,
-                          limit: Int = CognitoService.maximumPageSize) throws -> ListUsersResponse {
-        try call("ListUsers", ListUsersRequest(userPoolId: userPoolId, limit: limit, paginationToken: paginationToken,
-                                               filter: filter), idempotent: true)
+    public func listUsers(
+        userPoolId: String, filter: String?, paginationToken: String?,
+        limit: Int = CognitoService.maximumPageSize
+    ) throws -> ListUsersResponse {
+        try call(
+            "ListUsers",
+            ListUsersRequest(
+                userPoolId: userPoolId, limit: limit, paginationToken: paginationToken,
+                filter: filter), idempotent: true)
     }
 
     /// ListUsersInGroup (IAM-signed): one page of a group's members. Read-only, so retried.
-    public func listUsersInGroup(userPoolId: String, groupName: String, nextToken: String?,
-                                 limit: Int = CognitoService.maximumPageSize) throws -> ListUsersInGroupResponse {
-        try call("ListUsersInGroup", ListUsersInGroupRequest(userPoolId: userPoolId, groupName: groupName, limit: limit,
-                                                             nextToken: nextToken), idempotent: true)
+    public func listUsersInGroup(
+        userPoolId: String, groupName: String, nextToken: String?,
+        limit: Int = CognitoService.maximumPageSize
+    ) throws -> ListUsersInGroupResponse {
+        try call(
+            "ListUsersInGroup",
+            ListUsersInGroupRequest(
+                userPoolId: userPoolId, groupName: groupName, limit: limit,
+                nextToken: nextToken), idempotent: true)
     }
 
     /// AdminDisableUser (IAM-signed): the user can no longer sign in. Repeating it is harmless.
     public func adminDisableUser(userPoolId: String, username: String) throws {
-        _ = try call("AdminDisableUser", AdminUserRequest(userPoolId: userPoolId, username: username),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "AdminDisableUser", AdminUserRequest(userPoolId: userPoolId, username: username),
+            idempotent: true, as: EmptyResponse.self)
     }
 }

@@ -38,8 +38,10 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The endpoint that was called (set by `CognitoService`), for messages that say where.
     public var endpoint: String?
 
-    public init(kind: Kind, message: String, errorType: String? = nil, httpStatus: Int? = nil,
-                transportKind: TransportError.Kind? = nil, challengeName: ChallengeName? = nil) {
+    public init(
+        kind: Kind, message: String, errorType: String? = nil, httpStatus: Int? = nil,
+        transportKind: TransportError.Kind? = nil, challengeName: ChallengeName? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.errorType = errorType
@@ -68,8 +70,9 @@ public struct CognitoError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public static func unsupportedChallenge(_ name: ChallengeName) -> CognitoError {
-        CognitoError(kind: .unsupportedChallenge, message: "challenge \(name) is not supported yet",
-                     challengeName: name)
+        CognitoError(
+            kind: .unsupportedChallenge, message: "challenge \(name) is not supported yet",
+            challengeName: name)
     }
 
     public static func invalidInput(_ message: String) -> CognitoError {

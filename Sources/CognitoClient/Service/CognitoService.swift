@@ -20,8 +20,10 @@ public final class CognitoService {
     /// none): what the service's own logs (CloudTrail) know the call by, for an audit record.
     public private(set) var lastRequestId: String?
 
-    public init(endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard,
-                targetPrefix: String = "AWSCognitoIdentityProviderService") {
+    public init(
+        endpoint: String, transport: HTTPTransport, retryPolicy: RetryPolicy = .standard,
+        targetPrefix: String = "AWSCognitoIdentityProviderService"
+    ) {
         self.endpoint = endpoint.hasSuffix("/") ? endpoint : endpoint + "/"
         self.transport = transport
         self.retryPolicy = retryPolicy
@@ -74,7 +76,8 @@ public final class CognitoService {
             } catch var error as CognitoError {
                 outcomeUnknown = outcomeUnknown || error.mayHaveBeenPerformed
                 guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent),
-                      let wait = retryPolicy.wait(afterAttempt: attempt, for: error) else {
+                    let wait = retryPolicy.wait(afterAttempt: attempt, for: error)
+                else {
                     error.outcomeUnknown = outcomeUnknown
                     error.endpoint = endpoint
                     throw error
@@ -84,7 +87,9 @@ public final class CognitoService {
         }
     }
 
-    private func send<Response: Decodable>(_ request: HTTPRequest, operation: String, as: Response.Type) throws -> Response {
+    private func send<Response: Decodable>(_ request: HTTPRequest, operation: String, as: Response.Type) throws
+        -> Response
+    {
         let response: HTTPResponse
         lastRequestId = nil
         do {
@@ -102,10 +107,12 @@ public final class CognitoService {
         do {
             return try Self.decoder.decode(Response.self, from: body)
         } catch let error as TokenShapeError {
-            throw CognitoError.malformed("the service's answer to \(operation) holds a token authctl refuses: \(error.description)",
-                                         status: response.status)
+            throw CognitoError.malformed(
+                "the service's answer to \(operation) holds a token authctl refuses: \(error.description)",
+                status: response.status)
         } catch {
-            let detail = JSONValue.document(body) == nil
+            let detail =
+                JSONValue.document(body) == nil
                 ? "a body that is not JSON" + (response.headers["content-type"].map { " (\($0))" } ?? "")
                 : "JSON that does not match the \(operation) response"
             throw CognitoError.malformed(

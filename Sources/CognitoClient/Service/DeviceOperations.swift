@@ -82,8 +82,10 @@ public struct DeviceType: Decodable, Sendable, Equatable {
     public var deviceLastModifiedDate: Double?
     public var deviceLastAuthenticatedDate: Double?
 
-    public init(deviceKey: String?, deviceAttributes: [AttributeType]? = nil, deviceCreateDate: Double? = nil,
-                deviceLastModifiedDate: Double? = nil, deviceLastAuthenticatedDate: Double? = nil) {
+    public init(
+        deviceKey: String?, deviceAttributes: [AttributeType]? = nil, deviceCreateDate: Double? = nil,
+        deviceLastModifiedDate: Double? = nil, deviceLastAuthenticatedDate: Double? = nil
+    ) {
         self.deviceKey = deviceKey
         self.deviceAttributes = deviceAttributes
         self.deviceCreateDate = deviceCreateDate
@@ -112,45 +114,61 @@ public struct DeviceType: Decodable, Sendable, Equatable {
 extension CognitoService {
     /// ConfirmDevice: registers the device's SRP verifier. Not repeated after an unknown outcome
     /// (a second confirmation of the same key is refused as DeviceKeyExistsException).
-    public func confirmDevice(accessToken: String, deviceKey: String, verifier: DeviceSecretVerifierConfig,
-                              deviceName: String) throws -> ConfirmDeviceResponse {
-        try call("ConfirmDevice", ConfirmDeviceRequest(accessToken: accessToken, deviceKey: deviceKey,
-                                                       deviceSecretVerifierConfig: verifier, deviceName: deviceName),
-                 idempotent: false)
+    public func confirmDevice(
+        accessToken: String, deviceKey: String, verifier: DeviceSecretVerifierConfig,
+        deviceName: String
+    ) throws -> ConfirmDeviceResponse {
+        try call(
+            "ConfirmDevice",
+            ConfirmDeviceRequest(
+                accessToken: accessToken, deviceKey: deviceKey,
+                deviceSecretVerifierConfig: verifier, deviceName: deviceName),
+            idempotent: false)
     }
 
     /// UpdateDeviceStatus `remembered` or `not_remembered`. Setting a status twice is harmless.
     public func updateDeviceStatus(accessToken: String, deviceKey: String, remembered: Bool) throws {
-        _ = try call("UpdateDeviceStatus", UpdateDeviceStatusRequest(accessToken: accessToken, deviceKey: deviceKey,
-                                                                     deviceRememberedStatus: remembered ? "remembered" : "not_remembered"),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "UpdateDeviceStatus",
+            UpdateDeviceStatusRequest(
+                accessToken: accessToken, deviceKey: deviceKey,
+                deviceRememberedStatus: remembered ? "remembered" : "not_remembered"),
+            idempotent: true, as: EmptyResponse.self)
     }
 
     /// ListDevices, every page. Read-only, so retried.
     public func listDevices(accessToken: String) throws -> [DeviceType] {
         try allPages { token in
-            try call("ListDevices", ListDevicesRequest(accessToken: accessToken, limit: 60, paginationToken: token), idempotent: true)
+            try call(
+                "ListDevices", ListDevicesRequest(accessToken: accessToken, limit: 60, paginationToken: token),
+                idempotent: true)
         }
     }
 
     /// ForgetDevice. Repeating it is harmless (a second one answers ResourceNotFoundException).
     public func forgetDevice(accessToken: String, deviceKey: String) throws {
-        _ = try call("ForgetDevice", ForgetDeviceRequest(accessToken: accessToken, deviceKey: deviceKey),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "ForgetDevice", ForgetDeviceRequest(accessToken: accessToken, deviceKey: deviceKey),
+            idempotent: true, as: EmptyResponse.self)
     }
 
     /// AdminListDevices (IAM-signed), every page.
     public func adminListDevices(userPoolId: String, username: String) throws -> [DeviceType] {
         try allPages { token in
-            try call("AdminListDevices", AdminListDevicesRequest(userPoolId: userPoolId, username: username, limit: 60,
-                                                                 paginationToken: token), idempotent: true)
+            try call(
+                "AdminListDevices",
+                AdminListDevicesRequest(
+                    userPoolId: userPoolId, username: username, limit: 60,
+                    paginationToken: token), idempotent: true)
         }
     }
 
     /// AdminForgetDevice (IAM-signed).
     public func adminForgetDevice(userPoolId: String, username: String, deviceKey: String) throws {
-        _ = try call("AdminForgetDevice", AdminForgetDeviceRequest(userPoolId: userPoolId, username: username, deviceKey: deviceKey),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "AdminForgetDevice",
+            AdminForgetDeviceRequest(userPoolId: userPoolId, username: username, deviceKey: deviceKey),
+            idempotent: true, as: EmptyResponse.self)
     }
 
     /// Follows PaginationToken (see `everyPage`).

@@ -30,8 +30,9 @@ public enum HTTPDate {
     private static func imfFixdate(_ b: [UInt8]) -> Date? {
         var r = Reader(b)
         guard let weekday = r.name(shortDays), r.literal(", "), let day = r.digits(2), r.literal(" "),
-              let month = r.name(months), r.literal(" "), let year = r.digits(4), r.literal(" "),
-              let time = r.time(), r.literal(" GMT"), r.atEnd else { return nil }
+            let month = r.name(months), r.literal(" "), let year = r.digits(4), r.literal(" "),
+            let time = r.time(), r.literal(" GMT"), r.atEnd
+        else { return nil }
         return date(year: year, month: month + 1, day: day, time: time, weekday: weekday)
     }
 
@@ -40,8 +41,9 @@ public enum HTTPDate {
     private static func rfc850(_ b: [UInt8], now: Date) -> Date? {
         var r = Reader(b)
         guard let weekday = r.name(longDays), r.literal(", "), let day = r.digits(2), r.literal("-"),
-              let month = r.name(months), r.literal("-"), let shortYear = r.digits(2), r.literal(" "),
-              let time = r.time(), r.literal(" GMT"), r.atEnd else { return nil }
+            let month = r.name(months), r.literal("-"), let shortYear = r.digits(2), r.literal(" "),
+            let time = r.time(), r.literal(" GMT"), r.atEnd
+        else { return nil }
         let thisYear = year(ofDay: Int((max(-1e12, min(1e12, now.timeIntervalSince1970)) / 86_400).rounded(.down)))
         var year = thisYear - thisYear % 100 + shortYear
         if year > thisYear + 50 { year -= 100 }
@@ -51,7 +53,9 @@ public enum HTTPDate {
     /// `Sun Nov  6 08:49:37 1994` (the day padded with a space, not a zero)
     private static func asctime(_ b: [UInt8]) -> Date? {
         var r = Reader(b)
-        guard let weekday = r.name(shortDays), r.literal(" "), let month = r.name(months), r.literal(" ") else { return nil }
+        guard let weekday = r.name(shortDays), r.literal(" "), let month = r.name(months), r.literal(" ") else {
+            return nil
+        }
         let day: Int
         if r.literal(" ") {
             guard let digit = r.digits(1) else { return nil }
@@ -65,10 +69,13 @@ public enum HTTPDate {
     }
 
     /// Checks the fields and the weekday (0 = Monday); seconds since 1970, GMT.
-    private static func date(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int),
-                             weekday: Int) -> Date? {
+    private static func date(
+        year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int),
+        weekday: Int
+    ) -> Date? {
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              time.hour <= 23, time.minute <= 59, time.second <= 60 else { return nil }
+            time.hour <= 23, time.minute <= 59, time.second <= 60
+        else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         // 1970-01-01 was a Thursday (3 when Monday is 0).
         guard ((days % 7) + 7 + 3) % 7 == weekday else { return nil }
@@ -117,7 +124,8 @@ public enum HTTPDate {
         mutating func literal(_ text: String) -> Bool {
             let expected = Array(text.utf8)
             guard bytes.count - index >= expected.count,
-                  bytes[index..<index + expected.count].elementsEqual(expected) else { return false }
+                bytes[index..<index + expected.count].elementsEqual(expected)
+            else { return false }
             index += expected.count
             return true
         }
@@ -143,7 +151,8 @@ public enum HTTPDate {
         /// `HH:MM:SS`
         mutating func time() -> (hour: Int, minute: Int, second: Int)? {
             let start = index
-            guard let hour = digits(2), literal(":"), let minute = digits(2), literal(":"), let second = digits(2) else {
+            guard let hour = digits(2), literal(":"), let minute = digits(2), literal(":"), let second = digits(2)
+            else {
                 index = start
                 return nil
             }

@@ -16,8 +16,10 @@ public struct AuthenticationResult: Codable, Sendable, Equatable {
     /// Set when the pool tracks devices and this one is new to it (see `DeviceSRP`).
     public var newDeviceMetadata: NewDeviceMetadata?
 
-    public init(accessToken: String, expiresIn: Int?, tokenType: String?, refreshToken: String?, idToken: String?,
-                newDeviceMetadata: NewDeviceMetadata? = nil) {
+    public init(
+        accessToken: String, expiresIn: Int?, tokenType: String?, refreshToken: String?, idToken: String?,
+        newDeviceMetadata: NewDeviceMetadata? = nil
+    ) {
         self.accessToken = accessToken
         self.expiresIn = expiresIn
         self.tokenType = tokenType
@@ -155,28 +157,36 @@ struct AdminUserRequest: Encodable {
 extension CognitoService {
     /// GlobalSignOut: ends every refresh token of the user. Repeating it is harmless.
     public func globalSignOut(accessToken: String) throws {
-        _ = try call("GlobalSignOut", AccessTokenRequest(accessToken: accessToken), idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "GlobalSignOut", AccessTokenRequest(accessToken: accessToken), idempotent: true, as: EmptyResponse.self)
     }
 
     /// RevokeToken: ends one refresh token and the access tokens it produced. Repeating it is harmless.
     public func revokeToken(refreshToken: String, client: AppClient) throws {
-        _ = try call("RevokeToken", RevokeTokenRequest(token: refreshToken, clientId: client.clientId,
-                                                        clientSecret: client.clientSecret),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "RevokeToken",
+            RevokeTokenRequest(
+                token: refreshToken, clientId: client.clientId,
+                clientSecret: client.clientSecret),
+            idempotent: true, as: EmptyResponse.self)
     }
 
     /// ChangePassword. Not repeated after an unknown outcome: a second try would present a
     /// "previous" password that may already have been replaced.
     public func changePassword(accessToken: String, previous: String, proposed: String) throws {
-        _ = try call("ChangePassword", ChangePasswordRequest(previousPassword: previous, proposedPassword: proposed,
-                                                              accessToken: accessToken),
-                     idempotent: false, as: EmptyResponse.self)
+        _ = try call(
+            "ChangePassword",
+            ChangePasswordRequest(
+                previousPassword: previous, proposedPassword: proposed,
+                accessToken: accessToken),
+            idempotent: false, as: EmptyResponse.self)
     }
 
     /// AdminUserGlobalSignOut (IAM-signed): ends every session of any user of the pool.
     public func adminUserGlobalSignOut(userPoolId: String, username: String) throws {
-        _ = try call("AdminUserGlobalSignOut", AdminUserRequest(userPoolId: userPoolId, username: username),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "AdminUserGlobalSignOut", AdminUserRequest(userPoolId: userPoolId, username: username),
+            idempotent: true, as: EmptyResponse.self)
     }
 }
 
@@ -233,21 +243,35 @@ struct SetUserMFAPreferenceRequest: Encodable {
 extension CognitoService {
     /// AssociateSoftwareToken for a signed-in user (access token) or during sign-in (challenge session).
     /// Each call makes a new secret, so it is not repeated after an unknown outcome.
-    public func associateSoftwareToken(accessToken: String? = nil, session: String? = nil) throws -> AssociateSoftwareTokenResponse {
-        try call("AssociateSoftwareToken", AssociateSoftwareTokenRequest(accessToken: accessToken, session: session), idempotent: false)
+    public func associateSoftwareToken(accessToken: String? = nil, session: String? = nil) throws
+        -> AssociateSoftwareTokenResponse
+    {
+        try call(
+            "AssociateSoftwareToken", AssociateSoftwareTokenRequest(accessToken: accessToken, session: session),
+            idempotent: false)
     }
 
-    public func verifySoftwareToken(accessToken: String? = nil, session: String? = nil, code: String,
-                                    friendlyName: String?) throws -> VerifySoftwareTokenResponse {
-        try call("VerifySoftwareToken", VerifySoftwareTokenRequest(accessToken: accessToken, session: session, userCode: code,
-                                                                   friendlyDeviceName: friendlyName), idempotent: false)
+    public func verifySoftwareToken(
+        accessToken: String? = nil, session: String? = nil, code: String,
+        friendlyName: String?
+    ) throws -> VerifySoftwareTokenResponse {
+        try call(
+            "VerifySoftwareToken",
+            VerifySoftwareTokenRequest(
+                accessToken: accessToken, session: session, userCode: code,
+                friendlyDeviceName: friendlyName), idempotent: false)
     }
 
     /// SetUserMFAPreference: nil leaves a factor as it is. Setting a preference twice is harmless.
-    public func setUserMFAPreference(accessToken: String, softwareToken: MFASetting? = nil, sms: MFASetting? = nil,
-                                     email: MFASetting? = nil) throws {
-        _ = try call("SetUserMFAPreference", SetUserMFAPreferenceRequest(accessToken: accessToken, softwareTokenMfaSettings: softwareToken,
-                                                                         smsMfaSettings: sms, emailMfaSettings: email),
-                     idempotent: true, as: EmptyResponse.self)
+    public func setUserMFAPreference(
+        accessToken: String, softwareToken: MFASetting? = nil, sms: MFASetting? = nil,
+        email: MFASetting? = nil
+    ) throws {
+        _ = try call(
+            "SetUserMFAPreference",
+            SetUserMFAPreferenceRequest(
+                accessToken: accessToken, softwareTokenMfaSettings: softwareToken,
+                smsMfaSettings: sms, emailMfaSettings: email),
+            idempotent: true, as: EmptyResponse.self)
     }
 }

@@ -26,9 +26,11 @@ public struct RetryPolicy: Sendable {
     /// that could not finish within it.
     public var budget: TimeBudget?
 
-    public init(maxAttempts: Int = 3, baseDelay: Double = 0.2, maxDelay: Double = 2.0,
-                sleep: @escaping @Sendable (Double) -> Void = RetryPolicy.sleep(seconds:),
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        maxAttempts: Int = 3, baseDelay: Double = 0.2, maxDelay: Double = 2.0,
+        sleep: @escaping @Sendable (Double) -> Void = RetryPolicy.sleep(seconds:),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.maxAttempts = max(1, maxAttempts)
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay

@@ -46,8 +46,10 @@ struct SecretRedactor {
         for value in values where !value.isEmpty {
             let base64 = Data(value.utf8).base64EncodedString()
             let unpadded = String(base64.reversed().drop { $0 == "=" }.reversed())
-            for encoded in [value, FormEncoding.escape(value), FormEncoding.escape(value).replacing("%20", with: "+"),
-                            base64, unpadded] + jsonEscaped(value) where encoded.count >= 4 || encoded == value {
+            for encoded in [
+                value, FormEncoding.escape(value), FormEncoding.escape(value).replacing("%20", with: "+"),
+                base64, unpadded,
+            ] + jsonEscaped(value) where encoded.count >= 4 || encoded == value {
                 all.insert(encoded)
             }
         }

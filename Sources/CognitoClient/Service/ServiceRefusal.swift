@@ -102,9 +102,11 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// disabled user, a refused client secret...).
     public var deniesAuthorization: Bool {
         switch self {
-        case .incorrectCredentials, .secretHashRejected, .attemptsExceeded, .challengeSessionExpired, .challengeSessionEnded,
-             .accessTokenExpired, .accessTokenRevoked, .scopeMissing, .refreshTokenRevoked, .flowNotAllowed, .userDisabled,
-             .notAuthorized:
+        case .incorrectCredentials, .secretHashRejected, .attemptsExceeded, .challengeSessionExpired,
+            .challengeSessionEnded,
+            .accessTokenExpired, .accessTokenRevoked, .scopeMissing, .refreshTokenRevoked, .flowNotAllowed,
+            .userDisabled,
+            .notAuthorized:
             return true
         default:
             return false
@@ -121,7 +123,8 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "CodeMismatchException", "EnableSoftwareTokenMFAException": return .codeMismatch
         case "ExpiredCodeException": return .codeExpired
         case "InvalidPasswordException", "PasswordHistoryPolicyViolationException": return .invalidPassword
-        case "TooManyRequestsException", "ThrottlingException", "LimitExceededException", "TooManyFailedAttemptsException":
+        case "TooManyRequestsException", "ThrottlingException", "LimitExceededException",
+            "TooManyFailedAttemptsException":
             return .throttled
         case "UnknownOperationException", "UnsupportedOperationException", "InvalidAction": return .operationUnsupported
         case "ResourceNotFoundException": return .resourceNotFound
@@ -129,7 +132,8 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "AliasExistsException": return .aliasExists
         case "CodeDeliveryFailureException": return .codeDeliveryFailed
         case "AccessDeniedException", "UnrecognizedClientException", "InvalidSignatureException", "IncompleteSignature",
-             "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch":
+            "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId",
+            "SignatureDoesNotMatch":
             return .awsCredentialsRefused
         case "InvalidParameterException": return .invalidParameter
         case "WebAuthnNotEnabledException": return .webAuthnNotEnabled
@@ -142,7 +146,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "ForbiddenException": return .forbidden
         case "OperationNotEnabledException": return .operationNotEnabled
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
-             "UserLambdaValidationException":
+            "UserLambdaValidationException":
             return .poolConfiguration
         default: return .other
         }
@@ -156,7 +160,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         if text.contains("attempts exceeded") { return .attemptsExceeded }
         if text.contains("invalid session") && !text.contains("expired") { return .challengeSessionEnded }
         if text.contains("session") { return .challengeSessionExpired }
-        if text.contains("rotation") || text.contains("not enabled") || text.contains("not allowed") { return .flowNotAllowed }
+        if text.contains("rotation") || text.contains("not enabled") || text.contains("not allowed") {
+            return .flowNotAllowed
+        }
         if text.contains("refresh token") { return .refreshTokenRevoked }
         if text.contains("expired") { return .accessTokenExpired }
         if text.contains("scope") { return .scopeMissing }
@@ -186,7 +192,7 @@ extension CognitoError {
     public var endsSession: Bool {
         switch refusal {
         case nil, .accessTokenExpired?, .secretHashRejected?, .attemptsExceeded?, .throttled?, .incorrectCredentials?,
-             .scopeMissing?:
+            .scopeMissing?:
             return false
         case .userNotFound?, .userDisabled?, .accessTokenRevoked?, .refreshTokenRevoked?:
             return true

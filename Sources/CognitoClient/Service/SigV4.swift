@@ -1,4 +1,5 @@
 import Crypto
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -47,7 +48,9 @@ public struct SigV4Signer: Sendable {
             throw CognitoError.invalidInput("cannot sign a request to \(request.url): no host")
         }
         let hostHeader: String
-        if let port = components.port, !((components.scheme == "https" && port == 443) || (components.scheme == "http" && port == 80)) {
+        if let port = components.port,
+            !((components.scheme == "https" && port == 443) || (components.scheme == "http" && port == 80))
+        {
             hostHeader = "\(host):\(port)"
         } else {
             hostHeader = host
@@ -55,7 +58,9 @@ public struct SigV4Signer: Sendable {
         let amzDate = Self.amzDate(date)
         let day = String(amzDate.prefix(8))
 
-        request.headers.removeAll { ["host", "x-amz-date", "x-amz-security-token", "authorization"].contains($0.name.lowercased()) }
+        request.headers.removeAll {
+            ["host", "x-amz-date", "x-amz-security-token", "authorization"].contains($0.name.lowercased())
+        }
         request.headers.append(("Host", hostHeader))
         request.headers.append(("X-Amz-Date", amzDate))
         if let token = credentials.sessionToken {
@@ -91,8 +96,11 @@ public struct SigV4Signer: Sendable {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
         }
         let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
-        request.headers.append(("Authorization",
-            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyId)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"))
+        request.headers.append(
+            (
+                "Authorization",
+                "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyId)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+            ))
     }
 
     static func amzDate(_ date: Date) -> String {

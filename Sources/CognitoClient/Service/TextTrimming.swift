@@ -13,7 +13,9 @@ extension StringProtocol {
 
     /// Without the leading and trailing characters for which `drop` is true.
     public func trimmed(where drop: (Character) -> Bool) -> String {
-        guard let first = firstIndex(where: { !drop($0) }), let last = lastIndex(where: { !drop($0) }) else { return "" }
+        guard let first = firstIndex(where: { !drop($0) }), let last = lastIndex(where: { !drop($0) }) else {
+            return ""
+        }
         return String(self[first...last])
     }
 }

@@ -70,35 +70,45 @@ public struct DescribeUserPoolResponse: Decodable, Sendable {
 
 extension CognitoService {
     /// UpdateUserAttributes. Not repeated after an unknown outcome: each call sends new codes.
-    public func updateUserAttributes(accessToken: String, attributes: [AttributeType]) throws -> UpdateUserAttributesResponse {
-        try call("UpdateUserAttributes", UpdateUserAttributesRequest(userAttributes: attributes, accessToken: accessToken),
-                 idempotent: false)
+    public func updateUserAttributes(accessToken: String, attributes: [AttributeType]) throws
+        -> UpdateUserAttributesResponse
+    {
+        try call(
+            "UpdateUserAttributes", UpdateUserAttributesRequest(userAttributes: attributes, accessToken: accessToken),
+            idempotent: false)
     }
 
     /// GetUserAttributeVerificationCode: sends a code to the attribute's (new) value. Each call
     /// voids the previous code, so it is not repeated.
-    public func getUserAttributeVerificationCode(accessToken: String, attributeName: String) throws -> CodeDeliveryDetails? {
-        try call("GetUserAttributeVerificationCode",
-                 AttributeVerificationCodeRequest(accessToken: accessToken, attributeName: attributeName),
-                 idempotent: false, as: CodeDeliveryResponse.self).codeDeliveryDetails
+    public func getUserAttributeVerificationCode(accessToken: String, attributeName: String) throws
+        -> CodeDeliveryDetails?
+    {
+        try call(
+            "GetUserAttributeVerificationCode",
+            AttributeVerificationCodeRequest(accessToken: accessToken, attributeName: attributeName),
+            idempotent: false, as: CodeDeliveryResponse.self
+        ).codeDeliveryDetails
     }
 
     /// VerifyUserAttribute: a code is used once, so it is not repeated.
     public func verifyUserAttribute(accessToken: String, attributeName: String, code: String) throws {
-        _ = try call("VerifyUserAttribute",
-                     VerifyUserAttributeRequest(accessToken: accessToken, attributeName: attributeName, code: code),
-                     idempotent: false, as: EmptyResponse.self)
+        _ = try call(
+            "VerifyUserAttribute",
+            VerifyUserAttributeRequest(accessToken: accessToken, attributeName: attributeName, code: code),
+            idempotent: false, as: EmptyResponse.self)
     }
 
     /// DeleteUserAttributes: deleting twice leaves the same account, so it is retried.
     public func deleteUserAttributes(accessToken: String, names: [String]) throws {
-        _ = try call("DeleteUserAttributes", DeleteUserAttributesRequest(userAttributeNames: names, accessToken: accessToken),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "DeleteUserAttributes", DeleteUserAttributesRequest(userAttributeNames: names, accessToken: accessToken),
+            idempotent: true, as: EmptyResponse.self)
     }
 
     /// DeleteUser. Not repeated: a second try after a lost answer is refused as an unknown user.
     public func deleteUser(accessToken: String) throws {
-        _ = try call("DeleteUser", AccessTokenRequest(accessToken: accessToken), idempotent: false, as: EmptyResponse.self)
+        _ = try call(
+            "DeleteUser", AccessTokenRequest(accessToken: accessToken), idempotent: false, as: EmptyResponse.self)
     }
 
     /// GetUserAuthFactors. Read-only, so retried.

@@ -45,8 +45,10 @@ public struct WebAuthnCredentialDescription: Decodable, Sendable, Equatable {
     /// Seconds since the epoch.
     public var createdAt: Double?
 
-    public init(credentialId: String, friendlyCredentialName: String? = nil, relyingPartyId: String? = nil,
-                authenticatorAttachment: String? = nil, authenticatorTransports: [String]? = nil, createdAt: Double? = nil) {
+    public init(
+        credentialId: String, friendlyCredentialName: String? = nil, relyingPartyId: String? = nil,
+        authenticatorAttachment: String? = nil, authenticatorTransports: [String]? = nil, createdAt: Double? = nil
+    ) {
         self.credentialId = credentialId
         self.friendlyCredentialName = friendlyCredentialName
         self.relyingPartyId = relyingPartyId
@@ -68,9 +70,10 @@ extension CognitoService {
     /// CompleteWebAuthnRegistration with the whole RegistrationResponseJSON. Not repeated after
     /// an unknown outcome (the challenge is used up by the first).
     public func completeWebAuthnRegistration(accessToken: String, credential: JSONValue) throws {
-        _ = try call("CompleteWebAuthnRegistration",
-                     CompleteWebAuthnRegistrationRequest(accessToken: accessToken, credential: credential),
-                     idempotent: false, as: EmptyResponse.self)
+        _ = try call(
+            "CompleteWebAuthnRegistration",
+            CompleteWebAuthnRegistrationRequest(accessToken: accessToken, credential: credential),
+            idempotent: false, as: EmptyResponse.self)
     }
 
     /// ListWebAuthnCredentials, every page (NextToken followed, a repeated one not).
@@ -78,15 +81,17 @@ extension CognitoService {
         try everyPage { token in
             let page: ListWebAuthnCredentialsResponse = try call(
                 "ListWebAuthnCredentials",
-                ListWebAuthnCredentialsRequest(accessToken: accessToken, nextToken: token, maxResults: 20), idempotent: true)
+                ListWebAuthnCredentialsRequest(accessToken: accessToken, nextToken: token, maxResults: 20),
+                idempotent: true)
             return (page.credentials ?? [], page.nextToken)
         }
     }
 
     /// DeleteWebAuthnCredential. Repeating it is harmless (a second answers ResourceNotFoundException).
     public func deleteWebAuthnCredential(accessToken: String, credentialId: String) throws {
-        _ = try call("DeleteWebAuthnCredential",
-                     DeleteWebAuthnCredentialRequest(accessToken: accessToken, credentialId: credentialId),
-                     idempotent: true, as: EmptyResponse.self)
+        _ = try call(
+            "DeleteWebAuthnCredential",
+            DeleteWebAuthnCredentialRequest(accessToken: accessToken, credentialId: credentialId),
+            idempotent: true, as: EmptyResponse.self)
     }
 }

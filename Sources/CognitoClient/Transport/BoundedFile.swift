@@ -57,7 +57,8 @@ public enum BoundedFile {
 
     /// "1 MiB", "16 KiB", "12 bytes".
     public static func byteCount(_ bytes: Int) -> String {
-        let mib = 1 << 20, kib = 1 << 10
+        let mib = 1 << 20
+        let kib = 1 << 10
         if bytes >= mib, bytes % mib == 0 { return "\(bytes / mib) MiB" }
         if bytes >= kib, bytes % kib == 0 { return "\(bytes / kib) KiB" }
         return bytes == 1 ? "1 byte" : "\(bytes) bytes"

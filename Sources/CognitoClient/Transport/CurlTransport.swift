@@ -1,10 +1,11 @@
 import CCurl
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -49,14 +50,16 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     public init(options: TransportOptions) throws {
         let globalInit = CurlGlobal.initResult
         guard globalInit == CURLE_OK else {
-            throw TransportError(kind: .other,
-                                 message: "cannot initialise libcurl: \(String(cString: authctl_curl_load_error()))")
+            throw TransportError(
+                kind: .other,
+                message: "cannot initialise libcurl: \(String(cString: authctl_curl_load_error()))")
         }
         connectTimeoutMS = try milliseconds(options.connectTimeout, what: "connect timeout")
         requestTimeoutMS = try milliseconds(options.requestTimeout, what: "request timeout")
         guard options.maxResponseBytes >= 0 else {
-            throw TransportError(kind: .other,
-                                 message: "invalid response size limit \(options.maxResponseBytes)")
+            throw TransportError(
+                kind: .other,
+                message: "invalid response size limit \(options.maxResponseBytes)")
         }
         if let path = options.caBundlePath {
             caBlob = try combinedCABundle(extraPath: path)
@@ -81,13 +84,16 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     private func sendAlone(_ request: HTTPRequest) throws -> HTTPResponse {
         let host = hostForMessages(request.url)
         try validate(request)
-        var connectMS = connectTimeoutMS, requestMS = requestTimeoutMS
+        var connectMS = connectTimeoutMS
+        var requestMS = requestTimeoutMS
         if let budget = options.budget {
             let left = budget.remaining
             guard left > 0.001 else {
-                throw TransportError(kind: .timeout, message: "the command's time limit of "
-                                     + "\(formatSeconds(budget.seconds)) ran out before the request to \(host)",
-                                     requestMayHaveBeenSent: false)
+                throw TransportError(
+                    kind: .timeout,
+                    message: "the command's time limit of "
+                        + "\(formatSeconds(budget.seconds)) ran out before the request to \(host)",
+                    requestMayHaveBeenSent: false)
             }
             let leftMS = Int((left * 1000).rounded(.up))
             connectMS = min(connectMS, leftMS)
@@ -116,7 +122,8 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             }
 
             easy.errorBuffer[0] = 0
-            let code = options.budget.map { budget in budget.spend { authctl_curl_easy_perform(handle) } }
+            let code =
+                options.budget.map { budget in budget.spend { authctl_curl_easy_perform(handle) } }
                 ?? authctl_curl_easy_perform(handle)
             guard code == CURLE_OK else {
                 throw transportError(code, host: host, accumulator: accumulator)
@@ -133,8 +140,10 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
     // MARK: - Request setup
 
-    private func configure(_ handle: UnsafeMutableRawPointer, for request: HTTPRequest,
-                           accumulator: ResponseAccumulator, connectMS: Int, requestMS: Int) throws {
+    private func configure(
+        _ handle: UnsafeMutableRawPointer, for request: HTTPRequest,
+        accumulator: ResponseAccumulator, connectMS: Int, requestMS: Int
+    ) throws {
         func long(_ option: CURLoption, _ value: Int, _ name: String) throws {
             try setopt(handle, option, name) { authctl_curl_easy_setopt_long(handle, option, value) }
         }
@@ -172,12 +181,15 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         try long(CURLOPT_PROXY_SSL_VERIFYPEER, 1, "CURLOPT_PROXY_SSL_VERIFYPEER")
         try long(CURLOPT_PROXY_SSL_VERIFYHOST, 2, "CURLOPT_PROXY_SSL_VERIFYHOST")
         if let caBlob {
-            for (option, name) in [(CURLOPT_CAINFO_BLOB, "CURLOPT_CAINFO_BLOB"),
-                                   (CURLOPT_PROXY_CAINFO_BLOB, "CURLOPT_PROXY_CAINFO_BLOB")] {
+            for (option, name) in [
+                (CURLOPT_CAINFO_BLOB, "CURLOPT_CAINFO_BLOB"),
+                (CURLOPT_PROXY_CAINFO_BLOB, "CURLOPT_PROXY_CAINFO_BLOB"),
+            ] {
                 try caBlob.withUnsafeBytes { bytes in
                     try setopt(handle, option, name) {
-                        authctl_curl_easy_setopt_blob(handle, option, bytes.baseAddress, bytes.count,
-                                                      UInt32(CURL_BLOB_COPY))
+                        authctl_curl_easy_setopt_blob(
+                            handle, option, bytes.baseAddress, bytes.count,
+                            UInt32(CURL_BLOB_COPY))
                     }
                 }
             }
@@ -197,8 +209,9 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             try request.body.withUnsafeBytes { bytes in
                 try setopt(handle, CURLOPT_COPYPOSTFIELDS, "CURLOPT_COPYPOSTFIELDS") {
                     if let base = bytes.baseAddress, bytes.count > 0 {
-                        return authctl_curl_easy_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS,
-                                                            UnsafeMutableRawPointer(mutating: base))
+                        return authctl_curl_easy_setopt_ptr(
+                            handle, CURLOPT_COPYPOSTFIELDS,
+                            UnsafeMutableRawPointer(mutating: base))
                     }
                     return authctl_curl_easy_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS, &empty)
                 }
@@ -210,8 +223,9 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             // Refuses early when Content-Length already announces too much; the write callback
             // enforces the cap on the decoded bytes in every case.
             try setopt(handle, CURLOPT_MAXFILESIZE_LARGE, "CURLOPT_MAXFILESIZE_LARGE") {
-                authctl_curl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE,
-                                               curl_off_t(options.maxResponseBytes))
+                authctl_curl_easy_setopt_off_t(
+                    handle, CURLOPT_MAXFILESIZE_LARGE,
+                    curl_off_t(options.maxResponseBytes))
             }
         }
         let box = Unmanaged.passUnretained(accumulator).toOpaque()
@@ -229,12 +243,15 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    private func setopt(_ handle: UnsafeMutableRawPointer, _ option: CURLoption, _ name: String,
-                        _ body: () -> CURLcode) throws {
+    private func setopt(
+        _ handle: UnsafeMutableRawPointer, _ option: CURLoption, _ name: String,
+        _ body: () -> CURLcode
+    ) throws {
         let code = body()
         guard code == CURLE_OK else {
-            throw TransportError(kind: .other,
-                                 message: "libcurl refused \(name): \(curlErrorText(code))")
+            throw TransportError(
+                kind: .other,
+                message: "libcurl refused \(name): \(curlErrorText(code))")
         }
     }
 
@@ -251,15 +268,17 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
             }
             // The value is a secret as often as not: name the header, never print the value.
             guard !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw TransportError(kind: .other,
-                                     message: "the value of HTTP header \(header.name) contains a line break or NUL")
+                throw TransportError(
+                    kind: .other,
+                    message: "the value of HTTP header \(header.name) contains a line break or NUL")
             }
         }
     }
 
     /// One `curl_slist` line per header, in order, plus `Expect:` (no 100-continue round trip)
     /// unless the caller set Expect itself. The caller frees the list.
-    private func makeHeaderList(_ headers: [(name: String, value: String)]) throws -> UnsafeMutablePointer<curl_slist>? {
+    private func makeHeaderList(_ headers: [(name: String, value: String)]) throws -> UnsafeMutablePointer<curl_slist>?
+    {
         var lines = headers.map { header -> String in
             // "Name:" would make libcurl *remove* the header; "Name;" sends it with an empty value.
             header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
@@ -308,28 +327,39 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         case CURLE_COULDNT_CONNECT:
             return TransportError(kind: .notConnected, message: "cannot connect to \(host): \(diagnosis)")
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
-             CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
+            CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
             return TransportError(kind: .connection, message: "connection to \(host) failed: \(diagnosis)")
         case CURLE_OPERATION_TIMEDOUT:
             return TransportError(kind: .timeout, message: "request to \(host) timed out: \(diagnosis)")
         case CURLE_PEER_FAILED_VERIFICATION:
-            return TransportError(kind: .tls, message: "cannot verify the TLS certificate of \(host): \(diagnosis); "
-                                  + "if it is signed by a private CA, add that CA with --ca-bundle or AWS_CA_BUNDLE")
+            return TransportError(
+                kind: .tls,
+                message: "cannot verify the TLS certificate of \(host): \(diagnosis); "
+                    + "if it is signed by a private CA, add that CA with --ca-bundle or AWS_CA_BUNDLE")
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
-             CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_INITFAILED,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE,
-             CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
-             CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
+            CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_INITFAILED,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE,
+            CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
+            CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
             return TransportError(kind: .tls, message: "TLS connection to \(host) failed: \(diagnosis)")
         case CURLE_FILESIZE_EXCEEDED:
-            return TransportError(kind: .responseTooLarge,
-                                  message: "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))")
+            return TransportError(
+                kind: .responseTooLarge,
+                message:
+                    "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))"
+            )
         case CURLE_WRITE_ERROR where accumulator.bodyOverflow:
-            return TransportError(kind: .responseTooLarge,
-                                  message: "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))")
+            return TransportError(
+                kind: .responseTooLarge,
+                message:
+                    "the response from \(host) is larger than the limit of \(BoundedFile.byteCount(options.maxResponseBytes))"
+            )
         case CURLE_WRITE_ERROR where accumulator.headersOverflow:
-            return TransportError(kind: .responseTooLarge,
-                                  message: "the response headers from \(host) are larger than the limit of \(BoundedFile.byteCount(ResponseHeaders.maxBytes))")
+            return TransportError(
+                kind: .responseTooLarge,
+                message:
+                    "the response headers from \(host) are larger than the limit of \(BoundedFile.byteCount(ResponseHeaders.maxBytes))"
+            )
         default:
             return TransportError(kind: .other, message: "request to \(host) failed: \(diagnosis)")
         }
@@ -397,8 +427,10 @@ private final class ResponseAccumulator {
     }
 }
 
-private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                               _ userdata: UnsafeMutableRawPointer?) -> Int {
+private func curlWriteCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ userdata: UnsafeMutableRawPointer?
+) -> Int {
     let (total, overflow) = size.multipliedReportingOverflow(by: count)
     guard let userdata, !overflow else { return 0 }
     guard total > 0, let data else { return total }
@@ -406,8 +438,10 @@ private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int
     return accumulator.appendBody(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
 }
 
-private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                                _ userdata: UnsafeMutableRawPointer?) -> Int {
+private func curlHeaderCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ userdata: UnsafeMutableRawPointer?
+) -> Int {
     let (total, overflow) = size.multipliedReportingOverflow(by: count)
     guard let userdata, !overflow else { return 0 }
     guard total > 0, let data else { return total }
@@ -426,7 +460,7 @@ private func curlErrorText(_ code: CURLcode) -> String {
 private func isTokenByte(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-         UInt8(ascii: "0")...UInt8(ascii: "9"):
+        UInt8(ascii: "0")...UInt8(ascii: "9"):
         return true
     default:
         return "!#$%&'*+-.^_`|~".utf8.contains(byte)
@@ -447,7 +481,8 @@ private func formatSeconds(_ seconds: Double) -> String {
 
 private func milliseconds(_ seconds: Double, what: String) throws -> Int {
     guard seconds.isFinite, seconds > 0 else {
-        throw TransportError(kind: .other, message: "invalid \(what) \(seconds): it must be a positive number of seconds")
+        throw TransportError(
+            kind: .other, message: "invalid \(what) \(seconds): it must be a positive number of seconds")
     }
     let ms = (seconds * 1000).rounded(.up)
     return Int(min(ms, Double(Int32.max)))

@@ -12,7 +12,9 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: Data
 
-    public init(url: String, method: String = "POST", headers: [(name: String, value: String)] = [], body: Data = Data()) {
+    public init(
+        url: String, method: String = "POST", headers: [(name: String, value: String)] = [], body: Data = Data()
+    ) {
         self.url = url
         self.method = method
         self.headers = headers
@@ -87,8 +89,10 @@ public struct TransportOptions: Sendable {
     /// runs out: the bound of a whole command rather than of one request.
     public var budget: TimeBudget?
 
-    public init(caBundlePath: String? = nil, connectTimeout: Double = 10, requestTimeout: Double = 30,
-                userAgent: String = "authctl", maxResponseBytes: Int = 1 << 20, budget: TimeBudget? = nil) {
+    public init(
+        caBundlePath: String? = nil, connectTimeout: Double = 10, requestTimeout: Double = 30,
+        userAgent: String = "authctl", maxResponseBytes: Int = 1 << 20, budget: TimeBudget? = nil
+    ) {
         self.caBundlePath = caBundlePath
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout

@@ -1,10 +1,11 @@
+import Dispatch
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Dispatch
-import Synchronization
 
 /// The time one command may spend on the network (`--timeout`): every request, the waits between
 /// retries and a refresh draw from it, so a command ends within it whatever the retries. Time

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -35,7 +36,8 @@ struct AWSCredentialsCommand: AuthctlCommand {
 
     func validate() throws {
         if global.output == .json && format == .env {
-            throw ValidationError("--format env prints shell lines: --output json does not apply (the process format is JSON).")
+            throw ValidationError(
+                "--format env prints shell lines: --output json does not apply (the process format is JSON).")
         }
     }
 
@@ -52,7 +54,8 @@ struct AWSCredentialsCommand: AuthctlCommand {
             ("AccessKeyId", credentials.accessKeyId), ("SecretAccessKey", credentials.secretAccessKey),
             ("SessionToken", credentials.sessionToken), ("Expiration", Format.iso8601(credentials.expiration)),
         ]
-        return "{\"Version\":1," + fields.map { "\(Format.json($0.0)):\(Format.json($0.1))" }.joined(separator: ",") + "}"
+        return "{\"Version\":1," + fields.map { "\(Format.json($0.0)):\(Format.json($0.1))" }.joined(separator: ",")
+            + "}"
     }
 }
 
@@ -68,7 +71,8 @@ struct AWSCredentialsOutput: CommandReport {
         case .process:
             return AWSCredentialsCommand.processJSON(credentials)
         case .env:
-            return credentials.environment.map { "export \($0.name)=\(ShellWord.exactlyQuoted($0.value))" }.joined(separator: "\n")
+            return credentials.environment.map { "export \($0.name)=\(ShellWord.exactlyQuoted($0.value))" }.joined(
+                separator: "\n")
         }
     }
 }

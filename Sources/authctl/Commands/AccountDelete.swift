@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -29,9 +30,12 @@ struct AccountDelete: AuthctlCommand {
         let console = context.console
         if !yes {
             guard console.canPrompt else {
-                throw AuthctlError(.usage, "deleting the account cannot be undone: pass --yes to confirm without a terminal")
+                throw AuthctlError(
+                    .usage, "deleting the account cannot be undone: pass --yes to confirm without a terminal")
             }
-            console.message("This deletes the account \(OutsideText(stored.username)) in \(stored.userPoolId) for good: it cannot be undone.")
+            console.message(
+                "This deletes the account \(OutsideText(stored.username)) in \(stored.userPoolId) for good: it cannot be undone."
+            )
             let typed = console.prompt("Type the username to confirm: ", secret: false)?.trimmedBlanks()
             guard typed == stored.username else { throw AuthctlError(.unexpected, Messages.cancelled) }
         }
@@ -44,7 +48,10 @@ struct AccountDelete: AuthctlCommand {
             report.removed = try sessions.removeDeletedAccount(deleted).map(\.rawValue)
         } catch {
             let failure = AuthctlError.from(error)
-            throw AuthctlError(failure.code, "The account was deleted, but what this profile keeps of it could not be removed: \(failure.message); run: authctl signout")
+            throw AuthctlError(
+                failure.code,
+                "The account was deleted, but what this profile keeps of it could not be removed: \(failure.message); run: authctl signout"
+            )
         }
         context.emit(report)
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -28,10 +29,17 @@ struct AccountUpdate: AuthctlCommand {
     @Option(help: ArgumentHelp("A new phone number, E.164 (+15555550123).", valueName: "number"))
     var phone: String?
 
-    @Option(name: .customLong("attribute"), help: ArgumentHelp("Another attribute, name=value (custom ones as custom:name=value); repeatable.", valueName: "name=value"))
+    @Option(
+        name: .customLong("attribute"),
+        help: ArgumentHelp(
+            "Another attribute, name=value (custom ones as custom:name=value); repeatable.", valueName: "name=value"))
     var attributes: [String] = []
 
-    @Flag(name: .shortAndLong, help: "Change an email or phone number without asking, even where the pool does not keep the old one (required without a terminal).")
+    @Flag(
+        name: .shortAndLong,
+        help:
+            "Change an email or phone number without asking, even where the pool does not keep the old one (required without a terminal)."
+    )
     var yes = false
 
     func validate() throws {
@@ -51,8 +59,11 @@ struct AccountUpdate: AuthctlCommand {
             list.append(AttributeType(name: "email", value: email))
         }
         if let phone {
-            guard phone.first == "+", (5...16).contains(phone.count), phone.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                throw ValidationError("--phone: \"\(OutsideText(phone))\" is not a phone number in E.164 form, e.g. +15555550123.")
+            guard phone.first == "+", (5...16).contains(phone.count),
+                phone.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber })
+            else {
+                throw ValidationError(
+                    "--phone: \"\(OutsideText(phone))\" is not a phone number in E.164 form, e.g. +15555550123.")
             }
             list.append(AttributeType(name: "phone_number", value: phone))
         }
@@ -66,7 +77,8 @@ struct AccountUpdate: AuthctlCommand {
                 throw ValidationError("--attribute: \(OutsideText(name)) is set by the pool, not by the user.")
             }
             if let attribute = VerifiableAttribute(rawValue: name) {
-                throw ValidationError("--attribute: change \(attribute.rawValue) with --\(attribute == .email ? "email" : "phone").")
+                throw ValidationError(
+                    "--attribute: change \(attribute.rawValue) with --\(attribute == .email ? "email" : "phone").")
             }
             list.append(AttributeType(name: name, value: value))
         }
@@ -94,46 +106,59 @@ struct AccountUpdate: AuthctlCommand {
             try service.updateUserAttributes(accessToken: session.accessToken, attributes: changes)
         }
         // What is in force now tells whether the pool kept the old value (the answer does not).
-        let user = try? sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
+        let user = try? sessions.withFreshSession { session, service in
+            try service.getUser(accessToken: session.accessToken)
+        }
         let deliveries = answer.codeDeliveryDetailsList ?? []
         let states = addresses.map { attribute -> AddressChange in
             let asked = changes.first { $0.name == attribute.rawValue }?.value ?? ""
             let delivery = deliveries.first { $0.attributeName == attribute.rawValue }
             guard let user else {
-                return AddressChange(attribute: attribute, requested: asked, inForce: nil, verified: false,
-                                     keptUntilVerified: pool.keeps(attribute), codeDelivery: delivery)
+                return AddressChange(
+                    attribute: attribute, requested: asked, inForce: nil, verified: false,
+                    keptUntilVerified: pool.keeps(attribute), codeDelivery: delivery)
             }
             let now = user.attribute(attribute.rawValue)
-            return AddressChange(attribute: attribute, requested: asked, inForce: now,
-                                 verified: user.attribute(attribute.verifiedFlag) == "true" && now == asked,
-                                 keptUntilVerified: now != asked, codeDelivery: delivery)
+            return AddressChange(
+                attribute: attribute, requested: asked, inForce: now,
+                verified: user.attribute(attribute.verifiedFlag) == "true" && now == asked,
+                keptUntilVerified: now != asked, codeDelivery: delivery)
         }
         context.emit(AccountUpdateReport(updated: changes.map(\.name), addresses: states))
     }
 
     /// Says what the pool does with the old value; asks (or needs --yes) where it does not keep it.
-    private func confirm(_ addresses: [VerifiableAttribute], pool: PoolAttributeSettings.Answer, username: String,
-                         context: CommandContext) throws {
+    private func confirm(
+        _ addresses: [VerifiableAttribute], pool: PoolAttributeSettings.Answer, username: String,
+        context: CommandContext
+    ) throws {
         var risky: [VerifiableAttribute] = []
         for attribute in addresses {
             switch pool.keeps(attribute) {
             case true?:
-                context.console.message("This pool keeps your current \(attribute.words) until the new one is verified: you go on signing in and receiving codes with it meanwhile.")
+                context.console.message(
+                    "This pool keeps your current \(attribute.words) until the new one is verified: you go on signing in and receiving codes with it meanwhile."
+                )
             case false?:
-                context.console.message("authctl: warning: this pool does not keep your current \(attribute.words): the new one is in force at once, unverified, until you enter the code sent to it. If it is mistyped or you cannot receive that code, you may be unable to sign in with it or reset your password.")
+                context.console.message(
+                    "authctl: warning: this pool does not keep your current \(attribute.words): the new one is in force at once, unverified, until you enter the code sent to it. If it is mistyped or you cannot receive that code, you may be unable to sign in with it or reset your password."
+                )
                 risky.append(attribute)
             case nil:
                 if case .unknown(let reason) = pool {
-                    context.console.message("authctl: warning: authctl cannot tell whether this pool keeps your current \(attribute.words) until the new one is verified (\(reason)). If it does not, the new one is in force at once, unverified: if it is mistyped or you cannot receive the code sent to it, you may be unable to sign in with it or reset your password. After the change, authctl reads your attributes back and says which it was.")
+                    context.console.message(
+                        "authctl: warning: authctl cannot tell whether this pool keeps your current \(attribute.words) until the new one is verified (\(reason)). If it does not, the new one is in force at once, unverified: if it is mistyped or you cannot receive the code sent to it, you may be unable to sign in with it or reset your password. After the change, authctl reads your attributes back and says which it was."
+                    )
                 }
                 risky.append(attribute)
             }
         }
         guard !risky.isEmpty else { return }
         let what = risky.map(\.words).joined(separator: " and ")
-        try Confirmation.require("Change the \(what) of \(OutsideText(username)) anyway? [y/N] ", confirmed: yes,
-                                 console: context.console,
-                                 withoutTerminal: "the pool may not keep the current \(what) until the new one is verified")
+        try Confirmation.require(
+            "Change the \(what) of \(OutsideText(username)) anyway? [y/N] ", confirmed: yes,
+            console: context.console,
+            withoutTerminal: "the pool may not keep the current \(what) until the new one is verified")
     }
 }
 
@@ -157,17 +182,25 @@ struct AccountUpdateReport: CommandReport {
     var textMessages: [String] {
         var lines = ["Updated: \(updated.map { OutsideText($0).description }.joined(separator: ", "))."]
         for change in addresses where !change.verified {
-            let sent = change.codeDelivery.map { "a code was sent to \(CodeDeliveryText.describe($0))" } ?? "no code was sent (ask for one with `authctl account verify \(change.attribute.rawValue)`)"
+            let sent =
+                change.codeDelivery.map { "a code was sent to \(CodeDeliveryText.describe($0))" }
+                ?? "no code was sent (ask for one with `authctl account verify \(change.attribute.rawValue)`)"
             let verify = "enter it with: authctl account verify \(change.attribute.rawValue) --no-send"
             switch change.keptUntilVerified {
             case true?:
                 let current = change.inForce.map { " (\(OutsideText($0)))" } ?? ""
-                lines.append("Your \(change.attribute.words) stays the current one\(current) until the new one is verified: \(sent); \(verify)")
+                lines.append(
+                    "Your \(change.attribute.words) stays the current one\(current) until the new one is verified: \(sent); \(verify)"
+                )
             case false?:
-                lines.append("Your \(change.attribute.words) is now \(OutsideText(change.requested)), not verified yet: \(sent); \(verify)")
+                lines.append(
+                    "Your \(change.attribute.words) is now \(OutsideText(change.requested)), not verified yet: \(sent); \(verify)"
+                )
             case nil:
                 // Neither DescribeUserPool (no AWS credentials) nor the read-back (GetUser failed) told.
-                lines.append("Your \(change.attribute.words) was changed to \(OutsideText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(sent); \(verify)")
+                lines.append(
+                    "Your \(change.attribute.words) was changed to \(OutsideText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(sent); \(verify)"
+                )
             }
         }
         return lines

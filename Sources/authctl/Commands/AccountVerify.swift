@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -45,13 +46,17 @@ struct AccountVerify: AuthctlCommand {
         _ = try sessions.signedIn()
         let console = context.console
         if !codeStdin && !sendOnly && !console.canPrompt {
-            throw AuthctlError(.usage, "no terminal to ask for the code: send one with --send-only, then give it as the first line of standard input with --code-stdin")
+            throw AuthctlError(
+                .usage,
+                "no terminal to ask for the code: send one with --send-only, then give it as the first line of standard input with --code-stdin"
+            )
         }
 
         var delivery: CodeDeliveryDetails?
         if !codeStdin && !noSend {
             delivery = try AccountSettings.write(sessions, attribute: attribute.rawValue) { session, service in
-                try service.getUserAttributeVerificationCode(accessToken: session.accessToken, attributeName: attribute.rawValue)
+                try service.getUserAttributeVerificationCode(
+                    accessToken: session.accessToken, attributeName: attribute.rawValue)
             }
             if sendOnly {
                 context.emit(VerificationReport(attribute: attribute, verified: false, codeDelivery: delivery))
@@ -67,8 +72,10 @@ struct AccountVerify: AuthctlCommand {
             // A mistyped code comes back as the refusal it is, to be asked again.
             let mistyped: (CognitoError) -> Bool = { asksAgain && $0.refusal == .codeMismatch }
             do {
-                try AccountSettings.write(sessions, attribute: attribute.rawValue, passing: mistyped) { session, service in
-                    try service.verifyUserAttribute(accessToken: session.accessToken, attributeName: attribute.rawValue, code: code)
+                try AccountSettings.write(sessions, attribute: attribute.rawValue, passing: mistyped) {
+                    session, service in
+                    try service.verifyUserAttribute(
+                        accessToken: session.accessToken, attributeName: attribute.rawValue, code: code)
                 }
                 context.emit(VerificationReport(attribute: attribute, verified: true, codeDelivery: delivery))
                 return
@@ -89,6 +96,8 @@ struct VerificationReport: CommandReport {
 
     var textMessages: [String] {
         if verified { return ["Your \(attribute.words) is verified."] }
-        return ["A code was sent to \(CodeDeliveryText.describe(codeDelivery)); give it with: authctl account verify \(attribute.rawValue) --code-stdin"]
+        return [
+            "A code was sent to \(CodeDeliveryText.describe(codeDelivery)); give it with: authctl account verify \(attribute.rawValue) --code-stdin"
+        ]
     }
 }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import AuthctlCore
-import SecureStore
 import CProcess
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -28,11 +29,14 @@ struct AgentCommand: ParsableCommand {
         // SIGTERM, SIGINT and SIGHUP are recorded and end the serving loop, which wipes the keys.
         authctl_defer_termination_signals()
         do {
-            let server = try KeyAgentServer(environment: ProcessInfo.processInfo.environment,
-                                            options: .init(firstKeyWait: onDemand ? 30 : nil))
+            let server = try KeyAgentServer(
+                environment: ProcessInfo.processInfo.environment,
+                options: .init(firstKeyWait: onDemand ? 30 : nil))
             try server.listen()
             if !onDemand {
-                StandardStreams.message("authctl agent: listening on \(AgentSocket.path(environment: ProcessInfo.processInfo.environment))\n")
+                StandardStreams.message(
+                    "authctl agent: listening on \(AgentSocket.path(environment: ProcessInfo.processInfo.environment))\n"
+                )
             }
             server.serve { authctl_pending_termination_signal() != 0 }
         } catch let error as SecureStoreError {

@@ -38,7 +38,8 @@ extension AuthctlCommand {
         } catch {
             var failure = AuthctlError.from(error)
             if self is DirectoryWrite, failure.code == .unavailable, let settings = context.settingsIfResolvable,
-               let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" }) {
+                let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" })
+            {
                 failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)
             }
             // A failure the report already explained (`AuthctlError.reported`) says nothing more.

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -25,14 +26,18 @@ struct ChangePassword: AuthctlCommand {
     @Flag(help: "Read the current and the new password from the first two lines of standard input.")
     var stdin = false
 
-    @Flag(help: "Sign out every other session too (GlobalSignOut), then sign this device in again with the new password.")
+    @Flag(
+        help: "Sign out every other session too (GlobalSignOut), then sign this device in again with the new password.")
     var signOutOthers = false
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
         let console = context.console
         if !stdin && !console.isInteractive {
-            throw AuthctlError(.usage, "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin")
+            throw AuthctlError(
+                .usage,
+                "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin"
+            )
         }
         let sessions = try context.sessions
         // Fail on "not signed in" before asking for any password.
@@ -44,8 +49,9 @@ struct ChangePassword: AuthctlCommand {
         // An access token refused as expired is refreshed and the change asked once more (the
         // refused request changed nothing); one refused otherwise ends the session. A plain
         // NotAuthorizedException is the current password here, not the session.
-        let policy = SessionPolicy(endsSession: { $0.endsSession && $0.refusal != .notAuthorized },
-                                   otherRefusal: { Self.failure($0, endpoint: $1.endpoint, mayHaveActed: $0.outcomeUnknown) })
+        let policy = SessionPolicy(
+            endsSession: { $0.endsSession && $0.refusal != .notAuthorized },
+            otherRefusal: { Self.failure($0, endpoint: $1.endpoint, mayHaveActed: $0.outcomeUnknown) })
         _ = try sessions.withFreshSession(minValidity: 60, policy: policy) { session, service in
             try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
         }
@@ -53,21 +59,27 @@ struct ChangePassword: AuthctlCommand {
             context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: false))
             return
         }
-        try signOutOthersAndSignInAgain(sessions, username: signedIn.username, password: proposed,
-                                        settings: settings, context: context)
+        try signOutOthersAndSignInAgain(
+            sessions, username: signedIn.username, password: proposed,
+            settings: settings, context: context)
     }
 
     /// GlobalSignOut (every refresh token of the user, this device's too), then a new sign-in of
     /// this device with the new password through the sign-in pipeline, which keeps it.
-    private func signOutOthersAndSignInAgain(_ sessions: ProfileSession, username: String, password: String,
-                                             settings: Settings, context: CommandContext) throws {
+    private func signOutOthersAndSignInAgain(
+        _ sessions: ProfileSession, username: String, password: String,
+        settings: Settings, context: CommandContext
+    ) throws {
         do {
             try sessions.withFreshSession(minValidity: 60) { session, service in
                 try service.globalSignOut(accessToken: session.accessToken)
             }
         } catch {
             let failure = AuthctlError.from(error)
-            throw AuthctlError(failure.code, "The password was changed, but the other sessions could not be signed out: \(failure.message)\nThey stay signed in; run: authctl signout --global")
+            throw AuthctlError(
+                failure.code,
+                "The password was changed, but the other sessions could not be signed out: \(failure.message)\nThey stay signed in; run: authctl signout --global"
+            )
         }
         do {
             let request = SignInRequest(username: username, method: .password(.srp), password: .known(password))
@@ -76,7 +88,10 @@ struct ChangePassword: AuthctlCommand {
             // Every session, this one included, was signed out: what is kept here is of no use.
             _ = sessions.remove()
             let failure = AuthctlError.from(error)
-            throw AuthctlError(failure.code, "The password was changed and every session signed out, but signing this device in again failed: \(failure.message)\nRun: authctl signin")
+            throw AuthctlError(
+                failure.code,
+                "The password was changed and every session signed out, but signing this device in again failed: \(failure.message)\nRun: authctl signin"
+            )
         }
         context.emit(ChangePasswordReport(changed: true, signedIn: true, otherDevicesSignedOut: true))
     }
@@ -95,7 +110,8 @@ struct ChangePassword: AuthctlCommand {
             throw AuthctlError(.usage, "no current password given")
         }
         guard let proposed = console.prompt("New password: ", secret: true),
-              let confirmation = console.prompt("Repeat new password: ", secret: true) else {
+            let confirmation = console.prompt("Repeat new password: ", secret: true)
+        else {
             throw AuthctlError(.usage, "no new password given")
         }
         guard proposed == confirmation else {
@@ -119,7 +135,10 @@ struct ChangePassword: AuthctlCommand {
         let failure = AuthctlError.from(error, endpoint: endpoint)
         if mayHaveActed {
             // The answer was lost (timeout, dropped connection, HTTP 5xx): the change may have been made.
-            return AuthctlError(failure.code, "\(failure.message)\nThe answer was lost, so the password may or may not have been changed; try signing in with the new one (if it is refused, the current one still works). This device stays signed in.")
+            return AuthctlError(
+                failure.code,
+                "\(failure.message)\nThe answer was lost, so the password may or may not have been changed; try signing in with the new one (if it is refused, the current one still works). This device stays signed in."
+            )
         }
         return failure
     }
@@ -134,7 +153,9 @@ struct ChangePasswordReport: CommandReport {
         if otherDevicesSignedOut {
             return ["Password changed; every other session was signed out and this device signed in again."]
         }
-        return ["Password changed. You are still signed in.",
-                "Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global"]
+        return [
+            "Password changed. You are still signed in.",
+            "Other devices stay signed in; if the old password may be known to someone else, run: authctl signout --global",
+        ]
     }
 }

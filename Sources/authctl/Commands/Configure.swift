@@ -1,6 +1,8 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,7 +11,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocalFormats
 
 struct Configure: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -31,12 +32,17 @@ struct Configure: AuthctlCommand {
     @Option(help: ArgumentHelp("Identity pool id, <region>:<uuid>, for `authctl aws-credentials`.", valueName: "id"))
     var identityPoolId: String?
 
-    @Flag(help: "Read the app client's secret from the first line of standard input and keep it in the profile's store (never in the file).")
+    @Flag(
+        help:
+            "Read the app client's secret from the first line of standard input and keep it in the profile's store (never in the file)."
+    )
     var clientSecretStdin = false
 
     @OptionGroup var managedLogin: ManagedLoginOptions
 
-    @Option(help: ArgumentHelp("The loopback port of the browser sign-in's redirect URI http://localhost:N/callback.", valueName: "port"))
+    @Option(
+        help: ArgumentHelp(
+            "The loopback port of the browser sign-in's redirect URI http://localhost:N/callback.", valueName: "port"))
     var redirectPort: Int?
 
     func execute(in context: CommandContext) throws {
@@ -52,13 +58,17 @@ struct Configure: AuthctlCommand {
         if let value = global.region { profile.region = value }
         if let value = global.endpoint { profile.endpoint = value }
         if let value = username { profile.username = value }
-        if let value = identityPoolId { profile.identityPoolId = try IdentityPoolSettings.checked(value, origin: "--identity-pool-id") }
+        if let value = identityPoolId {
+            profile.identityPoolId = try IdentityPoolSettings.checked(value, origin: "--identity-pool-id")
+        }
         if let value = managedLogin.domain {
             try ManagedLoginChoice.check(value)
             profile.domain = value
         }
         if let value = redirectPort {
-            guard (1...65535).contains(value) else { throw AuthctlError(.usage, "--redirect-port must be a port number, 1 to 65535") }
+            guard (1...65535).contains(value) else {
+                throw AuthctlError(.usage, "--redirect-port must be a port number, 1 to 65535")
+            }
             profile.redirectPort = String(value)
         }
 
@@ -70,7 +80,9 @@ struct Configure: AuthctlCommand {
             throw AuthctlError(.usage, "configure needs --user-pool-id (or a terminal to ask on)")
         }
         guard Settings.isValidPoolId(poolId) else {
-            throw AuthctlError(.configuration, "user pool id \"\(poolId)\" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123")
+            throw AuthctlError(
+                .configuration,
+                "user pool id \"\(poolId)\" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123")
         }
         guard let clientId = profile.clientId else {
             throw AuthctlError(.usage, "configure needs --client-id (or a terminal to ask on)")
@@ -79,8 +91,9 @@ struct Configure: AuthctlCommand {
         if let region = profile.region, !AWSName.isRegion(region) {
             throw AuthctlError(.configuration, "region \"\(region)\" is malformed: expected e.g. eu-west-1")
         }
-        let written = Settings(profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,
-                               endpoint: profile.endpoint, timeout: 30, configFile: file.path)
+        let written = Settings(
+            profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,
+            endpoint: profile.endpoint, timeout: 30, configFile: file.path)
         _ = try ClientSettings(written)
 
         var storeChange: (from: String?, to: String)?
@@ -103,7 +116,8 @@ struct Configure: AuthctlCommand {
         let kept = context.kept(profileName)
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
-            let secret = isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
+            let secret =
+                isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
@@ -123,17 +137,20 @@ struct Configure: AuthctlCommand {
             file.profiles[profileName] = entry
         }
 
-        context.emit(ConfigureSummary(profile: profileName, configFile: file.path, userPoolId: poolId,
-                              clientId: clientId, region: profile.region, endpoint: profile.endpoint,
-                              username: profile.username, identityPoolId: profile.identityPoolId,
-                              domain: profile.domain,
-                              clientSecretStored: clientSecretStdin, store: profile.store,
-                              previousStore: storeChange?.from))
+        context.emit(
+            ConfigureSummary(
+                profile: profileName, configFile: file.path, userPoolId: poolId,
+                clientId: clientId, region: profile.region, endpoint: profile.endpoint,
+                username: profile.username, identityPoolId: profile.identityPoolId,
+                domain: profile.domain,
+                clientSecretStored: clientSecretStdin, store: profile.store,
+                previousStore: storeChange?.from))
     }
 
     private func ask(_ question: String, _ console: Console) -> String? {
         guard let answer = console.prompt(question, secret: false)?.trimmedBlanks(),
-              !answer.isEmpty else { return nil }
+            !answer.isEmpty
+        else { return nil }
         return answer
     }
 }
@@ -155,14 +172,18 @@ struct ConfigureSummary: CommandReport {
     var previousStore: String?
 
     enum CodingKeys: String, CodingKey {
-        case profile, configFile, userPoolId, clientId, region, endpoint, username, identityPoolId, domain, clientSecretStored, store
+        case profile, configFile, userPoolId, clientId, region, endpoint, username, identityPoolId, domain,
+            clientSecretStored, store
     }
 
     var textMessages: [String] {
-        var lines = ["Profile \(profile) written to \(configFile)\(clientSecretStored ? "; client secret kept in its store (\(store ?? "secret-service"))" : "")"]
+        var lines = [
+            "Profile \(profile) written to \(configFile)\(clientSecretStored ? "; client secret kept in its store (\(store ?? "secret-service"))" : "")"
+        ]
         if let previousStore {
-            lines.append("Profile \(profile) now keeps its items in \(store ?? "?"); what it kept in \(previousStore) stays there " +
-                         "(`authctl store migrate --to \(store ?? "?")` moves items instead).")
+            lines.append(
+                "Profile \(profile) now keeps its items in \(store ?? "?"); what it kept in \(previousStore) stays there "
+                    + "(`authctl store migrate --to \(store ?? "?")` moves items instead).")
         }
         return lines
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -26,8 +27,9 @@ struct ConfirmSignUp: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let support = try AccountCommandSupport(context: context)
         let username = try support.username(account)
-        var answer = try support.code(fromStdin: codeSource.codeStdin,
-                                      missing: "no terminal to ask for the code: give it on standard input with --code-stdin")
+        var answer = try support.code(
+            fromStdin: codeSource.codeStdin,
+            missing: "no terminal to ask for the code: give it on standard input with --code-stdin")
         let appClient = try support.appClient()
         let service = try support.service()
         // A typed code that does not match may be typed again; a --code-stdin one is the script's to fix.
@@ -37,12 +39,15 @@ struct ConfirmSignUp: AuthctlCommand {
             do {
                 try service.confirmSignUp(username: username, code: answer, client: appClient)
                 break
-            } catch let error as CognitoError where error.refusal == .codeMismatch && !codeSource.codeStdin && attempts < 3 {
+            } catch let error as CognitoError
+                where error.refusal == .codeMismatch && !codeSource.codeStdin && attempts < 3
+            {
                 context.console.message(Messages.codeDidNotMatchTryAgain)
                 answer = try support.typedCode(delivery: nil)
             } catch {
-                throw AccountFailure.from(error, step: .confirmSignUp, username: username, support: support,
-                                          hasSecret: appClient.clientSecret != nil)
+                throw AccountFailure.from(
+                    error, step: .confirmSignUp, username: username, support: support,
+                    hasSecret: appClient.clientSecret != nil)
             }
         }
         context.emit(AccountConfirmed(username: username, confirmed: true))
@@ -55,6 +60,8 @@ struct AccountConfirmed: CommandReport {
     var confirmed: Bool
 
     var textMessages: [String] {
-        ["Account \(OutsideText(username)) confirmed; sign in with: authctl signin --username \(ShellWord.quoted(username))"]
+        [
+            "Account \(OutsideText(username)) confirmed; sign in with: authctl signin --username \(ShellWord.quoted(username))"
+        ]
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -28,9 +29,10 @@ struct DeviceSummary: Encodable {
 
 extension DeviceSummary {
     init(_ device: DeviceType, thisDeviceKey: String?) {
-        self.init(deviceKey: device.deviceKey ?? "", name: device.name, lastSeen: device.lastSeen,
-                  createdAt: device.deviceCreateDate.map { Date(timeIntervalSince1970: $0) },
-                  remembered: device.remembered, thisDevice: thisDeviceKey != nil && device.deviceKey == thisDeviceKey)
+        self.init(
+            deviceKey: device.deviceKey ?? "", name: device.name, lastSeen: device.lastSeen,
+            createdAt: device.deviceCreateDate.map { Date(timeIntervalSince1970: $0) },
+            remembered: device.remembered, thisDevice: thisDeviceKey != nil && device.deviceKey == thisDeviceKey)
     }
 
     /// One line for people: marker, key, name, last seen, remembered; outside text escaped.
@@ -71,8 +73,10 @@ struct DeviceForgetReport: CommandReport {
     var textMessages: [String] {
         let key = OutsideText(deviceKey)
         let here = removedLocally ? "; its keys were deleted from this machine" : ""
-        return [service == "forgotten"
-            ? "Forgot device \(key) of \(OutsideText(user))\(here)."
-            : "Cognito no longer knew device \(key) of \(OutsideText(user))\(here)."]
+        return [
+            service == "forgotten"
+                ? "Forgot device \(key) of \(OutsideText(user))\(here)."
+                : "Cognito no longer knew device \(key) of \(OutsideText(user))\(here)."
+        ]
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -32,18 +33,22 @@ struct DevicesList: AuthctlCommand {
             do {
                 devices = try admin.service.adminListDevices(userPoolId: admin.poolId, username: user)
             } catch let error as CognitoError {
-                throw AdminService.refusal(error, username: user, poolId: admin.poolId) ?? AuthctlError.from(error, endpoint: admin.endpoint)
+                throw AdminService.refusal(error, username: user, poolId: admin.poolId)
+                    ?? AuthctlError.from(error, endpoint: admin.endpoint)
             }
-            report = DeviceListReport(user: user, userPoolId: admin.poolId,
-                                      devices: devices.map { DeviceSummary($0, thisDeviceKey: nil) })
+            report = DeviceListReport(
+                user: user, userPoolId: admin.poolId,
+                devices: devices.map { DeviceSummary($0, thisDeviceKey: nil) })
         } else {
             let sessions = try context.sessions
             let (session, devices) = try sessions.withFreshSession { session, service in
                 (session, try service.listDevices(accessToken: session.accessToken))
             }
-            let mine = RememberedDevices(context: context, profile: settings.profile).device(userPoolId: session.userPoolId, username: session.username)
-            report = DeviceListReport(user: session.username, userPoolId: session.userPoolId,
-                                      devices: devices.map { DeviceSummary($0, thisDeviceKey: mine?.deviceKey) })
+            let mine = RememberedDevices(context: context, profile: settings.profile).device(
+                userPoolId: session.userPoolId, username: session.username)
+            report = DeviceListReport(
+                user: session.username, userPoolId: session.userPoolId,
+                devices: devices.map { DeviceSummary($0, thisDeviceKey: mine?.deviceKey) })
         }
         context.emit(report)
     }

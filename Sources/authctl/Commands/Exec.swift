@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -13,7 +14,8 @@ import Glibc
 struct Exec: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
-        abstract: "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN).",
+        abstract:
+            "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN).",
         discussion: """
             The tokens go in the environment, never on the command's argv, and only those --type \
             asks for (repeat it for both); AUTHCTL_CLIENT_SECRET and AUTHCTL_STORE_PASSPHRASE are removed from the command's \
@@ -31,7 +33,10 @@ struct Exec: AuthctlCommand {
     var requested: [TokenType] { freshness.types() }
     private var minValid: Double { freshness.minValid }
 
-    @Flag(help: "Also put the identity pool's temporary AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_CREDENTIAL_EXPIRATION), as aws-credentials gives them.")
+    @Flag(
+        help:
+            "Also put the identity pool's temporary AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_CREDENTIAL_EXPIRATION), as aws-credentials gives them."
+    )
     var aws = false
 
     @OptionGroup(title: "AWS credentials (with --aws)")
@@ -40,7 +45,8 @@ struct Exec: AuthctlCommand {
     @OptionGroup(title: "Machine-to-machine tokens")
     var machine: MachineTokenOptions
 
-    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+    @Argument(
+        parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
 
     func validate() throws {
@@ -48,16 +54,20 @@ struct Exec: AuthctlCommand {
         // The command inherits 0, 1 and 2: a passphrase there would be its input (or would be read
         // by it whenever the profile's store never needed the descriptor).
         if let fd = global.passphraseFd, (0...2).contains(fd) {
-            throw ValidationError("--passphrase-fd \(fd) is the command's standard \(["input", "output", "error"][Int(fd)]) with exec: give the passphrase on another descriptor, e.g. --passphrase-fd 3 3<file")
+            throw ValidationError(
+                "--passphrase-fd \(fd) is the command's standard \(["input", "output", "error"][Int(fd)]) with exec: give the passphrase on another descriptor, e.g. --passphrase-fd 3 3<file"
+            )
         }
         if global.output == .json {
-            throw ValidationError("exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
+            throw ValidationError(
+                "exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }
         if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
             throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
         }
         if machine.clientCredentials && (aws || requested != [.access]) {
-            throw ValidationError("--client-credentials gives the app client's access token only: without --aws or --type id.")
+            throw ValidationError(
+                "--client-credentials gives the app client's access token only: without --aws or --type id.")
         }
     }
 
@@ -68,12 +78,16 @@ struct Exec: AuthctlCommand {
         // left unread is not handed to the command either.
         let inherited = ChildProcess.openDescriptors().subtracting(global.passphraseFd.map { [$0] } ?? [])
         let settings = try context.settings
-        let awsCredentials = try aws ? IdentityPoolCredentials(
-            context: context, settings: settings,
-            pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)).credentials() : nil
+        let awsCredentials =
+            try aws
+            ? IdentityPoolCredentials(
+                context: context, settings: settings,
+                pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
+            ).credentials() : nil
         if machine.clientCredentials {
             // The app client's own token: no user, so no id token; and not the client's secret.
-            let token = try MachineTokens(context: context, settings: settings, options: machine.choice).token(minValidity: minValid)
+            let token = try MachineTokens(context: context, settings: settings, options: machine.choice).token(
+                minValidity: minValid)
             for name in ChildProcess.authctlSecrets { unsetenv(name) }
             setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
             setenv("AUTHCTL_TOKEN", token.accessToken, 1)

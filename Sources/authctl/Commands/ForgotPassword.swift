@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -36,8 +37,9 @@ struct ForgotPassword: AuthctlCommand {
         let user = ShellWord.quoted(username)
         let appClient = try support.appClient()
         let failure = { (error: Error) in
-            AccountFailure.from(error, step: .forgotPassword, username: username, support: support,
-                                hasSecret: appClient.clientSecret != nil)
+            AccountFailure.from(
+                error, step: .forgotPassword, username: username, support: support,
+                hasSecret: appClient.clientSecret != nil)
         }
 
         // Standard input: the code first (--code-stdin), then the new password (--password-stdin),
@@ -50,7 +52,10 @@ struct ForgotPassword: AuthctlCommand {
             answer = given
         } else {
             if !console.canPrompt && newPassword != nil {
-                throw AuthctlError(.usage, "--password-stdin sets the new password with a code already received: add --code-stdin, the code on the first line of standard input and the new password on the second (get a code first with `authctl forgot-password --username \(user)`)")
+                throw AuthctlError(
+                    .usage,
+                    "--password-stdin sets the new password with a code already received: add --code-stdin, the code on the first line of standard input and the new password on the second (get a code first with `authctl forgot-password --username \(user)`)"
+                )
             }
             do {
                 delivery = try support.service().forgotPassword(username: username, client: appClient)
@@ -58,9 +63,12 @@ struct ForgotPassword: AuthctlCommand {
                 throw failure(error)
             }
             guard console.canPrompt else {
-                let text = ["A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).",
-                            "Then run: authctl forgot-password --username \(user) --code-stdin --password-stdin (the code, then the new password, on standard input)"]
-                return context.emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying(text, inJSON: text))
+                let text = [
+                    "A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).",
+                    "Then run: authctl forgot-password --username \(user) --code-stdin --password-stdin (the code, then the new password, on standard input)",
+                ]
+                return context.emit(
+                    CodeDeliveryReport(username: username, codeDelivery: delivery).saying(text, inJSON: text))
             }
             console.message("A code to reset the password was sent to \(CodeDeliveryText.describe(delivery)).")
             answer = try support.typedCode(delivery: delivery)
@@ -73,9 +81,12 @@ struct ForgotPassword: AuthctlCommand {
         while true {
             attempts += 1
             do {
-                try support.service().confirmForgotPassword(username: username, code: answer, newPassword: password, client: appClient)
+                try support.service().confirmForgotPassword(
+                    username: username, code: answer, newPassword: password, client: appClient)
                 break
-            } catch let error as CognitoError where error.refusal == .codeMismatch && given == nil && console.canPrompt && attempts < 3 {
+            } catch let error as CognitoError
+                where error.refusal == .codeMismatch && given == nil && console.canPrompt && attempts < 3
+            {
                 console.message(Messages.codeDidNotMatchTryAgain)
                 answer = try support.typedCode(delivery: delivery)
             } catch {
@@ -87,10 +98,12 @@ struct ForgotPassword: AuthctlCommand {
 
     private func readNewPassword(_ console: Console) throws -> String {
         if !passwordStdin && !console.canPrompt {
-            throw AuthctlError(.usage, "no terminal to ask for the new password: give it on standard input with --password-stdin")
+            throw AuthctlError(
+                .usage, "no terminal to ask for the new password: give it on standard input with --password-stdin")
         }
-        return try NewPasswordReader.read(console: console, fromStdin: passwordStdin,
-                                          stdinMissing: "--password-stdin: standard input held no new password")
+        return try NewPasswordReader.read(
+            console: console, fromStdin: passwordStdin,
+            stdinMissing: "--password-stdin: standard input held no new password")
     }
 }
 

@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 struct KubeToken: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -51,7 +52,9 @@ struct KubeToken: AuthctlCommand {
             try signIn(settings: settings, context: context)
             session = try freshSession(sessions)
         } catch is SignInNeeded {
-            throw AuthctlError(.notAuthorized, """
+            throw AuthctlError(
+                .notAuthorized,
+                """
                 Not signed in (profile \(settings.profile)), and kubectl is not interactive here. \
                 Run: authctl signin --profile \(settings.profile)
                 """)
@@ -59,10 +62,14 @@ struct KubeToken: AuthctlCommand {
         let checks = TokenChecks(context: context, settings: settings)
         try checks.checkClaims(session, type)
         let token = checks.token(session, type)
-        let expiresAt = type == .access ? session.accessTokenExpiresAt
+        let expiresAt =
+            type == .access
+            ? session.accessTokenExpiresAt
             : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
-        context.emit(ExecCredential(apiVersion: request.apiVersion, spec: .init(interactive: request.interactive),
-                                    status: .init(token: token, expirationTimestamp: expiresAt)))
+        context.emit(
+            ExecCredential(
+                apiVersion: request.apiVersion, spec: .init(interactive: request.interactive),
+                status: .init(token: token, expirationTimestamp: expiresAt)))
     }
 
     private struct SignInNeeded: Error {}
@@ -101,7 +108,9 @@ struct ExecCredentialRequest: Equatable {
         }
         if let version = wire.apiVersion {
             guard Self.supportedVersions.contains(version) else {
-                throw AuthctlError(.configuration, """
+                throw AuthctlError(
+                    .configuration,
+                    """
                     kubectl asks for an ExecCredential in \(version.debugDescription); authctl answers in \
                     \(Self.supportedVersions.joined(separator: " or ")): set that apiVersion in the kubeconfig's exec entry
                     """)

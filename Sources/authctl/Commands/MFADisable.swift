@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -28,15 +29,19 @@ struct MFADisable: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
         let stored = try sessions.signedIn()
-        let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
+        let user = try sessions.withFreshSession { session, service in
+            try service.getUser(accessToken: session.accessToken)
+        }
         guard user.enabledFactors.contains(factor.challengeName) else {
             context.emit(MFADisableResult(changed: false, username: stored.username))
             return
         }
-        try Confirmation.require("Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
-                                 console: context.console, withoutTerminal: "turning off a second factor weakens the account")
+        try Confirmation.require(
+            "Turn off the authenticator app for \(stored.username)? [y/N] ", confirmed: yes,
+            console: context.console, withoutTerminal: "turning off a second factor weakens the account")
         try sessions.withFreshSession { session, service in
-            try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
+            try service.setUserMFAPreference(
+                accessToken: session.accessToken, softwareToken: MFASetting(enabled: false, preferred: false))
         }
         context.emit(MFADisableResult(changed: true, username: stored.username))
     }
@@ -52,7 +57,10 @@ struct MFADisableResult: CommandReport {
     enum CodingKeys: String, CodingKey { case totp, changed }
 
     var textMessages: [String] {
-        [changed ? "Authenticator app turned off for \(username)."
-            : "The authenticator app was not on for \(username); nothing was changed."]
+        [
+            changed
+                ? "Authenticator app turned off for \(username)."
+                : "The authenticator app was not on for \(username); nothing was changed."
+        ]
     }
 }

@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 struct MFASetup: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -35,11 +36,13 @@ struct MFASetup: AuthctlCommand {
         let user = try sessions.withFreshSession { session, service in
             (try service.getUser(accessToken: session.accessToken), session.userPoolId)
         }
-        let attributes = Dictionary(user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+        let attributes = Dictionary(
+            user.0.userAttributes.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
         let label = AuthenticatorURI.label(username: user.0.username, attributes: attributes)
         if user.0.enabledFactors.contains(MFAType.totp.challengeName) {
-            try Confirmation.require("An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
-                                     confirmed: yes, console: console, withoutTerminal: "replacing the authenticator app")
+            try Confirmation.require(
+                "An authenticator app is already set up for \(label). Replace it (the old one stops working)? [y/N] ",
+                confirmed: yes, console: console, withoutTerminal: "replacing the authenticator app")
         }
 
         let association = try sessions.withFreshSession { session, service in
@@ -50,15 +53,17 @@ struct MFASetup: AuthctlCommand {
         _ = try AuthenticatorEnrolment.verify(context: context) { code in
             try sessions.withFreshSession { session, service in
                 do {
-                    return try service.verifySoftwareToken(accessToken: session.accessToken, code: code,
-                                                           friendlyName: AuthenticatorEnrolment.friendlyName)
+                    return try service.verifySoftwareToken(
+                        accessToken: session.accessToken, code: code,
+                        friendlyName: AuthenticatorEnrolment.friendlyName)
                 } catch let error as CognitoError where error.refusal == .codeMismatch {
                     throw CodeDidNotMatch()
                 }
             }
         }
         try sessions.withFreshSession { session, service in
-            try service.setUserMFAPreference(accessToken: session.accessToken, softwareToken: MFASetting(enabled: true, preferred: true))
+            try service.setUserMFAPreference(
+                accessToken: session.accessToken, softwareToken: MFASetting(enabled: true, preferred: true))
         }
         context.emit(MFASetupReport())
     }

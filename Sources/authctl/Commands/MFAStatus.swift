@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -17,7 +18,9 @@ struct MFAStatus: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
-        let user = try sessions.withFreshSession { session, service in try service.getUser(accessToken: session.accessToken) }
+        let user = try sessions.withFreshSession { session, service in
+            try service.getUser(accessToken: session.accessToken)
+        }
         var enabled = Set(user.enabledFactors)
         // Legacy SMS settings (MFAOptions) count as SMS enabled.
         if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert(.smsMFA) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,16 +40,29 @@ struct OpsSignOut: AuthctlCommand {
     @Flag(help: "Act (without it: print the plan and change nothing).")
     var execute = false
 
-    @Flag(name: .shortAndLong, help: "Do not ask to type the pool id (required with --execute without a terminal; not enough for --all-users, see --confirm-pool).")
+    @Flag(
+        name: .shortAndLong,
+        help:
+            "Do not ask to type the pool id (required with --execute without a terminal; not enough for --all-users, see --confirm-pool)."
+    )
     var yes = false
 
-    @Option(help: ArgumentHelp("The pool id, typed in advance: confirms --execute without a prompt, --all-users included.", valueName: "id"))
+    @Option(
+        help: ArgumentHelp(
+            "The pool id, typed in advance: confirms --execute without a prompt, --all-users included.", valueName: "id"
+        ))
     var confirmPool: String?
 
-    @Option(help: ArgumentHelp("User-update calls a second at most (default 20; the account's quota is 25 a second, shared with its other traffic).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "User-update calls a second at most (default 20; the account's quota is 25 a second, shared with its other traffic).",
+            valueName: "n"))
     var rate: Double = 20
 
-    @Option(help: ArgumentHelp("Listing calls (ListUsers, ListUsersInGroup) a second at most (default 25; the quota is 30).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Listing calls (ListUsers, ListUsersInGroup) a second at most (default 25; the quota is 30).",
+            valueName: "n"))
     var listingRate: Double = 25
 
     @Flag(help: "Ignore the checkpoint of an earlier run of the same selection and start over.")
@@ -70,17 +84,20 @@ struct OpsSignOut: AuthctlCommand {
         let admin = try AdminService(settings: settings, context: context, bulk: true)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let chosen = try userSelection(context, state)
-        let run = try BulkRunLifecycle(context: context, admin: admin, state: state, action: action, selection: chosen,
-                                       rate: rate, listingRate: listingRate)
+        let run = try BulkRunLifecycle(
+            context: context, admin: admin, state: state, action: action, selection: chosen,
+            rate: rate, listingRate: listingRate)
         let standing = try run.standing(restart: restart, execute: execute)
         let earlier: OpsCheckpoint?
         switch standing {
         case .fresh: earlier = nil
-        case .resumable(let checkpoint), .failedUsersToRetry(let checkpoint, _), .finished(let checkpoint): earlier = checkpoint
+        case .resumable(let checkpoint), .failedUsersToRetry(let checkpoint, _), .finished(let checkpoint):
+            earlier = checkpoint
         }
-        var report = OpsSignOutReport(userPoolId: admin.poolId, action: action.auditName, selection: chosen.description,
-                                      dryRun: !execute, ratePerSecond: rate, checkpoint: state.checkpointPath(run.stem),
-                                      auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(run.stem))
+        var report = OpsSignOutReport(
+            userPoolId: admin.poolId, action: action.auditName, selection: chosen.description,
+            dryRun: !execute, ratePerSecond: rate, checkpoint: state.checkpointPath(run.stem),
+            auditLog: auditLog ?? earlier?.auditLog ?? state.auditPath(run.stem))
 
         switch standing {
         case .failedUsersToRetry(let earlier, let users):
@@ -89,7 +106,9 @@ struct OpsSignOut: AuthctlCommand {
         case .finished(let earlier):
             report.take(earlier)
             report.complete = true
-            report.textMessages = ["Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."]
+            report.textMessages = [
+                "Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."
+            ]
             return context.emit(report)
         case .fresh, .resumable:
             break
@@ -103,7 +122,9 @@ struct OpsSignOut: AuthctlCommand {
         if let earlier {
             report.take(earlier)
             report.resumed = true
-            text.append("Resuming: \(plan.alreadyDone) of \(plan.total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining).")
+            text.append(
+                "Resuming: \(plan.alreadyDone) of \(plan.total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining)."
+            )
         }
 
         guard execute else {
@@ -111,22 +132,26 @@ struct OpsSignOut: AuthctlCommand {
             return context.emit(report)
         }
         text.forEach(context.console.message)
-        try confirm(poolId: admin.poolId, chosen, everyUser: Self.selectsEveryUser(chosen, total: plan.total, admin: admin),
-                    context)
-        try conclude(report, try run.run(plan, resuming: earlier, auditLog: report.auditLog), admin: admin, context: context)
+        try confirm(
+            poolId: admin.poolId, chosen, everyUser: Self.selectsEveryUser(chosen, total: plan.total, admin: admin),
+            context)
+        try conclude(
+            report, try run.run(plan, resuming: earlier, auditLog: report.auditLog), admin: admin, context: context)
     }
 
     /// A finished run's failed users acted on again (`BulkRunLifecycle.retry`), after the same
     /// confirmation; the plan said first.
-    private func retry(_ users: [String], of earlier: OpsCheckpoint, report: OpsSignOutReport, run: BulkRunLifecycle,
-                       context: CommandContext) throws {
+    private func retry(
+        _ users: [String], of earlier: OpsCheckpoint, report: OpsSignOutReport, run: BulkRunLifecycle,
+        context: CommandContext
+    ) throws {
         var report = report
         report.take(earlier)
         report.resumed = true
         report.expectedSeconds = run.expectedSeconds(users: users.count, listing: false)
         let plural = users.count == 1 ? "user" : "users"
         let text = [
-            "Retrying the \(users.count) \(plural) that failed in the run finished on \(Format.localTime(earlier.updatedAt)) (the audit log \(report.auditLog) names them): \(users.prefix(10).map { OutsideText($0).description }.joined(separator: ", "))\(users.count > 10 ? ", ..." : ""). --restart does every user again.",
+            "Retrying the \(users.count) \(plural) that failed in the run finished on \(Format.localTime(earlier.updatedAt)) (the audit log \(report.auditLog) names them): \(users.prefix(10).map { OutsideText($0).description }.joined(separator: ", "))\(users.count > 10 ? ", ..." : ""). --restart does every user again."
         ]
         guard execute else {
             report.textMessages = text + ["Dry run: nothing was changed. Add --execute to do it."]
@@ -134,52 +159,70 @@ struct OpsSignOut: AuthctlCommand {
         }
         text.forEach(context.console.message)
         try confirm(poolId: run.admin.poolId, run.selection, everyUser: run.selection == .allUsers, context)
-        try conclude(report, try run.retry(users, of: earlier, auditLog: report.auditLog), admin: run.admin, context: context)
+        try conclude(
+            report, try run.retry(users, of: earlier, auditLog: report.auditLog), admin: run.admin, context: context)
     }
 
     /// The summary (stderr, or the JSON report) and the exit code of a run that acted.
-    private func conclude(_ report: OpsSignOutReport, _ outcome: BulkRunOutcome, admin: AdminService,
-                          context: CommandContext) throws {
+    private func conclude(
+        _ report: OpsSignOutReport, _ outcome: BulkRunOutcome, admin: AdminService,
+        context: CommandContext
+    ) throws {
         let (checkpoint, total, throttled, stop) = (outcome.checkpoint, outcome.total, outcome.throttled, outcome.stop)
         var report = report
         report.meanRate = outcome.meanRate
         report.take(checkpoint)
         report.throttled = throttled
         report.complete = checkpoint.complete
-        let summary = "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
+        let summary =
+            "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
         switch stop {
         case nil:
             report.textMessages = [summary]
             context.emit(report)
             if checkpoint.counts.failed > 0 {
-                throw AuthctlError(.someFailed, "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them")
+                throw AuthctlError(
+                    .someFailed,
+                    "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them"
+                )
             }
         case let interrupted as OpsInterrupted:
             report.textMessages = [summary]
             context.emit(report)
-            throw AuthctlError(.partiallyDone, "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))")
+            throw AuthctlError(
+                .partiallyDone,
+                "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))"
+            )
         case let error?:
             report.textMessages = [summary]
             context.emit(report)
             let failure = AuthctlError.from(error, endpoint: admin.endpoint)
-            throw AuthctlError(failure.code, "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the rest.")
+            throw AuthctlError(
+                failure.code,
+                "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the rest."
+            )
         }
     }
 
     /// The plan for people: what, how many, the first names (escaped), the pace and the duration.
     private func planText(_ report: OpsSignOutReport, remaining: Int) -> [String] {
         let verb = disable ? "Sign out and disable" : "Sign out"
-        var text = ["\(verb) \(report.selected ?? 0) users (\(selectionDescription)) of \(report.userPoolId), at most \(Self.number(rate)) calls a second (\(action.callsPerUser) per user): about \(OpsProgress.clockTime(report.expectedSeconds ?? 0)) for \(remaining) users."]
+        var text = [
+            "\(verb) \(report.selected ?? 0) users (\(selectionDescription)) of \(report.userPoolId), at most \(Self.number(rate)) calls a second (\(action.callsPerUser) per user): about \(OpsProgress.clockTime(report.expectedSeconds ?? 0)) for \(remaining) users."
+        ]
         if !report.firstUsers.isEmpty {
             let more = (report.selected ?? 0) > report.firstUsers.count ? ", ..." : ""
-            text.append("First users: " + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
+            text.append(
+                "First users: " + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
         }
         return text
     }
 
     private var selectionDescription: String {
         if !selection.users.isEmpty { return selection.users.count == 1 ? "--user" : "\(selection.users.count) --user" }
-        if let file = selection.usersFile { return "--users-file \(file == "-" ? "(standard input)" : OutsideText(file).description)" }
+        if let file = selection.usersFile {
+            return "--users-file \(file == "-" ? "(standard input)" : OutsideText(file).description)"
+        }
         if let group = selection.group { return "group \(OutsideText(group))" }
         if let filter = selection.filter { return "filter \(OutsideText(filter))" }
         return "EVERY user of the pool"
@@ -214,7 +257,8 @@ struct OpsSignOut: AuthctlCommand {
         case .allUsers: return true
         case .group, .filter:
             guard total > 0, let pool = try? admin.service.describeUserPool(userPoolId: admin.poolId),
-                  let estimated = pool.userPool.estimatedNumberOfUsers else { return false }
+                let estimated = pool.userPool.estimatedNumberOfUsers
+            else { return false }
             return total >= estimated
         case .users, .file: return false
         }
@@ -224,15 +268,20 @@ struct OpsSignOut: AuthctlCommand {
     private func confirm(poolId: String, _ chosen: UserSelection, everyUser: Bool, _ context: CommandContext) throws {
         if let confirmPool {
             guard confirmPool == poolId else {
-                throw AuthctlError(.usage, "--confirm-pool \(OutsideText(confirmPool)) is not this pool (\(poolId)): nothing was changed")
+                throw AuthctlError(
+                    .usage,
+                    "--confirm-pool \(OutsideText(confirmPool)) is not this pool (\(poolId)): nothing was changed")
             }
             return
         }
         if yes && !everyUser { return }
         guard context.console.canPrompt else {
-            throw AuthctlError(.usage, everyUser
-                ? "\(chosen == .allUsers ? "--all-users" : "this selection") --execute acts on every user of the pool: without a terminal, confirm with --confirm-pool \(poolId)"
-                : "--execute changes users' sessions and cannot be undone: pass --yes to confirm without a terminal")
+            throw AuthctlError(
+                .usage,
+                everyUser
+                    ? "\(chosen == .allUsers ? "--all-users" : "this selection") --execute acts on every user of the pool: without a terminal, confirm with --confirm-pool \(poolId)"
+                    : "--execute changes users' sessions and cannot be undone: pass --yes to confirm without a terminal"
+            )
         }
         let typed = context.console.prompt("Type the pool id (\(poolId)) to go ahead: ", secret: false)?
             .trimmedBlanks()
@@ -270,13 +319,16 @@ struct OpsSignOutReport: CommandReport {
     var textMessages: [String] = []
 
     enum CodingKeys: String, CodingKey {
-        case userPoolId, action, selection, dryRun, ratePerSecond, checkpoint, auditLog, selected, firstUsers, expectedSeconds,
-             done, signedOut, disabled, notFound, failed, throttled, elapsedSeconds, meanRate, resumed, complete
+        case userPoolId, action, selection, dryRun, ratePerSecond, checkpoint, auditLog, selected, firstUsers,
+            expectedSeconds,
+            done, signedOut, disabled, notFound, failed, throttled, elapsedSeconds, meanRate, resumed, complete
     }
 
     mutating func take(_ checkpoint: OpsCheckpoint) {
         let counts = checkpoint.counts
-        (done, signedOut, disabled, notFound, failed) = (counts.done, counts.signedOut, counts.disabled, counts.notFound, counts.failed)
+        (done, signedOut, disabled, notFound, failed) = (
+            counts.done, counts.signedOut, counts.disabled, counts.notFound, counts.failed
+        )
         elapsedSeconds = (checkpoint.elapsed * 1000).rounded() / 1000
         if selected == nil { selected = checkpoint.total }
     }

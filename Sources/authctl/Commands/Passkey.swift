@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -27,17 +28,19 @@ struct PasskeySummary: Encodable {
 
 extension PasskeySummary {
     init(_ credential: WebAuthnCredentialDescription) {
-        self.init(credentialId: credential.credentialId, name: credential.friendlyCredentialName,
-                  relyingPartyId: credential.relyingPartyId, attachment: credential.authenticatorAttachment,
-                  transports: credential.authenticatorTransports ?? [],
-                  createdAt: credential.createdAt.map { Date(timeIntervalSince1970: $0) })
+        self.init(
+            credentialId: credential.credentialId, name: credential.friendlyCredentialName,
+            relyingPartyId: credential.relyingPartyId, attachment: credential.authenticatorAttachment,
+            transports: credential.authenticatorTransports ?? [],
+            createdAt: credential.createdAt.map { Date(timeIntervalSince1970: $0) })
     }
 
     /// One line for people; the service's text escaped.
     var textLine: String {
         let created = createdAt.map(Format.localTime) ?? "unknown"
         let transports = self.transports.isEmpty ? "-" : self.transports.joined(separator: ",")
-        return "\(OutsideText(credentialId))  \(OutsideText(name ?? "(no name)"))  \(OutsideText(relyingPartyId ?? "-"))  "
+        return
+            "\(OutsideText(credentialId))  \(OutsideText(name ?? "(no name)"))  \(OutsideText(relyingPartyId ?? "-"))  "
             + "\(OutsideText(attachment ?? "-"))  \(OutsideText(transports))  created \(created)"
     }
 }
@@ -50,7 +53,8 @@ struct PasskeyListReport: CommandReport {
 
     var textOutput: [String] { passkeys.isEmpty ? [] : [passkeys.map(\.textLine).joined(separator: "\n")] }
     var textMessages: [String] {
-        passkeys.isEmpty ? ["\(OutsideText(user)) has no passkeys in \(userPoolId); add one with `authctl passkey add`."] : []
+        passkeys.isEmpty
+            ? ["\(OutsideText(user)) has no passkeys in \(userPoolId); add one with `authctl passkey add`."] : []
     }
 }
 
@@ -65,7 +69,9 @@ struct PasskeyAddReport: CommandReport {
 
     var textMessages: [String] {
         let named = name.map { " (\(OutsideText($0)))" } ?? ""
-        return ["Added passkey \(OutsideText(credentialId))\(named) for \(OutsideText(user)) at \(OutsideText(relyingPartyId)); sign in with `authctl signin --method passkey`."]
+        return [
+            "Added passkey \(OutsideText(credentialId))\(named) for \(OutsideText(user)) at \(OutsideText(relyingPartyId)); sign in with `authctl signin --method passkey`."
+        ]
     }
 }
 

@@ -1,19 +1,21 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// `passkey add`: StartWebAuthnRegistration, makeCredential on the security key,
 /// CompleteWebAuthnRegistration with the whole RegistrationResponseJSON.
 struct PasskeyAdd: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
-        abstract: "Register a passkey on a FIDO2 security key for the signed-in user (touch, and the key's PIN where asked).",
+        abstract:
+            "Register a passkey on a FIDO2 security key for the signed-in user (touch, and the key's PIN where asked).",
         discussion: """
             Cognito names the passkey itself (its API takes no name). The key must be attached \
             (or named with --fido-device); afterwards sign in with `authctl signin --method passkey`.
@@ -28,27 +30,34 @@ struct PasskeyAdd: AuthctlCommand {
         let sessions = try context.sessions
         let settings = try context.settings
         let pin = RelyingPartyPin(settings: settings)
-        let key = SecurityKeyUse(choice: securityKey.choice(environment: context.environment), console: context.console,
-                                 environment: context.environment, relyingParty: pin)
+        let key = SecurityKeyUse(
+            choice: securityKey.choice(environment: context.environment), console: context.console,
+            environment: context.environment, relyingParty: pin)
         let report = try sessions.withFreshSession { session, service -> PasskeyAddReport in
             let document = try service.startWebAuthnRegistration(accessToken: session.accessToken)
             guard let options = WebAuthnCreationOptions.from(document) else {
-                throw AuthctlError(.unavailable, "Cognito's CredentialCreationOptions are not WebAuthn creation options")
+                throw AuthctlError(
+                    .unavailable, "Cognito's CredentialCreationOptions are not WebAuthn creation options")
             }
             let registration = try key.register(options)
             try service.completeWebAuthnRegistration(accessToken: session.accessToken, credential: registration.json)
             let id = Base64URL.encode(registration.credentialId)
             // The service's name for it, when it lists it (a listing that fails does not undo the registration).
-            let listed = (try? service.listWebAuthnCredentials(accessToken: session.accessToken))?.first { $0.credentialId == id }
-            return PasskeyAddReport(user: session.username, userPoolId: session.userPoolId, credentialId: id,
-                                    relyingPartyId: options.rpId ?? "", name: listed?.friendlyCredentialName)
+            let listed = (try? service.listWebAuthnCredentials(accessToken: session.accessToken))?.first {
+                $0.credentialId == id
+            }
+            return PasskeyAddReport(
+                user: session.username, userPoolId: session.userPoolId, credentialId: id,
+                relyingPartyId: options.rpId ?? "", name: listed?.friendlyCredentialName)
         }
         if pin.rpId == nil {
             // The first passkey: its relying party is the only one this profile's key signs for from now on.
             try ConfigFile.update(path: settings.configFile) { file in
                 file.profiles[settings.profile, default: ProfileConfig()].passkeyRpId = report.relyingPartyId
             }
-            context.console.message("Profile \(settings.profile)'s passkeys are for \(report.relyingPartyId) (passkey_rp_id in \(settings.configFile)): the security key is asked to sign for no other relying party.")
+            context.console.message(
+                "Profile \(settings.profile)'s passkeys are for \(report.relyingPartyId) (passkey_rp_id in \(settings.configFile)): the security key is asked to sign for no other relying party."
+            )
         }
         context.emit(report)
     }

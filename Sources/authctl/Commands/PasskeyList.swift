@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// `passkey list`: ListWebAuthnCredentials (every page) with the stored session.
 struct PasskeyList: AuthctlCommand {
@@ -21,7 +22,9 @@ struct PasskeyList: AuthctlCommand {
         let (session, credentials) = try sessions.withFreshSession { session, service in
             (session, try service.listWebAuthnCredentials(accessToken: session.accessToken))
         }
-        context.emit(PasskeyListReport(user: session.username, userPoolId: session.userPoolId,
-                                       passkeys: credentials.map(PasskeySummary.init)))
+        context.emit(
+            PasskeyListReport(
+                user: session.username, userPoolId: session.userPoolId,
+                passkeys: credentials.map(PasskeySummary.init)))
     }
 }

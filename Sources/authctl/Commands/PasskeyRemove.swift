@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// `passkey remove ID`: DeleteWebAuthnCredential (asks first on a terminal; `--yes` without).
 struct PasskeyRemove: AuthctlCommand {
@@ -23,23 +24,30 @@ struct PasskeyRemove: AuthctlCommand {
     var yes = false
 
     func validate() throws {
-        if credentialId.isEmpty || credentialId.count > 1024 || credentialId.contains(where: { $0.isWhitespace || $0.isNewline }) {
+        if credentialId.isEmpty || credentialId.count > 1024
+            || credentialId.contains(where: { $0.isWhitespace || $0.isNewline })
+        {
             throw ValidationError("ID must be a credential id as `authctl passkey list` shows it.")
         }
     }
 
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
-        try Confirmation.require("Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
-                                 console: context.console, withoutTerminal: "this removes a passkey")
+        try Confirmation.require(
+            "Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
+            console: context.console, withoutTerminal: "this removes a passkey")
         let session = try sessions.withFreshSession { session, service -> StoredSession in
             do {
                 try service.deleteWebAuthnCredential(accessToken: session.accessToken, credentialId: credentialId)
             } catch let error as CognitoError where error.refusal == .resourceNotFound {
-                throw AuthctlError(.inputRejected, "\(session.username) has no passkey \(OutsideText(credentialId)) (see `authctl passkey list`): \(OutsideText(error.message))")
+                throw AuthctlError(
+                    .inputRejected,
+                    "\(session.username) has no passkey \(OutsideText(credentialId)) (see `authctl passkey list`): \(OutsideText(error.message))"
+                )
             }
             return session
         }
-        context.emit(PasskeyRemoveReport(user: session.username, userPoolId: session.userPoolId, credentialId: credentialId))
+        context.emit(
+            PasskeyRemoveReport(user: session.username, userPoolId: session.userPoolId, credentialId: credentialId))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -23,12 +24,14 @@ struct ResendCode: AuthctlCommand {
         do {
             delivery = try support.service().resendConfirmationCode(username: username, client: appClient)
         } catch {
-            throw AccountFailure.from(error, step: .resendCode, username: username, support: support,
-                                      hasSecret: appClient.clientSecret != nil)
+            throw AccountFailure.from(
+                error, step: .resendCode, username: username, support: support,
+                hasSecret: appClient.clientSecret != nil)
         }
-        context.emit(CodeDeliveryReport(username: username, codeDelivery: delivery).saying([
-            "A new confirmation code was sent to \(CodeDeliveryText.describe(delivery)).",
-            "Confirm the account with: authctl confirm-signup --username \(ShellWord.quoted(username))",
-        ]))
+        context.emit(
+            CodeDeliveryReport(username: username, codeDelivery: delivery).saying([
+                "A new confirmation code was sent to \(CodeDeliveryText.describe(delivery)).",
+                "Confirm the account with: authctl confirm-signup --username \(ShellWord.quoted(username))",
+            ]))
     }
 }

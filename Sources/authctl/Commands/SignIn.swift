@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 struct SignIn: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -26,7 +27,10 @@ struct SignIn: AuthctlCommand {
     @Flag(help: "Keep nothing: print the tokens as JSON on stdout instead (for runners without a keyring).")
     var noStore = false
 
-    @Flag(help: "Remember this device when the pool leaves it to the user, so later sign-ins skip MFA (asked on a terminal otherwise).")
+    @Flag(
+        help:
+            "Remember this device when the pool leaves it to the user, so later sign-ins skip MFA (asked on a terminal otherwise)."
+    )
     var rememberDevice = false
 
     @OptionGroup(title: "Multi-factor authentication")
@@ -43,7 +47,9 @@ struct SignIn: AuthctlCommand {
 
     func validate() throws {
         if browserSignIn.browser && (how.given || mfa.given) {
-            throw ValidationError("--browser signs in on the managed login's page: without --username, --password-stdin, --flow, --method or --mfa-*.")
+            throw ValidationError(
+                "--browser signs in on the managed login's page: without --username, --password-stdin, --flow, --method or --mfa-*."
+            )
         }
     }
 
@@ -57,10 +63,11 @@ struct SignIn: AuthctlCommand {
         } else {
             method = .userAuth(how.method)
         }
-        return SignInRequest(username: how.username, method: method, password: how.passwordStdin ? .standardInput : .terminal,
-                             mfa: mfa.answers, setupOutput: mfaSetup.mfaSetupOutput,
-                             securityKey: securityKey.choice(environment: context.environment),
-                             rememberDevice: rememberDevice, finishesPendingSignIn: true, checksForAPerson: true)
+        return SignInRequest(
+            username: how.username, method: method, password: how.passwordStdin ? .standardInput : .terminal,
+            mfa: mfa.answers, setupOutput: mfaSetup.mfaSetupOutput,
+            securityKey: securityKey.choice(environment: context.environment),
+            rememberDevice: rememberDevice, finishesPendingSignIn: true, checksForAPerson: true)
     }
 
     func execute(in context: CommandContext) throws {
@@ -98,7 +105,9 @@ struct SignInSummary: CommandReport {
     }
 
     var textMessages: [String] {
-        ["Signed in as \(OutsideText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"]
+        [
+            "Signed in as \(OutsideText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
+        ]
     }
 }
 
@@ -116,17 +125,23 @@ struct TokenSet: CommandReport {
 
     /// A session signed in but not kept (`signin --browser --no-store`).
     init(_ session: StoredSession) {
-        self.init(accessToken: session.accessToken, idToken: session.idToken, refreshToken: session.refreshToken,
-                  expiresAt: session.accessTokenExpiresAt, tokenType: "Bearer", username: session.username)
+        self.init(
+            accessToken: session.accessToken, idToken: session.idToken, refreshToken: session.refreshToken,
+            expiresAt: session.accessTokenExpiresAt, tokenType: "Bearer", username: session.username)
     }
 
-    init(accessToken: String, idToken: String?, refreshToken: String?, expiresAt: Date, tokenType: String, username: String) {
+    init(
+        accessToken: String, idToken: String?, refreshToken: String?, expiresAt: Date, tokenType: String,
+        username: String
+    ) {
         (self.accessToken, self.idToken, self.refreshToken) = (accessToken, idToken, refreshToken)
         (self.expiresAt, self.tokenType, self.username) = (expiresAt, tokenType, username)
     }
 
     var textOutput: [String] { [Format.json(self)] }
     var textMessages: [String] {
-        ["Signed in as \(OutsideText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"]
+        [
+            "Signed in as \(OutsideText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
+        ]
     }
 }

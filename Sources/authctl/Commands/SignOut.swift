@@ -1,12 +1,13 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 struct SignOut: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -25,16 +26,24 @@ struct SignOut: AuthctlCommand {
     @Flag(name: .customLong("global"), help: "End the sessions on every device, not only this one.")
     var everywhere = false
 
-    @Option(help: ArgumentHelp("With --global: force this user of the pool out (needs AWS credentials).", valueName: "username"))
+    @Option(
+        help: ArgumentHelp(
+            "With --global: force this user of the pool out (needs AWS credentials).", valueName: "username"))
     var user: String?
 
     @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal for --global).")
     var yes = false
 
-    @Flag(help: "Also forget this machine's remembered device on Cognito (ForgetDevice) and here, so the next sign-in asks for MFA again. Without it the device stays remembered, as it does on the service.")
+    @Flag(
+        help:
+            "Also forget this machine's remembered device on Cognito (ForgetDevice) and here, so the next sign-in asks for MFA again. Without it the device stays remembered, as it does on the service."
+    )
     var forgetDevice = false
 
-    @Flag(help: "For a browser session: also open the managed login's logout URL, which ends the browser's own sign-in (waits up to 30 s for the browser to come back to http://localhost:N/signed-out).")
+    @Flag(
+        help:
+            "For a browser session: also open the managed login's logout URL, which ends the browser's own sign-in (waits up to 30 s for the browser to come back to http://localhost:N/signed-out)."
+    )
     var browser = false
 
     func validate() throws {
@@ -42,7 +51,8 @@ struct SignOut: AuthctlCommand {
             throw ValidationError("--user forces a user out of every session: use it with --global.")
         }
         if user != nil && forgetDevice {
-            throw ValidationError("--forget-device forgets this machine's device: not with --user (see `authctl devices forget --user`).")
+            throw ValidationError(
+                "--forget-device forgets this machine's device: not with --user (see `authctl devices forget --user`).")
         }
     }
 
@@ -74,9 +84,13 @@ struct SignOut: AuthctlCommand {
                 revokeOutcome = .failed
                 let reason = AuthctlError.from(error).message
                 if (error as? CognitoError)?.outcomeUnknown ?? false {
-                    context.console.message("authctl: warning: the refresh token may not have been revoked (\(reason)): the request may or may not have reached Cognito; if it did not, the token stays usable until it expires.")
+                    context.console.message(
+                        "authctl: warning: the refresh token may not have been revoked (\(reason)): the request may or may not have reached Cognito; if it did not, the token stays usable until it expires."
+                    )
                 } else {
-                    context.console.message("authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires.")
+                    context.console.message(
+                        "authctl: warning: the refresh token could not be revoked (\(reason)); it stays usable until it expires."
+                    )
                 }
                 return false
             }
@@ -86,17 +100,24 @@ struct SignOut: AuthctlCommand {
         var logoutURI: String?
         switch outcome {
         case .notSignedIn:
-            report = SignOutReport(signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil)
+            report = SignOutReport(
+                signedOutLocally: false, globalSignOut: .skipped, revokeToken: .skipped, exposureUntil: nil)
             failure = nil
         case .unreadable(let removal):
-            context.console.message("authctl: warning: the stored session for profile \(settings.profile) is unreadable; nothing could be revoked with it, so its refresh token (if any) stays usable until it expires.")
-            report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: .failed, exposureUntil: nil)
+            context.console.message(
+                "authctl: warning: the stored session for profile \(settings.profile) is unreadable; nothing could be revoked with it, so its refresh token (if any) stays usable until it expires."
+            )
+            report = SignOutReport(
+                signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: .failed, exposureUntil: nil)
             failure = removal.map { Self.notRemoved($0, what: "The unreadable session") }
         case .signedOut(let session, let revoked, let removal):
-            report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revokeOutcome,
-                                   exposureUntil: session.tokensValidUntil, logoutUrl: session.managedLoginLogoutURL)
+            report = SignOutReport(
+                signedOutLocally: removal == nil, globalSignOut: .skipped, revokeToken: revokeOutcome,
+                exposureUntil: session.tokensValidUntil, logoutUrl: session.managedLoginLogoutURL)
             logoutURI = session.logoutURI
-            failure = removal.map { Self.notRemoved($0, what: revoked ? "The session (its refresh token is revoked)" : "The session") }
+            failure = removal.map {
+                Self.notRemoved($0, what: revoked ? "The session (its refresh token is revoked)" : "The session")
+            }
         }
         var text: [String] = []
         if !report.signedOutLocally && failure == nil {
@@ -106,7 +127,9 @@ struct SignOut: AuthctlCommand {
                 text.append("Signed out of this device (profile \(settings.profile)). Other devices stay signed in.")
             }
             if let until = report.exposureUntil {
-                text.append("Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until)).")
+                text.append(
+                    "Access and id tokens already issued keep passing offline JWT checks until \(Format.localTime(until))."
+                )
             }
         }
         context.emit(device, report.saying(text))
@@ -127,16 +150,23 @@ struct SignOut: AuthctlCommand {
         case .unreadable:
             // Nothing to confirm: no request can be made with it, and an unusable item must not stay.
             let removal = sessions.remove()
-            context.emit(device, SignOutReport(signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil))
+            context.emit(
+                device,
+                SignOutReport(
+                    signedOutLocally: removal == nil, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
+            )
             if let removal { throw Self.notRemoved(removal, what: "The unreadable session") }
-            throw AuthctlError(.notAuthorized, """
+            throw AuthctlError(
+                .notAuthorized,
+                """
                 the stored session for profile \(settings.profile) is unreadable, so nothing could be revoked with it and \
                 other devices were not signed out; it was removed from this device. \(Self.howToSignOutEverywhere(username: nil))
                 """)
         case .session(let loaded):
             stored = loaded
         }
-        try Confirmation.require("Sign out \(stored.username) on ALL devices? [y/N] ", confirmed: yes, console: context.console)
+        try Confirmation.require(
+            "Sign out \(stored.username) on ALL devices? [y/N] ", confirmed: yes, console: context.console)
 
         // Whether a GlobalSignOut request of this command may have been performed without a clear answer.
         var mayHaveActed = false
@@ -149,8 +179,10 @@ struct SignOut: AuthctlCommand {
             let outcome = try sessions.withFreshSession(minValidity: 60, policy: policy) { session, service in
                 do {
                     // At the replica when the primary does not answer (a sign-out is no directory write).
-                    try sessions.failingOver("signing out every device", client: try sessions.clientSettings(for: session),
-                                             primary: service) { service, _, _ in
+                    try sessions.failingOver(
+                        "signing out every device", client: try sessions.clientSettings(for: session),
+                        primary: service
+                    ) { service, _, _ in
                         try service.globalSignOut(accessToken: session.accessToken)
                     }
                     return session
@@ -164,10 +196,12 @@ struct SignOut: AuthctlCommand {
             case .completed(let signedOut):
                 session = signedOut
             case .refused(let error, _):
-                return try deadSession(context, device, sessions, stored, refusal: error, earlierAttemptMayHaveActed: mayHaveActed)
+                return try deadSession(
+                    context, device, sessions, stored, refusal: error, earlierAttemptMayHaveActed: mayHaveActed)
             }
         } catch SessionError.ended {
-            return try deadSession(context, device, sessions, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
+            return try deadSession(
+                context, device, sessions, stored, refusal: nil, earlierAttemptMayHaveActed: mayHaveActed)
         } catch {
             context.emit(device, SignOutReport.failedAndKept)
             throw Self.notSignedOut(AuthctlError.from(error), mayHaveActed: mayHaveActed)
@@ -175,44 +209,57 @@ struct SignOut: AuthctlCommand {
 
         let exposure = Self.exposure(of: session, now: context.now())
         if let removal = sessions.remove() {
-            context.emit(device, SignOutReport(signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure))
-            throw Self.notRemoved(removal, what: "Signed \(session.username) out of every device, but the session (which no longer works)")
+            context.emit(
+                device,
+                SignOutReport(
+                    signedOutLocally: false, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure))
+            throw Self.notRemoved(
+                removal, what: "Signed \(session.username) out of every device, but the session (which no longer works)"
+            )
         }
-        finish(context, device, SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure),
-               note: "Signed \(session.username) out of every device.", lifetime: session.tokenLifetime)
+        finish(
+            context, device,
+            SignOutReport(signedOutLocally: true, globalSignOut: .ok, revokeToken: .skipped, exposureUntil: exposure),
+            note: "Signed \(session.username) out of every device.", lifetime: session.tokenLifetime)
     }
 
     /// The service refused this device's session (`refusal`), or the refresh token was refused
     /// (nil): the session is removed here, since a dead session must not stay. Whether the other
     /// devices are signed out cannot be told from here, unless the user no longer exists or a
     /// request of this command may have done it before its answer was lost.
-    private func deadSession(_ context: CommandContext, _ device: SignOutReport.Outcome, _ sessions: ProfileSession, _ stored: StoredSession,
-                             refusal: CognitoError?, earlierAttemptMayHaveActed: Bool) throws {
+    private func deadSession(
+        _ context: CommandContext, _ device: SignOutReport.Outcome, _ sessions: ProfileSession, _ stored: StoredSession,
+        refusal: CognitoError?, earlierAttemptMayHaveActed: Bool
+    ) throws {
         let exposure = Self.exposure(of: stored, now: context.now())
         let removal = sessions.remove()
         let reason = refusal.map { $0.message } ?? "its tokens were refused"
         let ended: String?
         if let refusal, refusal.refusal == .userNotFound {
-            ended = "Cognito says \(stored.username) no longer exists in \(stored.userPoolId) (\(refusal.message)): no device can use or refresh its tokens any more."
+            ended =
+                "Cognito says \(stored.username) no longer exists in \(stored.userPoolId) (\(refusal.message)): no device can use or refresh its tokens any more."
         } else if earlierAttemptMayHaveActed {
-            ended = "A GlobalSignOut request of this command got no clear answer, and Cognito then refused this session (\(reason)): most likely that request signed \(stored.username) out of every device."
+            ended =
+                "A GlobalSignOut request of this command got no clear answer, and Cognito then refused this session (\(reason)): most likely that request signed \(stored.username) out of every device."
         } else {
             ended = nil
         }
         // The session has ended (exit 0, "already-ended", as the issue specifies: the person is
         // not left signed in with a dead session, and a script sees a session that is over). What
         // cannot be told from here is said: a refusal alone does not prove other devices are out.
-        let report = SignOutReport(signedOutLocally: removal == nil, globalSignOut: .alreadyEnded,
-                                   revokeToken: .skipped, exposureUntil: exposure)
+        let report = SignOutReport(
+            signedOutLocally: removal == nil, globalSignOut: .alreadyEnded,
+            revokeToken: .skipped, exposureUntil: exposure)
         if let removal {
             context.emit(device, report)
             throw Self.notRemoved(removal, what: (ended.map { $0 + " " } ?? "") + "The dead session")
         }
-        let note = ended.map { $0 + " The session was removed from this device." } ?? """
-            The session had already ended: Cognito refused it (\(reason)); it was removed from this device. \
-            It was revoked on this device alone or on every device, and authctl cannot tell which, so other devices \
-            may still be signed in. \(Self.howToSignOutEverywhere(username: stored.username))
-            """
+        let note =
+            ended.map { $0 + " The session was removed from this device." } ?? """
+                The session had already ended: Cognito refused it (\(reason)); it was removed from this device. \
+                It was revoked on this device alone or on every device, and authctl cannot tell which, so other devices \
+                may still be signed in. \(Self.howToSignOutEverywhere(username: stored.username))
+                """
         finish(context, device, report, note: note, lifetime: stored.tokenLifetime)
     }
 
@@ -222,10 +269,15 @@ struct SignOut: AuthctlCommand {
     }
 
     /// A global sign-out's report with its explanation (`note`) and the exposure window.
-    private func finish(_ context: CommandContext, _ device: SignOutReport.Outcome, _ report: SignOutReport, note: String, lifetime: Double) {
+    private func finish(
+        _ context: CommandContext, _ device: SignOutReport.Outcome, _ report: SignOutReport, note: String,
+        lifetime: Double
+    ) {
         var text = [note]
         if let until = report.exposureUntil {
-            text.append("Access and id tokens already issued on any device keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(until)) at the latest.")
+            text.append(
+                "Access and id tokens already issued on any device keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(until)) at the latest."
+            )
         }
         // The explanation of an already-ended session is for the person, on stderr, in JSON mode too.
         context.emit(device, report.saying(text, inJSON: report.globalSignOut == .alreadyEnded ? [note] : []))
@@ -237,9 +289,15 @@ struct SignOut: AuthctlCommand {
         switch error.code {
         case .unavailable, .throttled, .unexpected:
             if mayHaveActed {
-                return AuthctlError(error.code, "\(error.message)\nThe request may have reached Cognito, so the sessions may or may not have been revoked: other devices may still be signed in. This device's session is kept. Run `authctl signout --global` again (repeating it is harmless), or `authctl signout` to sign out of this device only.")
+                return AuthctlError(
+                    error.code,
+                    "\(error.message)\nThe request may have reached Cognito, so the sessions may or may not have been revoked: other devices may still be signed in. This device's session is kept. Run `authctl signout --global` again (repeating it is harmless), or `authctl signout` to sign out of this device only."
+                )
             }
-            return AuthctlError(error.code, "\(error.message)\nNothing was revoked; you are still signed in on every device, this one included. To sign out of this device only: authctl signout")
+            return AuthctlError(
+                error.code,
+                "\(error.message)\nNothing was revoked; you are still signed in on every device, this one included. To sign out of this device only: authctl signout"
+            )
         default:
             return error
         }
@@ -249,13 +307,17 @@ struct SignOut: AuthctlCommand {
 
     /// `--forget-device`: ForgetDevice for the remembered device of the session's user, then its
     /// keys here. A failure is said and the sign-out goes on (the session must still end).
-    private func forgetThisDevice(_ context: CommandContext, _ settings: Settings,
-                                  _ sessions: ProfileSession) -> SignOutReport.Outcome {
+    private func forgetThisDevice(
+        _ context: CommandContext, _ settings: Settings,
+        _ sessions: ProfileSession
+    ) -> SignOutReport.Outcome {
         let devices = RememberedDevices(context: context, profile: settings.profile)
         do {
             guard let session = try sessions.stored(),
-                  let mine = devices.device(userPoolId: session.userPoolId, username: session.username) else {
-                context.console.message("No remembered device of this profile's user on this machine: nothing to forget.")
+                let mine = devices.device(userPoolId: session.userPoolId, username: session.username)
+            else {
+                context.console.message(
+                    "No remembered device of this profile's user on this machine: nothing to forget.")
                 return .skipped
             }
             try sessions.withFreshSession { session, service in
@@ -266,10 +328,13 @@ struct SignOut: AuthctlCommand {
                 }
             }
             try devices.kept.forget(mine)
-            context.console.message("Forgot this device (\(mine.deviceKey)) on Cognito and here: the next sign-in asks for MFA again.")
+            context.console.message(
+                "Forgot this device (\(mine.deviceKey)) on Cognito and here: the next sign-in asks for MFA again.")
             return .ok
         } catch {
-            context.console.message("authctl: warning: this device could not be forgotten (\(AuthctlError.from(error).message)); it stays remembered.")
+            context.console.message(
+                "authctl: warning: this device could not be forgotten (\(AuthctlError.from(error).message)); it stays remembered."
+            )
             return .failed
         }
     }
@@ -278,7 +343,10 @@ struct SignOut: AuthctlCommand {
 
     static func notRemoved(_ removal: Error, what: String) -> AuthctlError {
         let error = AuthctlError.from(removal)
-        return AuthctlError(error.code, "\(what) could not be removed from this device's keyring: \(error.message). Run `authctl signout` again once the keyring works.")
+        return AuthctlError(
+            error.code,
+            "\(what) could not be removed from this device's keyring: \(error.message). Run `authctl signout` again once the keyring works."
+        )
     }
 
     /// Tokens issued now, on another device, pass offline checks for the tokens' lifetime: the
@@ -308,7 +376,9 @@ struct SignOutReport: CommandReport {
     var textMessages: [String] = []
     var jsonMessages: [String] = []
 
-    enum CodingKeys: String, CodingKey { case signedOutLocally, globalSignOut, revokeToken, exposureUntil, logoutUrl, forgetDevice }
+    enum CodingKeys: String, CodingKey {
+        case signedOutLocally, globalSignOut, revokeToken, exposureUntil, logoutUrl, forgetDevice
+    }
 
     func saying(_ text: [String], inJSON: [String] = []) -> SignOutReport {
         var report = self
@@ -329,5 +399,6 @@ extension CommandContext {
 
 extension SignOutReport {
     /// A global sign-out that failed with the session kept here.
-    static let failedAndKept = SignOutReport(signedOutLocally: false, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
+    static let failedAndKept = SignOutReport(
+        signedOutLocally: false, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -20,7 +21,9 @@ struct SignUp: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var account: AccountOptions
 
-    @Option(name: .customLong("attribute"), help: ArgumentHelp("A user attribute, e.g. email=alice@example.com (repeatable).", valueName: "name=value"))
+    @Option(
+        name: .customLong("attribute"),
+        help: ArgumentHelp("A user attribute, e.g. email=alice@example.com (repeatable).", valueName: "name=value"))
     var attributes: [String] = []
 
     @Flag(help: "Read the password from the first line of standard input.")
@@ -35,10 +38,13 @@ struct SignUp: AuthctlCommand {
         var seen = Set<String>()
         return try pairs.map { pair in
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw ValidationError("--attribute takes NAME=VALUE, e.g. email=alice@example.com; got \(OutsideText(pair))")
+                throw ValidationError(
+                    "--attribute takes NAME=VALUE, e.g. email=alice@example.com; got \(OutsideText(pair))")
             }
             let name = String(pair[..<equals])
-            guard seen.insert(name).inserted else { throw ValidationError("--attribute \(OutsideText(name)) is given twice") }
+            guard seen.insert(name).inserted else {
+                throw ValidationError("--attribute \(OutsideText(name)) is given twice")
+            }
             return AttributeType(name: name, value: String(pair[pair.index(after: equals)...]))
         }
     }
@@ -47,22 +53,28 @@ struct SignUp: AuthctlCommand {
         let support = try AccountCommandSupport(context: context)
         let console = context.console
         if !passwordStdin && !console.canPrompt {
-            throw AuthctlError(.usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
+            throw AuthctlError(
+                .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
         }
         let username = try support.username(account)
-        let password = try NewPasswordReader.read(console: console, fromStdin: passwordStdin,
-                                                  stdinMissing: "--password-stdin: standard input held no password",
-                                                  prompt: "Password: ")
+        let password = try NewPasswordReader.read(
+            console: console, fromStdin: passwordStdin,
+            stdinMissing: "--password-stdin: standard input held no password",
+            prompt: "Password: ")
         let appClient = try support.appClient()
         let response: SignUpResponse
         do {
-            response = try support.service().signUp(username: username, password: password,
-                                                     attributes: try Self.parse(attributes), client: appClient)
+            response = try support.service().signUp(
+                username: username, password: password,
+                attributes: try Self.parse(attributes), client: appClient)
         } catch {
-            throw AccountFailure.from(error, step: .signUp, username: username, support: support, hasSecret: appClient.clientSecret != nil)
+            throw AccountFailure.from(
+                error, step: .signUp, username: username, support: support, hasSecret: appClient.clientSecret != nil)
         }
-        context.emit(SignUpReport(userConfirmed: response.userConfirmed, userSub: response.userSub,
-                          codeDelivery: response.codeDeliveryDetails, username: username))
+        context.emit(
+            SignUpReport(
+                userConfirmed: response.userConfirmed, userSub: response.userSub,
+                codeDelivery: response.codeDeliveryDetails, username: username))
     }
 }
 
@@ -80,11 +92,17 @@ struct SignUpReport: CommandReport {
     var textMessages: [String] {
         let user = ShellWord.quoted(username)
         if userConfirmed {
-            return ["Account \(OutsideText(username)) created and already confirmed; sign in with: authctl signin --username \(user)"]
+            return [
+                "Account \(OutsideText(username)) created and already confirmed; sign in with: authctl signin --username \(user)"
+            ]
         } else if codeDelivery != nil {
-            return ["Account \(OutsideText(username)) created. A confirmation code was sent to \(CodeDeliveryText.describe(codeDelivery)).",
-                    "Confirm it with: authctl confirm-signup --username \(user)"]
+            return [
+                "Account \(OutsideText(username)) created. A confirmation code was sent to \(CodeDeliveryText.describe(codeDelivery)).",
+                "Confirm it with: authctl confirm-signup --username \(user)",
+            ]
         }
-        return ["Account \(OutsideText(username)) created, but the pool sent no confirmation code: an administrator must confirm it."]
+        return [
+            "Account \(OutsideText(username)) created, but the pool sent no confirmation code: an administrator must confirm it."
+        ]
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -69,8 +70,9 @@ struct Status: AuthctlCommand {
                 let failure = AuthctlError.from(error)
                 if let store = entry.store { storeFailures[store] = failure }
                 entry.signedIn = false
-                entry.state = entry.store == StoreKind.file.rawValue && entry.unlockedUntil == nil
-                    && failure.code == .configuration ? .locked : .storeUnavailable
+                entry.state =
+                    entry.store == StoreKind.file.rawValue && entry.unlockedUntil == nil
+                        && failure.code == .configuration ? .locked : .storeUnavailable
                 entry.problem = failure.message
                 if entry.selected { selectedFailure = failure }
             }
@@ -121,27 +123,39 @@ struct Status: AuthctlCommand {
     /// measured is one request), their answers put in `regions` (reported whatever the outcome).
     /// Alive when either region accepts it; a refusal that ends a session ends it (removed);
     /// neither region answering is the check's failure. Returns the access token's expiry.
-    private func checkBothRegions(_ sessions: ProfileSession, context: CommandContext,
-                                  settings: Settings, regions: inout [RegionCheck]?) throws -> Date {
+    private func checkBothRegions(
+        _ sessions: ProfileSession, context: CommandContext,
+        settings: Settings, regions: inout [RegionCheck]?
+    ) throws -> Date {
         // The standard policy, as without a replica: refused as expired (this machine's clock is
         // behind), refreshed once and shown again; a refusal that ends the session ends it.
         try sessions.withFreshSession { session, _ in
             let client = try sessions.clientSettings(for: session)
-            var probes = [RegionCheck.probe(.primary, client, accessToken: session.accessToken, context: context, settings: settings)]
+            var probes = [
+                RegionCheck.probe(
+                    .primary, client, accessToken: session.accessToken, context: context, settings: settings)
+            ]
             if let replica = client.atReplica() {
-                probes.append(RegionCheck.probe(.replica, replica, accessToken: session.accessToken, context: context, settings: settings))
+                probes.append(
+                    RegionCheck.probe(
+                        .replica, replica, accessToken: session.accessToken, context: context, settings: settings))
             }
             regions = probes.map(\.check)
             // Accepted: an answer (reachable) that is no refusal.
             if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
             let errors = probes.compactMap(\.error)
             // The refusal that decides: one that ends the session, else one as expired, else any.
-            if let refusal = errors.first(where: { $0.endsSession }) ?? errors.first(where: { $0.refusal == .accessTokenExpired })
-                ?? errors.first {
+            if let refusal = errors.first(where: { $0.endsSession }) ?? errors.first(where: {
+                $0.refusal == .accessTokenExpired
+            })
+                ?? errors.first
+            {
                 throw refusal
             }
             // Neither region could be asked at all (no request was made): not a live session.
-            throw AuthctlError(.unavailable, "neither region could be asked: " + probes.compactMap(\.check.error).joined(separator: "; "))
+            throw AuthctlError(
+                .unavailable,
+                "neither region could be asked: " + probes.compactMap(\.check.error).joined(separator: "; "))
         }
     }
 }
@@ -165,8 +179,10 @@ struct RegionCheck: Encodable {
     @Nullable var error: String?
 
     /// GetUser with `accessToken` at `client`'s endpoint, once.
-    static func probe(_ role: Role, _ client: ClientSettings, accessToken: String, context: CommandContext,
-                      settings: Settings) -> (check: RegionCheck, error: CognitoError?) {
+    static func probe(
+        _ role: Role, _ client: ClientSettings, accessToken: String, context: CommandContext,
+        settings: Settings
+    ) -> (check: RegionCheck, error: CognitoError?) {
         var check = RegionCheck(role: role, region: client.region, endpoint: client.endpoint, reachable: false)
         let clock = ContinuousClock()
         let start = clock.now
@@ -174,7 +190,8 @@ struct RegionCheck: Encodable {
         do {
             var once = context.retryPolicy
             once.maxAttempts = 1
-            let service = CognitoService(endpoint: client.endpoint, transport: try context.transport(settings), retryPolicy: once)
+            let service = CognitoService(
+                endpoint: client.endpoint, transport: try context.transport(settings), retryPolicy: once)
             _ = try service.getUser(accessToken: accessToken)
             check.reachable = true
             check.answer = accepted
@@ -266,7 +283,8 @@ struct ProfileStatus: Encodable {
             text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
             if issuedByReplica { text += " (issued by the replica in \(issuedIn ?? "?"))" }
             if let expiry = accessTokenExpiresAt {
-                text += state == .valid
+                text +=
+                    state == .valid
                     ? "; access token valid until \(Format.localTime(expiry))"
                     : "; access token expired at \(Format.localTime(expiry)), refreshable"
             }

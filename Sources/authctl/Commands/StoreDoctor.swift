@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthctlCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -26,20 +27,26 @@ struct StoreDoctor: AuthctlCommand {
         let intended = try context.backend.intended(profile: profile, environment: environment)
         var checks: [StoreCheck] = []
         for kind in StoreKind.allCases {
-            let result = context.backend.check(kind, profile: profile, environment: environment, canPrompt: context.console.canPrompt)
-            checks.append(StoreCheck(store: kind.rawValue, usable: result.usable, detail: result.detail, selected: kind == intended.kind))
+            let result = context.backend.check(
+                kind, profile: profile, environment: environment, canPrompt: context.console.canPrompt)
+            checks.append(
+                StoreCheck(
+                    store: kind.rawValue, usable: result.usable, detail: result.detail, selected: kind == intended.kind)
+            )
         }
         var note: String?
         if let recorded = intended.recorded, let requested = intended.requested, requested.kind != recorded {
-            note = StoreMessages.pinnedElsewhere(profile: profile, recorded: recorded, configFile: ConfigFile.defaultPath(environment: environment),
-                                                 requested: requested.kind, origin: requested.origin)
+            note = StoreMessages.pinnedElsewhere(
+                profile: profile, recorded: recorded, configFile: ConfigFile.defaultPath(environment: environment),
+                requested: requested.kind, origin: requested.origin)
         }
         var leftover: String?
         if let copy = try StoreRecord.migratingTo(profile: profile, environment: environment) {
             let flag = StoreMessages.profileFlag(profile)
-            leftover = "an interrupted `authctl store migrate --to \(copy.rawValue)` left a copy of profile \(profile)'s items " +
-                "in \(copy.name): finish it with `authctl store migrate --to \(copy.rawValue)\(flag)`, or remove the copy " +
-                "with `authctl store migrate --to \(intended.kind.rawValue)\(flag)`"
+            leftover =
+                "an interrupted `authctl store migrate --to \(copy.rawValue)` left a copy of profile \(profile)'s items "
+                + "in \(copy.name): finish it with `authctl store migrate --to \(copy.rawValue)\(flag)`, or remove the copy "
+                + "with `authctl store migrate --to \(intended.kind.rawValue)\(flag)`"
         }
         let usable = Set(checks.filter(\.usable).map(\.store))
         let recommended: String
@@ -50,8 +57,9 @@ struct StoreDoctor: AuthctlCommand {
         } else {
             recommended = StoreKind.file.rawValue
         }
-        let report = StoreDoctorReport(profile: profile, store: intended.kind.rawValue, recorded: intended.recorded != nil,
-                                       stores: checks, problem: note, leftoverCopy: leftover, recommended: recommended)
+        let report = StoreDoctorReport(
+            profile: profile, store: intended.kind.rawValue, recorded: intended.recorded != nil,
+            stores: checks, problem: note, leftoverCopy: leftover, recommended: recommended)
         context.emit(report)
         if note != nil || checks.first(where: \.selected)?.usable != true {
             throw AuthctlError.reported(.configuration)
@@ -77,11 +85,11 @@ struct StoreDoctorReport: CommandReport {
         switch StoreKind(rawValue: recommended) {
         case .secretService?: return "recommended here: secret-service (the desktop keyring works)"
         case .kernelKeyring?:
-            return "recommended here: kernel-keyring (no Secret Service; kernel memory, lost at reboot): " +
-                "authctl configure --store kernel-keyring"
+            return "recommended here: kernel-keyring (no Secret Service; kernel memory, lost at reboot): "
+                + "authctl configure --store kernel-keyring"
         default:
-            return "recommended here: file (neither a Secret Service nor keyctl works): " +
-                "authctl configure --store file, then `authctl unlock` once per session"
+            return "recommended here: file (neither a Secret Service nor keyctl works): "
+                + "authctl configure --store file, then `authctl unlock` once per session"
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -29,8 +30,9 @@ struct StoreMigrate: AuthctlCommand {
         let session = try? context.sessions.stored()
         let user = (session ?? nil).map { (userPoolId: $0.userPoolId, username: $0.username) }
         let outcome = try kept.migrate(to: to, deviceOf: user)
-        let report = StoreMigrateReport(profile: profile, from: outcome.from?.rawValue, to: to.rawValue, moved: outcome.moved,
-                                        resumed: outcome.resumed, problems: outcome.removalFailures)
+        let report = StoreMigrateReport(
+            profile: profile, from: outcome.from?.rawValue, to: to.rawValue, moved: outcome.moved,
+            resumed: outcome.resumed, problems: outcome.removalFailures)
         context.emit(report)
         if !outcome.removalFailures.isEmpty { throw AuthctlError.reported(.unexpected) }
     }
@@ -47,7 +49,9 @@ struct StoreMigrateReport: CommandReport {
     var textMessages: [String] {
         var lines: [String] = []
         if resumed {
-            lines.append("Finished the interrupted move of profile \(profile) from \(from ?? "?") to \(to): its old items were removed.")
+            lines.append(
+                "Finished the interrupted move of profile \(profile) from \(from ?? "?") to \(to): its old items were removed."
+            )
         } else if let from {
             let what = moved.isEmpty ? "no items" : moved.joined(separator: ", ")
             lines.append("Moved profile \(profile) from \(from) to \(to) (\(what)); \(to) is recorded in its config.")
@@ -55,7 +59,8 @@ struct StoreMigrateReport: CommandReport {
             lines.append("Profile \(profile) already uses \(to); recorded in its config.")
         }
         for problem in problems {
-            lines.append("authctl: could not remove an old item (\(problem)); run `authctl store migrate --to \(to)` again")
+            lines.append(
+                "authctl: could not remove an old item (\(problem)); run `authctl store migrate --to \(to)` again")
         }
         return lines
     }

@@ -1,13 +1,14 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+import LocalFormats
 import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 struct Token: AuthctlCommand {
     static let configuration = CommandConfiguration(
@@ -47,21 +48,27 @@ struct Token: AuthctlCommand {
     func validate() throws {
         try freshness.requireOneType()
         if how.username != nil && !signsIn {
-            throw ValidationError("--username says whom to sign in as when there is no valid session: use it with --password-stdin or --method.")
+            throw ValidationError(
+                "--username says whom to sign in as when there is no valid session: use it with --password-stdin or --method."
+            )
         }
         if mfa.given && !signsIn {
-            throw ValidationError("--code and --mfa-type answer the challenges of a sign-in: use them with --password-stdin or --method.")
+            throw ValidationError(
+                "--code and --mfa-type answer the challenges of a sign-in: use them with --password-stdin or --method.")
         }
         if machine.clientCredentials && (signsIn || type != .access || verify) {
-            throw ValidationError("--client-credentials gives the app client's own access token: without --password-stdin, --method, --type or --verify.")
+            throw ValidationError(
+                "--client-credentials gives the app client's own access token: without --password-stdin, --method, --type or --verify."
+            )
         }
     }
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
         if machine.clientCredentials {
-            return context.emit(try MachineTokens(context: context, settings: settings, options: machine.choice)
-                .token(minValidity: freshness.minValid))
+            return context.emit(
+                try MachineTokens(context: context, settings: settings, options: machine.choice)
+                    .token(minValidity: freshness.minValid))
         }
         let checks = TokenChecks(context: context, settings: settings)
         guard signsIn else {
@@ -83,14 +90,18 @@ struct Token: AuthctlCommand {
         try emit(obtained.session, checks: checks, service: service, context: context)
     }
 
-    private func emit(_ session: StoredSession, checks: TokenChecks, service: CognitoService, context: CommandContext) throws {
+    private func emit(_ session: StoredSession, checks: TokenChecks, service: CognitoService, context: CommandContext)
+        throws
+    {
         try checks.checkClaims(session, type)
         if verify { try checks.verifySignature(session, type, service: service) }
         let token = checks.token(session, type)
         guard !token.isEmpty else {
             throw AuthctlError(.notAuthorized, "the session holds no \(type.rawValue) token. Run: authctl signin")
         }
-        let expiresAt = type == .access ? session.accessTokenExpiresAt
+        let expiresAt =
+            type == .access
+            ? session.accessTokenExpiresAt
             : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
         context.emit(TokenOutput(token: token, type: type.rawValue, expiresAt: expiresAt, profile: session.profile))
     }

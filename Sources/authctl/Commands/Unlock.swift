@@ -1,11 +1,12 @@
 import ArgumentParser
 import AuthctlCore
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import SecureStore
 
 /// `authctl unlock`: the file store's passphrase once, its keys to the key agent.
 struct Unlock: AuthctlCommand {
@@ -22,15 +23,19 @@ struct Unlock: AuthctlCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .customLong("for"), help: ArgumentHelp("Forget the keys this long after unlocking (default 8h).", valueName: "duration"))
+    @Option(
+        name: .customLong("for"),
+        help: ArgumentHelp("Forget the keys this long after unlocking (default 8h).", valueName: "duration"))
     var lifetime: String = "8h"
 
-    @Option(help: ArgumentHelp("Forget the keys after this long without a request (default 15m).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp("Forget the keys after this long without a request (default 15m).", valueName: "duration"))
     var idle: String = "15m"
 
     func execute(in context: CommandContext) throws {
-        let lifetime = AgentLifetime(lifetime: try KeyAgentLauncher.duration(self.lifetime, option: "--for"),
-                                     idle: try KeyAgentLauncher.duration(idle, option: "--idle"))
+        let lifetime = AgentLifetime(
+            lifetime: try KeyAgentLauncher.duration(self.lifetime, option: "--for"),
+            idle: try KeyAgentLauncher.duration(idle, option: "--idle"))
         guard let store = context.backend.store(.file, environment: context.environment) as? AgeFileStore else {
             throw AuthctlError(.unexpected, "the file store is not available in this build")
         }
@@ -38,16 +43,20 @@ struct Unlock: AuthctlCommand {
         do {
             report = try store.unlock(lifetime)
         } catch let error as SecureStoreError where error.cause == .noPassphrase || error.cause == .storeLocked {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 authctl unlock needs the file store's passphrase and none was given: run it on a terminal, or give \
                 --passphrase-fd N, \(PassphraseSource.fileVariable) (a file holding it), a systemd credential \
                 named \(PassphraseSource.credentialName) or \(PassphraseSource.variable)
                 """)
         }
-        context.emit(UnlockedReport(directory: store.directory, socket: KeyAgentClient(environment: context.environment).socketPath,
-                                    files: report.opened.count, notOpened: report.notOpened,
-                                    expiresAt: Date(timeIntervalSinceNow: Double(lifetime.lifetime)),
-                                    idleSeconds: Int(lifetime.idle)))
+        context.emit(
+            UnlockedReport(
+                directory: store.directory, socket: KeyAgentClient(environment: context.environment).socketPath,
+                files: report.opened.count, notOpened: report.notOpened,
+                expiresAt: Date(timeIntervalSinceNow: Double(lifetime.lifetime)),
+                idleSeconds: Int(lifetime.idle)))
     }
 }
 
@@ -60,11 +69,14 @@ struct UnlockedReport: CommandReport {
     var idleSeconds: Int
 
     var textMessages: [String] {
-        var lines = ["Unlocked the file store \(directory) (\(files) file\(files == 1 ? "" : "s")) until " +
-            "\(expiresAt.formatted(.iso8601)) or \(idleSeconds / 60) min without use; `authctl lock` forgets it now."]
+        var lines = [
+            "Unlocked the file store \(directory) (\(files) file\(files == 1 ? "" : "s")) until "
+                + "\(expiresAt.formatted(.iso8601)) or \(idleSeconds / 60) min without use; `authctl lock` forgets it now."
+        ]
         if !notOpened.isEmpty {
-            lines.append("warning: the passphrase does not open \(notOpened.joined(separator: ", ")); those files stay " +
-                "locked (every file of one directory should take one passphrase)")
+            lines.append(
+                "warning: the passphrase does not open \(notOpened.joined(separator: ", ")); those files stay "
+                    + "locked (every file of one directory should take one passphrase)")
         }
         return lines
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthctlCore
 import CognitoClient
 import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -19,7 +20,10 @@ struct WhoAmI: AuthctlCommand {
     @Flag(help: "Also check the tokens' RS256 signatures against the pool's published keys (JWKS).")
     var verify = false
 
-    @Flag(help: "Also show the user's sign-in factors (GetUserAuthFactors): preferred MFA, configured MFA and first factors.")
+    @Flag(
+        help:
+            "Also show the user's sign-in factors (GetUserAuthFactors): preferred MFA, configured MFA and first factors."
+    )
     var factors = false
 
     func execute(in context: CommandContext) throws {
@@ -35,9 +39,11 @@ struct WhoAmI: AuthctlCommand {
             }
             return (session, try service.getUser(accessToken: session.accessToken))
         }
-        let authFactors = try factors ? sessions.withFreshSession { session, service in
-            AuthFactors(try service.getUserAuthFactors(accessToken: session.accessToken))
-        } : nil
+        let authFactors =
+            try factors
+            ? sessions.withFreshSession { session, service in
+                AuthFactors(try service.getUserAuthFactors(accessToken: session.accessToken))
+            } : nil
 
         let claims = try? JWTClaims(token: session.accessToken)
         var attributes: [String: String] = [:]
@@ -88,14 +94,18 @@ struct Identity: CommandReport {
             "sub:           \(OutsideText(sub))",
         ]
         if let email { lines.append("email:         \(OutsideText(email))\(pending("email"))") }
-        lines.append("groups:        \(groups.isEmpty ? "(none)" : groups.map { OutsideText($0).description }.joined(separator: ", "))")
+        lines.append(
+            "groups:        \(groups.isEmpty ? "(none)" : groups.map { OutsideText($0).description }.joined(separator: ", "))"
+        )
         lines.append("profile:       \(profile)")
         lines.append("user pool:     \(userPoolId)")
         lines.append("access token:  valid until \(Format.localTime(accessTokenExpiresAt))")
         let others = attributes.keys.filter { $0 != "sub" && $0 != "email" }.sorted()
         if !others.isEmpty {
             lines.append("attributes:")
-            for name in others { lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))\(pending(name))") }
+            for name in others {
+                lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))\(pending(name))")
+            }
         }
         if let factors { lines += factors.lines }
         return [lines.joined(separator: "\n")]
@@ -128,9 +138,13 @@ struct AuthFactors: Encodable {
     }
 
     var lines: [String] {
-        func list(_ factors: [String]) -> String { factors.isEmpty ? "(none)" : factors.map(Self.words).joined(separator: ", ") }
-        return ["preferred MFA: \(preferredMfa.map(Self.words) ?? "(none)")",
-                "MFA factors:   \(list(configuredMfa))",
-                "sign in with:  \(list(firstFactors))"]
+        func list(_ factors: [String]) -> String {
+            factors.isEmpty ? "(none)" : factors.map(Self.words).joined(separator: ", ")
+        }
+        return [
+            "preferred MFA: \(preferredMfa.map(Self.words) ?? "(none)")",
+            "MFA factors:   \(list(configuredMfa))",
+            "sign in with:  \(list(firstFactors))",
+        ]
     }
 }

@@ -24,9 +24,10 @@ enum Tools {
             let candidate = "\(dir)/\(name)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw Missing(description:
-            "\(name) is not on PATH; the SecureStore tests need a real D-Bus session bus and " +
-            "gnome-keyring: apt-get install \(package)")
+        throw Missing(
+            description:
+                "\(name) is not on PATH; the SecureStore tests need a real D-Bus session bus and "
+                + "gnome-keyring: apt-get install \(package)")
     }
 
     /// Runs a program to completion (killing it after `timeout` seconds) and captures both
@@ -36,30 +37,35 @@ enum Tools {
     /// exit of a child that ends within milliseconds (`dbus-daemon --fork`), leaving a zombie
     /// and a caller waiting forever.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String],
-                    stdin: String? = nil, timeout: Double = 30) throws -> Output {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        stdin: String? = nil, timeout: Double = 30
+    ) throws -> Output {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("authctl-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: scratch, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
         let inPath = scratch.appendingPathComponent("stdin").path
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
         try Data((stdin ?? "").utf8).write(to: URL(fileURLWithPath: inPath))
 
-        let child = try Child(executable, arguments, environment: environment,
-                              stdin: inPath, stdout: outPath, stderr: errPath)
+        let child = try Child(
+            executable, arguments, environment: environment,
+            stdin: inPath, stdout: outPath, stderr: errPath)
         var timedOut = false
         if child.wait(timeout: timeout) == nil {
             timedOut = true
             child.kill(SIGKILL)
         }
         let status = child.wait(timeout: 10) ?? -1
-        return Output(status: status,
-                      stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
-                      timedOut: timedOut)
+        return Output(
+            status: status,
+            stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "",
+            timedOut: timedOut)
     }
 }
 
@@ -69,8 +75,10 @@ final class Child {
     let pid: pid_t
     private(set) var exitStatus: Int32?
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String],
-         stdin: String, stdout: String, stderr: String) throws {
+    init(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        stdin: String, stdout: String, stderr: String
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -81,7 +89,8 @@ final class Child {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
+        var none = sigset_t()
+        var all = sigset_t()
         sigemptyset(&none)
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)
@@ -159,13 +168,16 @@ final class PrivateSecretService {
         home = FileManager.default.temporaryDirectory
             .appendingPathComponent("authctl-securestore-\(name)-\(UUID().uuidString.prefix(8))")
         let runtime = home.appendingPathComponent("run")
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: runtime, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
 
         var env = ProcessInfo.processInfo.environment
-        for variable in ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
-                         "GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK", "SECRET_BACKEND"] {
+        for variable in [
+            "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
+            "GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK", "SECRET_BACKEND",
+        ] {
             env.removeValue(forKey: variable)
         }
         env["HOME"] = home.path
@@ -187,8 +199,9 @@ final class PrivateSecretService {
         // dbus-daemon is started with the temporary HOME: anything it activates inherits it.
         let busOut = home.appendingPathComponent("dbus-daemon.out").path
         let busErr = home.appendingPathComponent("dbus-daemon.err").path
-        bus = try Child(dbusDaemon, arguments, environment: env,
-                        stdin: "/dev/null", stdout: busOut, stderr: busErr)
+        bus = try Child(
+            dbusDaemon, arguments, environment: env,
+            stdin: "/dev/null", stdout: busOut, stderr: busErr)
         var lines: [String] = []
         let deadline = Date().addingTimeInterval(15)
         while lines.count < 2 {
@@ -215,21 +228,25 @@ final class PrivateSecretService {
         let passwordFile = home.appendingPathComponent("keyring-password")
         try Data((password.map { "\($0)\n" } ?? "").utf8).write(to: passwordFile)
         defer { try? FileManager.default.removeItem(at: passwordFile) }
-        keyring = try Child(daemon,
-                            password == nil ? ["--foreground", "--components=secrets"]
-                                            : ["--foreground", "--unlock", "--components=secrets"],
-                            environment: environment, stdin: passwordFile.path,
-                            stdout: home.appendingPathComponent("gnome-keyring.out").path,
-                            stderr: home.appendingPathComponent("gnome-keyring.err").path)
+        keyring = try Child(
+            daemon,
+            password == nil
+                ? ["--foreground", "--components=secrets"]
+                : ["--foreground", "--unlock", "--components=secrets"],
+            environment: environment, stdin: passwordFile.path,
+            stdout: home.appendingPathComponent("gnome-keyring.out").path,
+            stderr: home.appendingPathComponent("gnome-keyring.err").path)
         try waitForName("org.freedesktop.secrets", seconds: 15)
     }
 
     func nameHasOwner(_ name: String) throws -> Bool {
         let dbusSend = try Tools.find("dbus-send", package: "dbus")
-        let reply = try Tools.run(dbusSend, [
-            "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-            "org.freedesktop.DBus.NameHasOwner", "string:\(name)",
-        ], environment: environment, timeout: 10)
+        let reply = try Tools.run(
+            dbusSend,
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner", "string:\(name)",
+            ], environment: environment, timeout: 10)
         return reply.stdout.contains("boolean true")
     }
 
@@ -238,8 +255,10 @@ final class PrivateSecretService {
         while Date() < deadline {
             if try nameHasOwner(name) { return }
             if let keyring, !keyring.isRunning {
-                let log = (try? String(contentsOf: home.appendingPathComponent("gnome-keyring.err"),
-                                       encoding: .utf8)) ?? ""
+                let log =
+                    (try? String(
+                        contentsOf: home.appendingPathComponent("gnome-keyring.err"),
+                        encoding: .utf8)) ?? ""
                 throw Tools.Missing(description: "gnome-keyring-daemon exited: \(log)")
             }
             Thread.sleep(forTimeInterval: 0.05)
@@ -250,11 +269,13 @@ final class PrivateSecretService {
     /// Locks the login collection through the Secret Service D-Bus API.
     func lockLoginCollection() throws {
         let dbusSend = try Tools.find("dbus-send", package: "dbus")
-        let reply = try Tools.run(dbusSend, [
-            "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-            "org.freedesktop.Secret.Service.Lock",
-            "array:objpath:/org/freedesktop/secrets/collection/login",
-        ], environment: environment, timeout: 10)
+        let reply = try Tools.run(
+            dbusSend,
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock",
+                "array:objpath:/org/freedesktop/secrets/collection/login",
+            ], environment: environment, timeout: 10)
         guard reply.status == 0 else {
             throw Tools.Missing(description: "could not lock the login collection: \(reply.all)")
         }
@@ -300,8 +321,10 @@ enum Probe {
 
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    static func run(operations: [String], profile: String, timeout: Double,
-                    environment: [String: String], limit: Double = 60) throws -> [Step] {
+    static func run(
+        operations: [String], profile: String, timeout: Double,
+        environment: [String: String], limit: Double = 60
+    ) throws -> [Step] {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let out = FileManager.default.temporaryDirectory
             .appendingPathComponent("authctl-probe-\(UUID().uuidString).tsv")
@@ -311,8 +334,9 @@ enum Probe {
         env["AUTHCTL_SECURESTORE_PROBE_PROFILE"] = profile
         env["AUTHCTL_SECURESTORE_PROBE_TIMEOUT"] = String(timeout)
         env["AUTHCTL_SECURESTORE_PROBE_OUT"] = out.path
-        let result = try Tools.run(executable, ["SecureStoreTests.SecureStoreProbe/testProbe"],
-                                   environment: env, timeout: limit)
+        let result = try Tools.run(
+            executable, ["SecureStoreTests.SecureStoreProbe/testProbe"],
+            environment: env, timeout: limit)
         guard !result.timedOut else {
             throw Failure(description: "the probe process hung for \(Int(limit)) s:\n\(result.all)")
         }
@@ -321,9 +345,10 @@ enum Probe {
         }
         return text.split(separator: "\n").map { line in
             let fields = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
-            return Step(operation: String(fields[0]),
-                        outcome: fields.count > 2 ? String(fields[2]) : "",
-                        seconds: fields.count > 1 ? Double(fields[1]) ?? -1 : -1)
+            return Step(
+                operation: String(fields[0]),
+                outcome: fields.count > 2 ? String(fields[2]) : "",
+                seconds: fields.count > 1 ? Double(fields[1]) ?? -1 : -1)
         }
     }
 }

@@ -1,4 +1,5 @@
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -27,7 +28,9 @@ package struct BrowserSignInChoice {
         if let redirectPort { return UInt16(redirectPort) }
         guard let configured = settings.redirectPort else { return UInt16(Self.defaultRedirectPort) }
         guard let port = UInt16(configured), port > 0 else {
-            throw AuthctlError(.configuration, "redirect_port \"\(configured)\" in \(settings.configFile) is not a port number (1 to 65535)")
+            throw AuthctlError(
+                .configuration,
+                "redirect_port \"\(configured)\" in \(settings.configFile) is not a port number (1 to 65535)")
         }
         return port
     }
@@ -66,15 +69,19 @@ package struct BrowserSignIn: SignInFlow {
     package var username: String? { nil }
 
     package func signIn(_ signIn: SignInContext) throws -> StoredSession {
-        let context = signIn.command, settings = signIn.settings, client = signIn.client, appClient = signIn.appClient
+        let context = signIn.command
+        let settings = signIn.settings
+        let client = signIn.client
+        let appClient = signIn.appClient
         let console = context.console
         let domain = try options.managedLogin.resolve(settings)
         let port = try options.port(settings)
         let redirectURI = "http://localhost:\(port)/callback"
         let listener = try LoopbackListener(port: port)
         let scopes = options.scopes.isEmpty ? BrowserSignInChoice.defaultScopes : ScopeList.normalized(options.scopes)
-        let request = AuthorizationRequest(clientId: client.clientId, redirectURI: redirectURI, scopes: scopes,
-                                           identityProvider: options.identityProvider, prompt: options.prompt)
+        let request = AuthorizationRequest(
+            clientId: client.clientId, redirectURI: redirectURI, scopes: scopes,
+            identityProvider: options.identityProvider, prompt: options.prompt)
         let url = domain.authorizeURL(request)
 
         // The browser is given /start, which only this user's processes are sent on from: the
@@ -90,7 +97,9 @@ package struct BrowserSignIn: SignInFlow {
         // Where a person can paste the redirect URL the browser could not open (over SSH, say).
         let input: LineReader?
         if isatty(STDIN_FILENO) == 1 {
-            console.message("Waiting for the browser… or paste the URL it ends on (http://localhost:\(port)/callback?…) here and press Enter:")
+            console.message(
+                "Waiting for the browser… or paste the URL it ends on (http://localhost:\(port)/callback?…) here and press Enter:"
+            )
             input = LineReader(fd: STDIN_FILENO)
         } else if options.noBrowser {
             input = LineReader(fd: STDIN_FILENO)
@@ -105,14 +114,18 @@ package struct BrowserSignIn: SignInFlow {
             var connection: LoopbackListener.Connection?
             switch listener.next(deadline: deadline, input: input) {
             case .timedOut:
-                throw AuthctlError(.notAuthorized, """
+                throw AuthctlError(
+                    .notAuthorized,
+                    """
                     no answer from the browser within \(Int(options.browserTimeout)) s (--browser-timeout); nothing was stored. \
                     Run authctl signin --browser again
                     """)
             case .line(let text):
                 guard !text.trimmedBlanks().isEmpty else { continue }
                 guard let pasted = AuthorizationCallback(pastedURL: text, redirectURI: redirectURI) else {
-                    console.message("authctl: that is not the redirect URL (it starts with \(redirectURI)?); paste the whole URL from the browser's address bar")
+                    console.message(
+                        "authctl: that is not the redirect URL (it starts with \(redirectURI)?); paste the whole URL from the browser's address bar"
+                    )
                     continue
                 }
                 callback = pasted
@@ -123,31 +136,40 @@ package struct BrowserSignIn: SignInFlow {
             // A redirect that is not this sign-in's (no state, another state) is answered and
             // ignored: anyone could send one, and it must not end the sign-in (finding 3).
             if !callback.isForState(request.state) {
-                connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
-                    "Not this sign-in", "This redirect does not belong to the sign-in authctl is waiting for."))
+                connection?.respond(
+                    status: "400 Bad Request",
+                    html: BrowserPages.page(
+                        "Not this sign-in", "This redirect does not belong to the sign-in authctl is waiting for."))
                 if connection == nil { console.message(Messages.notThisSignIn) }
                 continue
             }
             do {
                 let code = try callback.code(expectedState: request.state)
-                let tokens = try endpoint.exchange(code: code, redirectURI: redirectURI, verifier: request.pkce.verifier)
+                let tokens = try endpoint.exchange(
+                    code: code, redirectURI: redirectURI, verifier: request.pkce.verifier)
                 try tokens.checkIDToken(nonce: request.nonce, clientId: client.clientId)
-                var session = try StoredSession(tokens: tokens.authenticationResult, fallbackUsername: "", profile: settings.profile,
-                                                client: client, now: context.now())
+                var session = try StoredSession(
+                    tokens: tokens.authenticationResult, fallbackUsername: "", profile: settings.profile,
+                    client: client, now: context.now())
                 session.domain = domain.base
                 session.logoutURI = "http://localhost:\(port)/signed-out"
                 tab.connection = connection
                 return session
             } catch let error as OAuthError {
-                let failure = Failover.managedLoginFailure(error, domain: domain.base, settings: settings,
-                                                           otherWay: "`authctl signin` without --browser fails over")
-                connection?.respond(status: "400 Bad Request", html: BrowserPages.page(
-                    "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
+                let failure = Failover.managedLoginFailure(
+                    error, domain: domain.base, settings: settings,
+                    otherWay: "`authctl signin` without --browser fails over")
+                connection?.respond(
+                    status: "400 Bad Request",
+                    html: BrowserPages.page(
+                        "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
                 throw failure
             } catch {
                 let failure = AuthctlError.from(error)
-                connection?.respond(status: "500 Internal Server Error", html: BrowserPages.page(
-                    "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
+                connection?.respond(
+                    status: "500 Internal Server Error",
+                    html: BrowserPages.page(
+                        "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
                 throw failure
             }
         }
@@ -160,12 +182,17 @@ extension BrowserSignIn {
         tab.connection = nil
         switch outcome {
         case .success(let session):
-            connection.respond(status: "200 OK", html: BrowserPages.page(
-                "Signed in", "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
+            connection.respond(
+                status: "200 OK",
+                html: BrowserPages.page(
+                    "Signed in",
+                    "authctl signed in as \(session.username) (profile \(session.profile)). You can close this tab."))
         case .failure(let error):
             let failure = AuthctlError.from(error)
-            connection.respond(status: "500 Internal Server Error", html: BrowserPages.page(
-                "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
+            connection.respond(
+                status: "500 Internal Server Error",
+                html: BrowserPages.page(
+                    "Sign-in failed", "authctl did not sign in: \(failure.message). You can close this tab."))
         }
     }
 }
@@ -207,18 +234,23 @@ package enum ManagedLogout {
         guard let listener else { return }
         switch listener.next(deadline: Date().addingTimeInterval(returnTimeout), input: nil) {
         case .callback(_, let connection):
-            connection.respond(status: "200 OK", html: BrowserPages.page(
-                "Signed out", "authctl signed you out of the managed login. You can close this tab."))
+            connection.respond(
+                status: "200 OK",
+                html: BrowserPages.page(
+                    "Signed out", "authctl signed you out of the managed login. You can close this tab."))
             context.console.message("The browser is signed out of the managed login.")
         case .line, .timedOut:
-            context.console.message("The browser did not come back from the logout page within \(Int(returnTimeout)) s; if it showed an error, the managed login may still be signed in there.")
+            context.console.message(
+                "The browser did not come back from the logout page within \(Int(returnTimeout)) s; if it showed an error, the managed login may still be signed in there."
+            )
         }
     }
 
     /// N of `http://localhost:N/signed-out`, the logout URI browser sessions are stored with.
     package static func loopbackPort(_ logoutURI: String) -> UInt16? {
         guard let parts = URLComponents(string: logoutURI), parts.scheme == "http", parts.host == "localhost",
-              let port = parts.port, (1...65535).contains(port) else { return nil }
+            let port = parts.port, (1...65535).contains(port)
+        else { return nil }
         return UInt16(port)
     }
 }

@@ -64,18 +64,22 @@ package final class LoopbackListener {
         package var errno: Int32
         package func authctlError(port: UInt16) -> AuthctlError {
             if errno == EADDRINUSE {
-                return AuthctlError(.unavailable, """
+                return AuthctlError(
+                    .unavailable,
+                    """
                     port \(port) on localhost is taken by another program, so the browser's redirect cannot reach authctl; \
                     stop that program or use another port with --redirect-port N (or redirect_port in the profile), \
                     registered as http://localhost:N/callback on the app client
                     """)
             }
-            return AuthctlError(.unavailable, "cannot listen on localhost port \(port): \(String(cString: strerror(errno)))")
+            return AuthctlError(
+                .unavailable, "cannot listen on localhost port \(port): \(String(cString: strerror(errno)))")
         }
     }
 
     private static func bind(family: Int32, port: UInt16) throws -> Int32 {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw BindFailure(errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -87,7 +91,9 @@ package final class LoopbackListener {
             address.sin6_port = port.bigEndian
             address.sin6_addr = in6addr_loopback
             result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         } else {
             var address = sockaddr_in()
@@ -95,7 +101,9 @@ package final class LoopbackListener {
             address.sin_port = port.bigEndian
             address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
             result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         guard result == 0, listen(fd, 16) == 0 else {
@@ -127,7 +135,8 @@ package final class LoopbackListener {
             let flags = fcntl(fd, F_GETFL)
             if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
             let body = Data(html.utf8)
-            let head = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+            let head =
+                "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
                 + extraHeaders + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n\r\n"
             let bytes = Data(head.utf8) + body
             _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -185,8 +194,10 @@ package final class LoopbackListener {
             let connection = Connection(fd: fd)
             // Another local user's connection is refused before a byte of it is read.
             guard PeerCredentials.uid(ofPeerOf: fd) == getuid() else {
-                connection.respond(status: "403 Forbidden", html: BrowserPages.page(
-                    "Forbidden", "This is another user's sign-in listener."))
+                connection.respond(
+                    status: "403 Forbidden",
+                    html: BrowserPages.page(
+                        "Forbidden", "This is another user's sign-in listener."))
                 continue
             }
             if pending.count >= Self.maxPending { pending.removeFirst() }
@@ -214,24 +225,30 @@ package final class LoopbackListener {
 
     /// One whole request; returns the callback, or answers anything else itself.
     private func serve(_ request: [UInt8], _ connection: Connection) -> Event? {
-        guard let lineEnd = request.firstIndex(of: UInt8(ascii: "\r")) ?? request.firstIndex(of: UInt8(ascii: "\n")) else {
-            connection.respond(status: "400 Bad Request", html: BrowserPages.page("Bad request", "This is authctl's sign-in listener."))
+        guard let lineEnd = request.firstIndex(of: UInt8(ascii: "\r")) ?? request.firstIndex(of: UInt8(ascii: "\n"))
+        else {
+            connection.respond(
+                status: "400 Bad Request", html: BrowserPages.page("Bad request", "This is authctl's sign-in listener.")
+            )
             return nil
         }
         let parts = String(decoding: request[..<lineEnd], as: UTF8.self).split(separator: " ")
         guard parts.count == 3, parts[0] == "GET" else {
-            connection.respond(status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
+            connection.respond(
+                status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
             return nil
         }
         let target = parts[1]
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         if path[0] == "/start", let startURL {
-            connection.respond(status: "302 Found", html: BrowserPages.page("Signing in", "On to the sign-in page."),
-                               extraHeaders: "Location: \(startURL)\r\n")
+            connection.respond(
+                status: "302 Found", html: BrowserPages.page("Signing in", "On to the sign-in page."),
+                extraHeaders: "Location: \(startURL)\r\n")
             return nil
         }
         guard path[0] == self.path else {
-            connection.respond(status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
+            connection.respond(
+                status: "404 Not Found", html: BrowserPages.page("Not found", "This is authctl's sign-in listener."))
             return nil
         }
         return .callback(query: path.count > 1 ? String(path[1]) : "", connection: connection)
@@ -240,7 +257,8 @@ package final class LoopbackListener {
     private static func headersComplete(_ bytes: [UInt8]) -> Bool {
         let end: [UInt8] = Array("\r\n\r\n".utf8)
         guard bytes.count >= end.count else { return false }
-        return Array(bytes.suffix(end.count)) == end || bytes.lastIndex(of: 10).map { i in i > 0 && bytes[i - 1] == 10 } == true
+        return Array(bytes.suffix(end.count)) == end
+            || bytes.lastIndex(of: 10).map { i in i > 0 && bytes[i - 1] == 10 } == true
     }
 }
 
@@ -256,7 +274,10 @@ package final class LineReader {
     package func fill() {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = read(fd, &buffer, buffer.count)
-        if count <= 0 { closed = true; return }
+        if count <= 0 {
+            closed = true
+            return
+        }
         pending += buffer[0..<count]
         if pending.count > Self.maxLine && !pending.contains(10) { pending.removeAll() }
     }

@@ -49,7 +49,9 @@ package enum PeerCredentials {
 
     /// `getsockname`/`getpeername` as `/proc/net/tcp*` writes addresses: the address's 32-bit
     /// words each in the machine's byte order, in hex, then `:` and the port in hex.
-    private static func address(_ fd: Int32, _ get: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> String? {
+    private static func address(
+        _ fd: Int32, _ get: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+    ) -> String? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) {

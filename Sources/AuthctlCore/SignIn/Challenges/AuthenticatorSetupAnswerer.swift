@@ -1,4 +1,7 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,8 +10,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocalFormats
-import SecureStore
 
 /// MFA_SETUP: the account must set up an authenticator app before it signs in. On a terminal the
 /// secret is shown and the first code checked; with `--mfa-setup-output json` the secret goes to
@@ -17,13 +18,19 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
     package func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
         let offered = challenge.factorsToSetUp
         if !offered.isEmpty, !offered.contains(.softwareTokenMFA) {
-            throw AuthctlError(.unexpected, "this pool requires setting up \(OutsideText(offered.map(\.rawValue).joined(separator: ", "))), which authctl cannot do yet; only authenticator apps are supported")
+            throw AuthctlError(
+                .unexpected,
+                "this pool requires setting up \(OutsideText(offered.map(\.rawValue).joined(separator: ", "))), which authctl cannot do yet; only authenticator apps are supported"
+            )
         }
         let next = PendingChallenge.nextCommand(profile: context.profile)
         // --mfa-setup-output json is honoured on a terminal too: the script asked for it.
         let handOver = context.setupOutput != nil
         if !handOver && !context.console.canPrompt {
-            throw AuthctlError(.usage, "this account must set up an authenticator app first: run on a terminal, or pass --mfa-setup-output json and then finish with `\(next)`")
+            throw AuthctlError(
+                .usage,
+                "this account must set up an authenticator app first: run on a terminal, or pass --mfa-setup-output json and then finish with `\(next)`"
+            )
         }
         if handOver {
             // The second process finds the challenge in the store: check it is there before the
@@ -31,7 +38,9 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
             do {
                 try context.kept.checkCanKeep()
             } catch let error as SecureStoreError {
-                throw AuthctlError(.configuration, """
+                throw AuthctlError(
+                    .configuration,
+                    """
                     --mfa-setup-output json: finishing the authenticator set-up in a second process \
                     (`authctl signin --code CODE`) keeps the challenge in the Secret Service, which cannot be reached \
                     (\(error.message)); run authctl signin on a terminal instead
@@ -41,24 +50,29 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
         let service = try context.service()
         let association = try service.associateSoftwareToken(session: challenge.session)
         let label = context.typedUsername ?? challenge.username
-        let uri = AuthenticatorURI.otpauth(secret: association.secretCode, username: label, issuer: context.client.userPoolId)
+        let uri = AuthenticatorURI.otpauth(
+            secret: association.secretCode, username: label, issuer: context.client.userPoolId)
         let session = association.session ?? challenge.session ?? ""
 
         if handOver {
             let expiresAt = context.now().addingTimeInterval(180)
-            try context.kept.keep(PendingChallenge(
-                challengeName: .mfaSetup, session: session, username: challenge.username,
-                typedUsername: context.typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
-                userPoolId: context.client.userPoolId, clientId: context.client.clientId, expiresAt: expiresAt,
-                destination: nil, verified: false, wrongCodes: 0))
-            context.command.emit(MFASetupHandout(secretCode: association.secretCode, otpauthUri: uri, username: challenge.username,
-                                                 expiresAt: expiresAt, next: next))
+            try context.kept.keep(
+                PendingChallenge(
+                    challengeName: .mfaSetup, session: session, username: challenge.username,
+                    typedUsername: context.typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
+                    userPoolId: context.client.userPoolId, clientId: context.client.clientId, expiresAt: expiresAt,
+                    destination: nil, verified: false, wrongCodes: 0))
+            context.command.emit(
+                MFASetupHandout(
+                    secretCode: association.secretCode, otpauthUri: uri, username: challenge.username,
+                    expiresAt: expiresAt, next: next))
             throw MFASetupHandedOver()
         }
 
         try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context.command)
         let verified = try AuthenticatorEnrolment.verify(context: context.command) { code in
-            try service.verifySoftwareToken(session: session, code: code, friendlyName: AuthenticatorEnrolment.friendlyName)
+            try service.verifySoftwareToken(
+                session: session, code: code, friendlyName: AuthenticatorEnrolment.friendlyName)
         }
         return ChallengeAnswer(responses: [:], session: verified.session ?? session)
     }
@@ -112,16 +126,21 @@ package enum AuthenticatorEnrolment {
         console.message("Secret (Base32): \(secret)")
         console.message("URI: \(uri)")
         if !colors {
-            console.message("(The QR code is drawn without colours, for a dark background: on a light one it shows inverted, which some apps cannot scan; then enter the secret.)")
+            console.message(
+                "(The QR code is drawn without colours, for a dark background: on a light one it shows inverted, which some apps cannot scan; then enter the secret.)"
+            )
         }
     }
 
     /// Asks for the app's first code until the service accepts one (3 codes; a malformed one is
     /// asked again without being sent). `send` throws `CodeDidNotMatch` or the service's
     /// CodeMismatchException / EnableSoftwareTokenMFAException for a wrong code.
-    package static func verify(context: CommandContext, _ send: (String) throws -> VerifySoftwareTokenResponse) throws -> VerifySoftwareTokenResponse {
+    package static func verify(context: CommandContext, _ send: (String) throws -> VerifySoftwareTokenResponse) throws
+        -> VerifySoftwareTokenResponse
+    {
         for attempt in 1...3 {
-            let code = try OneTimeCode.typed(console: context.console, prompt: "Code from the app: ", format: .authenticator)
+            let code = try OneTimeCode.typed(
+                console: context.console, prompt: "Code from the app: ", format: .authenticator)
             do {
                 let result = try send(code)
                 if result.status == nil || result.status == "SUCCESS" { return result }

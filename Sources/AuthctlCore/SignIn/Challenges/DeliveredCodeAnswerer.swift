@@ -1,11 +1,12 @@
 import CognitoClient
+import LocalFormats
+import SecureStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
-import SecureStore
 
 /// SMS_MFA, EMAIL_OTP, SMS_OTP: a code the service sent. Where no one can be asked for it, the
 /// sign-in waits in the store for `authctl signin --code CODE` (`PendingCodeFlow`) rather than
@@ -15,7 +16,9 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
         let name = challenge.name
         let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"]
         if challenge.attempt == 1 {
-            context.console.message("Code sent to \(destination.map { OutsideText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")")
+            context.console.message(
+                "Code sent to \(destination.map { OutsideText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
+            )
             if context.mfa.mfaCode == nil && !context.console.canPrompt {
                 try keepWaiting(challenge, destination: destination, in: context)
             }
@@ -24,26 +27,35 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
         return [name.codeField!: try OneTimeCode.answer(challenge, in: context, prompt: prompt, format: .delivered)]
     }
 
-    private func keepWaiting(_ challenge: AuthChallenge, destination: String?, in context: SignInContext) throws -> Never {
+    private func keepWaiting(_ challenge: AuthChallenge, destination: String?, in context: SignInContext) throws
+        -> Never
+    {
         let sentTo = destination.map { " to \(OutsideText($0))" } ?? ""
         guard let session = challenge.session else {
-            throw AuthctlError(.usage, "this sign-in needs the code sent\(sentTo): pass --code CODE, or run on a terminal")
+            throw AuthctlError(
+                .usage, "this sign-in needs the code sent\(sentTo): pass --code CODE, or run on a terminal")
         }
         let pending = PendingChallenge(
             challengeName: challenge.name, session: session, username: challenge.username,
             typedUsername: context.typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
-            userPoolId: context.client.userPoolId, clientId: context.client.clientId, expiresAt: context.now().addingTimeInterval(180),
+            userPoolId: context.client.userPoolId, clientId: context.client.clientId,
+            expiresAt: context.now().addingTimeInterval(180),
             destination: destination, verified: false, wrongCodes: 0)
         do {
             try context.kept.keep(pending)
         } catch let error as SecureStoreError {
             // Another run would start another sign-in and send another code, so --code with
             // this one can never match: only a terminal or a store can help.
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 this sign-in needs the code sent\(sentTo), and without the Secret Service (\(error.message)) it cannot wait \
                 for a second run (which would send a new code): run it on a terminal, or where a Secret Service is reachable
                 """)
         }
-        throw AuthctlError(.usage, "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(PendingChallenge.nextCommand(profile: context.profile))")
+        throw AuthctlError(
+            .usage,
+            "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(PendingChallenge.nextCommand(profile: context.profile))"
+        )
     }
 }

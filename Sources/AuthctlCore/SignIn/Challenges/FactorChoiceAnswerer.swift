@@ -12,7 +12,8 @@ package struct FactorChoiceAnswerer: ChallengeAnswerer {
         let chosen: MFAType
         if let wanted = context.mfa.mfaType {
             guard offered.contains(wanted) else {
-                throw AuthctlError(.inputRejected, "--mfa-type \(wanted.rawValue) is not offered for this account; offered: \(names)")
+                throw AuthctlError(
+                    .inputRejected, "--mfa-type \(wanted.rawValue) is not offered for this account; offered: \(names)")
             }
             chosen = wanted
         } else if offered.count == 1 {
@@ -21,8 +22,9 @@ package struct FactorChoiceAnswerer: ChallengeAnswerer {
             guard context.console.canPrompt else {
                 throw AuthctlError(.usage, "choose a second factor with --mfa-type: \(names)")
             }
-            chosen = try NumberedChoice.ask(context.console, heading: "Choose how to receive your sign-in code:", offered,
-                                            name: \.rawValue, words: \.words, noneChosen: "no factor chosen")
+            chosen = try NumberedChoice.ask(
+                context.console, heading: "Choose how to receive your sign-in code:", offered,
+                name: \.rawValue, words: \.words, noneChosen: "no factor chosen")
         }
         return ["ANSWER": chosen.challengeName.rawValue]
     }

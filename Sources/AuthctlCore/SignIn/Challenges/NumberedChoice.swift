@@ -1,8 +1,11 @@
 import CognitoClient
+
 /// A numbered menu on the terminal: the person answers with a number or a name (3 tries).
 package enum NumberedChoice {
-    package static func ask<Choice>(_ console: Console, heading: String, _ choices: [Choice], name: (Choice) -> String,
-                            words: (Choice) -> String, noneChosen: String) throws -> Choice {
+    package static func ask<Choice>(
+        _ console: Console, heading: String, _ choices: [Choice], name: (Choice) -> String,
+        words: (Choice) -> String, noneChosen: String
+    ) throws -> Choice {
         console.message(heading)
         for (index, choice) in choices.enumerated() {
             console.message("  \(index + 1). \(words(choice))")

@@ -60,7 +60,9 @@ package enum OneTimeCode {
     }
 
     /// The code for `challenge`: `--code` first, then the terminal; after a mismatch only the terminal.
-    package static func answer(_ challenge: AuthChallenge, in context: SignInContext, prompt: String, format: CodeFormat) throws -> String {
+    package static func answer(
+        _ challenge: AuthChallenge, in context: SignInContext, prompt: String, format: CodeFormat
+    ) throws -> String {
         let console = context.console
         if challenge.attempt > 1 {
             context.wrongCodes += 1
@@ -73,7 +75,9 @@ package enum OneTimeCode {
                 console.message("--code: \(error.message).")
             }
         } else if !console.canPrompt {
-            throw AuthctlError(.usage, "this sign-in needs a one-time code (\(challenge.name)): pass --code CODE, or run on a terminal")
+            throw AuthctlError(
+                .usage, "this sign-in needs a one-time code (\(challenge.name)): pass --code CODE, or run on a terminal"
+            )
         }
         return try typed(console: console, prompt: prompt, format: format)
     }
@@ -82,6 +86,9 @@ package enum OneTimeCode {
 /// SOFTWARE_TOKEN_MFA: the authenticator app's code.
 package struct AuthenticatorCodeAnswerer: ChallengeAnswerer {
     package func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
-        [challenge.name.codeField!: try OneTimeCode.answer(challenge, in: context, prompt: "Authenticator code: ", format: .authenticator)]
+        [
+            challenge.name.codeField!: try OneTimeCode.answer(
+                challenge, in: context, prompt: "Authenticator code: ", format: .authenticator)
+        ]
     }
 }

@@ -6,11 +6,13 @@ import CognitoClient
 package struct WebAuthnAnswerer: ChallengeAnswerer {
     package func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
         guard let text = challenge.parameters["CREDENTIAL_REQUEST_OPTIONS"],
-              let options = WebAuthnRequestOptions.from(json: text) else {
+            let options = WebAuthnRequestOptions.from(json: text)
+        else {
             throw CognitoError.malformed("WEB_AUTHN came without usable CREDENTIAL_REQUEST_OPTIONS", status: 200)
         }
-        let key = SecurityKeyUse(choice: context.securityKey, console: context.console, environment: context.command.environment,
-                                 relyingParty: RelyingPartyPin(settings: context.settings))
+        let key = SecurityKeyUse(
+            choice: context.securityKey, console: context.console, environment: context.command.environment,
+            relyingParty: RelyingPartyPin(settings: context.settings))
         return ["CREDENTIAL": try key.authenticate(options).text]
     }
 }

@@ -1,10 +1,11 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// A password sign-in (USER_SRP_AUTH or USER_PASSWORD_AUTH), with a remembered device.
 package struct PasswordSignInFlow: SignInFlow {
@@ -19,13 +20,16 @@ package struct PasswordSignInFlow: SignInFlow {
         let service = try context.service()
         let authenticator = Authenticator(service: service, client: context.appClient, now: context.now)
         let devices = context.devices
-        let device = devices?.forSignIn(userPoolId: context.client.userPoolId, typedName: name, profile: context.profile)
+        let device = devices?.forSignIn(
+            userPoolId: context.client.userPoolId, typedName: name, profile: context.profile)
         // A device the service refused is dropped whether or not the sign-in made without it succeeds.
         defer { if let device, authenticator.refusedDevice != nil { devices?.discard(device, during: "sign-in") } }
         do {
-            let result = try authenticator.signIn(username: name, password: password, flow: flow, device: device?.credentials,
-                                                  respond: context.answer)
-            devices?.afterSignIn(result, sent: device, typedName: name, userPoolId: context.client.userPoolId, service: service)
+            let result = try authenticator.signIn(
+                username: name, password: password, flow: flow, device: device?.credentials,
+                respond: context.answer)
+            devices?.afterSignIn(
+                result, sent: device, typedName: name, userPoolId: context.client.userPoolId, service: service)
             return try context.session(from: result)
         } catch is CodeDidNotMatch {
             throw AuthctlError(.notAuthorized, Messages.codeDidNotMatch)

@@ -1,10 +1,11 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// `signin --code CODE` finishing a sign-in that waits in the store (a code sent where no one
 /// could be asked, an authenticator set-up handed to a script). The pending item is removed once
@@ -19,9 +20,12 @@ package struct PendingCodeFlow: SignInFlow {
     package var username: String? { pending.username }
 
     package func signIn(_ context: SignInContext) throws -> StoredSession {
-        let profile = context.profile, client = context.client
+        let profile = context.profile
+        let client = context.client
         if pending.userPoolId != client.userPoolId || pending.clientId != client.clientId {
-            throw AuthctlError(.usage, """
+            throw AuthctlError(
+                .usage,
+                """
                 the sign-in waiting in profile \(profile) was started with client \(pending.clientId) of \(pending.userPoolId), \
                 but client \(client.clientId) of \(client.userPoolId) is configured; use the configuration it was started with, \
                 or start a new sign-in with a password
@@ -30,7 +34,9 @@ package struct PendingCodeFlow: SignInFlow {
         // Only an explicit --username can contradict the waiting sign-in: a default one
         // (AUTHCTL_USERNAME, the profile's) must not block finishing what --username started.
         if let wanted = givenUsername, !pending.isFor(username: wanted) {
-            throw AuthctlError(.usage, """
+            throw AuthctlError(
+                .usage,
+                """
                 the sign-in waiting in profile \(profile) is for \(pending.displayName), not \(wanted); \
                 finish it without --username (or with --username \(pending.displayName)), or start a new sign-in with a password
                 """)
@@ -53,7 +59,10 @@ package struct PendingCodeFlow: SignInFlow {
             var kept = pending
             kept.wrongCodes += 1
             try? context.kept.keep(kept)
-            throw AuthctlError(.notAuthorized, "The code did not match; the sign-in still waits: try another code with \(PendingChallenge.nextCommand(profile: profile)) before \(Format.localTime(pending.expiresAt))")
+            throw AuthctlError(
+                .notAuthorized,
+                "The code did not match; the sign-in still waits: try another code with \(PendingChallenge.nextCommand(profile: profile)) before \(Format.localTime(pending.expiresAt))"
+            )
         }
     }
 
@@ -64,8 +73,9 @@ package struct PendingCodeFlow: SignInFlow {
         let authenticator = Authenticator(service: service, client: context.appClient, now: context.now)
         // The device the first run sent (if any) was accepted; a new one may come with the tokens.
         let confirmingDevice = { (result: SignInResult) -> StoredSession in
-            context.devices?.afterSignIn(result, sent: nil, typedName: pending.displayName, userPoolId: context.client.userPoolId,
-                                         service: service)
+            context.devices?.afterSignIn(
+                result, sent: nil, typedName: pending.displayName, userPoolId: context.client.userPoolId,
+                service: service)
             return try context.session(from: result)
         }
         do {
@@ -74,9 +84,10 @@ package struct PendingCodeFlow: SignInFlow {
                 if !pending.verified {
                     let verified: VerifySoftwareTokenResponse
                     do {
-                        verified = try service.verifySoftwareToken(session: pending.session,
-                                                                   code: try OneTimeCode.normalized(code, format: .authenticator),
-                                                                   friendlyName: AuthenticatorEnrolment.friendlyName)
+                        verified = try service.verifySoftwareToken(
+                            session: pending.session,
+                            code: try OneTimeCode.normalized(code, format: .authenticator),
+                            friendlyName: AuthenticatorEnrolment.friendlyName)
                     } catch let error as CognitoError where error.refusal == .codeMismatch {
                         throw CodeDidNotMatch()
                     }
@@ -89,25 +100,32 @@ package struct PendingCodeFlow: SignInFlow {
                     kept.verified = true
                     try? context.kept.keep(kept)
                 }
-                let challenge = AuthChallenge(name: .mfaSetup, parameters: [:], username: pending.username, session: session)
-                return try confirmingDevice(authenticator.resume(challenge, with: ChallengeAnswer(responses: [:], session: session),
-                                                                 respond: context.answer))
+                let challenge = AuthChallenge(
+                    name: .mfaSetup, parameters: [:], username: pending.username, session: session)
+                return try confirmingDevice(
+                    authenticator.resume(
+                        challenge, with: ChallengeAnswer(responses: [:], session: session),
+                        respond: context.answer))
             }
             guard let field = pending.challengeName.codeField else {
                 throw CognitoError.unsupportedChallenge(pending.challengeName)
             }
             var parameters: [String: String] = [:]
             parameters["CODE_DELIVERY_DESTINATION"] = pending.destination
-            let challenge = AuthChallenge(name: pending.challengeName, parameters: parameters, username: pending.username,
-                                          session: pending.session)
-            return try confirmingDevice(authenticator.resume(challenge, with: [field: try OneTimeCode.normalized(code, format: .delivered)],
-                                                             respond: context.answer))
+            let challenge = AuthChallenge(
+                name: pending.challengeName, parameters: parameters, username: pending.username,
+                session: pending.session)
+            return try confirmingDevice(
+                authenticator.resume(
+                    challenge, with: [field: try OneTimeCode.normalized(code, format: .delivered)],
+                    respond: context.answer))
         } catch let error as CognitoError where error.refusal == .codeMismatch {
             throw CodeDidNotMatch()
         } catch let error as CognitoError {
             if error.refusal?.endsChallenge ?? false { context.kept.discardPendingChallenge() }
-            throw SignInFailure.message(error, client: context.client, hasSecret: context.appClient.clientSecret != nil,
-                                        wrongCodes: context.wrongCodes)
+            throw SignInFailure.message(
+                error, client: context.client, hasSecret: context.appClient.clientSecret != nil,
+                wrongCodes: context.wrongCodes)
         }
     }
 

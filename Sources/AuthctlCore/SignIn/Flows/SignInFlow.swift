@@ -1,10 +1,11 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// A way in, in one shape: start (the first factor) → challenges (each answered through the
 /// `ChallengeTable`) → tokens, made into the session. It never stores: `SignInPipeline` does, for
@@ -67,8 +68,10 @@ package struct SignInPipeline {
             return try flow.signIn(context)
         } catch {
             guard let outage = context.primaryOutage, let replica = context.client.replica, !context.atReplica,
-                  !(flow is PendingCodeFlow) else { throw error }
-            context.console.message(Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
+                !(flow is PendingCodeFlow)
+            else { throw error }
+            context.console.message(
+                Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
             context.atReplica = true
             var session = try flow.signIn(context)
             session.issuingRegion = replica.region
@@ -79,11 +82,15 @@ package struct SignInPipeline {
     /// `token --password-stdin`/`--method`: the stored session when it is fresh and of the user
     /// asked for, else a sign-in with the flow `prepare` makes (told whether a store answers;
     /// see `ProfileSession.signInOrReuse`, which keeps it).
-    package static func obtain(_ sessions: ProfileSession, minValidity: Double, as username: String?,
-                       prepare: (_ storeAvailable: Bool) throws -> (SignInContext, SignInFlow)) throws -> ObtainedSession {
+    package static func obtain(
+        _ sessions: ProfileSession, minValidity: Double, as username: String?,
+        prepare: (_ storeAvailable: Bool) throws -> (SignInContext, SignInFlow)
+    ) throws -> ObtainedSession {
         try sessions.signInOrReuse(as: username, minValidity: minValidity) { storeAvailable in
             let (context, flow) = try prepare(storeAvailable)
-            return PreparedSignIn(username: flow.username ?? "", appClient: context.appClient) { try run(flow, in: context) }
+            return PreparedSignIn(username: flow.username ?? "", appClient: context.appClient) {
+                try run(flow, in: context)
+            }
         }
     }
 }
@@ -93,30 +100,41 @@ package struct SignInPipeline {
 package enum SignInFailure {
     package static func from(_ error: CognitoError, context: SignInContext, username: String) -> Error {
         if let refused = AccountFailure.signInRefusal(error, username: username) { return refused }
-        return message(error, client: context.client, hasSecret: context.appClient.clientSecret != nil, wrongCodes: context.wrongCodes)
+        return message(
+            error, client: context.client, hasSecret: context.appClient.clientSecret != nil,
+            wrongCodes: context.wrongCodes)
     }
 
-    package static func message(_ error: CognitoError, client: ClientSettings, hasSecret: Bool, wrongCodes: Int = 0) -> AuthctlError {
+    package static func message(_ error: CognitoError, client: ClientSettings, hasSecret: Bool, wrongCodes: Int = 0)
+        -> AuthctlError
+    {
         switch error.refusal {
         case .secretHashRejected?:
-            return AuthctlError(.configuration, hasSecret
-                ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
-                : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))")
+            return AuthctlError(
+                .configuration,
+                hasSecret
+                    ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
+                    : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))"
+            )
         case .attemptsExceeded?:
             return AuthctlError(.throttled, Messages.tooManyAttempts)
         case .codeMismatch?:
             return AuthctlError(.notAuthorized, Messages.codeDidNotMatch)
         case .challengeSessionEnded?:
             // The service ends a challenge after a few wrong codes, and then says only this.
-            return AuthctlError(.notAuthorized, wrongCodes > 0
-                ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
-                : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
+            return AuthctlError(
+                .notAuthorized,
+                wrongCodes > 0
+                    ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
+                    : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
         case .challengeSessionExpired?, .codeExpired?:
             return AuthctlError(.notAuthorized, Messages.challengeExpired)
         case .userNotFound?:
             return AuthctlError(.notAuthorized, Messages.incorrectCredentials)
         default:
-            if error.refusal?.deniesAuthorization == true { return AuthctlError(.notAuthorized, Messages.incorrectCredentials) }
+            if error.refusal?.deniesAuthorization == true {
+                return AuthctlError(.notAuthorized, Messages.incorrectCredentials)
+            }
         }
         return AuthctlError.from(error, endpoint: client.endpoint)
     }

@@ -1,10 +1,11 @@
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import LocalFormats
 
 /// Choice-based sign-in (USER_AUTH): the first factor `--method` asks for, or the one chosen from
 /// SELECT_CHALLENGE; the password is read only for a password factor.
@@ -24,7 +25,8 @@ package struct UserAuthSignInFlow: SignInFlow {
             password: { try context.password ?? context.readPassword(for: name) },
             respond: context.answer)
         do {
-            return try context.session(from: authenticator.signInUserAuth(username: name, preferred: method?.factor, handlers: handlers))
+            return try context.session(
+                from: authenticator.signInUserAuth(username: name, preferred: method?.factor, handlers: handlers))
         } catch is CodeDidNotMatch {
             throw AuthctlError(.notAuthorized, Messages.codeDidNotMatch)
         } catch let error as CognitoError {
@@ -41,23 +43,32 @@ package struct UserAuthSignInFlow: SignInFlow {
 /// Picks the first factor SELECT_CHALLENGE offers: `--method`, the only usable one, or the
 /// person's choice on the terminal.
 package enum FirstFactorChoice {
-    package static func choose(_ offered: [ChallengeName], method: SignInMethod?, console: Console) throws -> ChallengeName {
+    package static func choose(_ offered: [ChallengeName], method: SignInMethod?, console: Console) throws
+        -> ChallengeName
+    {
         let names = offered.map { OutsideText($0.rawValue).description }.joined(separator: ", ")
         if let method {
             guard offered.contains(method.factor.challengeName) else {
-                throw AuthctlError(.inputRejected, "--method \(method.rawValue) is not offered for this account; offered: \(names)")
+                throw AuthctlError(
+                    .inputRejected, "--method \(method.rawValue) is not offered for this account; offered: \(names)")
             }
             return method.factor.challengeName
         }
         let usable = offered.compactMap(FirstFactor.init).compactMap(SignInMethod.from)
         guard !usable.isEmpty else {
-            throw AuthctlError(.unexpected, "this account offers no way of signing in that authctl can use (offered: \(names))")
+            throw AuthctlError(
+                .unexpected, "this account offers no way of signing in that authctl can use (offered: \(names))")
         }
         if usable.count == 1 { return usable[0].factor.challengeName }
         guard console.canPrompt else {
-            throw AuthctlError(.usage, "choose how to sign in with --method: \(usable.map(\.rawValue).joined(separator: ", ")) (offered: \(names))")
+            throw AuthctlError(
+                .usage,
+                "choose how to sign in with --method: \(usable.map(\.rawValue).joined(separator: ", ")) (offered: \(names))"
+            )
         }
-        return try NumberedChoice.ask(console, heading: "Choose how to sign in:", usable, name: \.rawValue, words: \.words,
-                                      noneChosen: "no way of signing in chosen").factor.challengeName
+        return try NumberedChoice.ask(
+            console, heading: "Choose how to sign in:", usable, name: \.rawValue, words: \.words,
+            noneChosen: "no way of signing in chosen"
+        ).factor.challengeName
     }
 }

@@ -36,7 +36,9 @@ package struct RelyingPartyPin {
     /// For a sign-in's assertion: `asked` must be the pinned relying party.
     package func checkSignIn(_ asked: String) throws -> String {
         guard let rpId else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 the service asks the security key to sign for the relying party \(OutsideText(asked)), and profile \(profile) \
                 has no relying party pinned for its passkeys: nothing was sent to the key. Run `authctl passkey add` once \
                 (it records it), or set passkey_rp_id = "<your pool's passkey domain>" in [profiles.\(profile)] of \(configFile)
@@ -50,14 +52,19 @@ package struct RelyingPartyPin {
     package func checkRegistration(_ asked: String) throws -> String {
         if let rpId { return try check(asked, against: rpId) }
         guard Self.isHostName(asked) else {
-            throw AuthctlError(.configuration, "the service names a relying party that is no host name (\(OutsideText(asked))): nothing was registered")
+            throw AuthctlError(
+                .configuration,
+                "the service names a relying party that is no host name (\(OutsideText(asked))): nothing was registered"
+            )
         }
         return asked
     }
 
     private func check(_ asked: String, against pinned: String) throws -> String {
         guard asked == pinned else {
-            throw AuthctlError(.configuration, """
+            throw AuthctlError(
+                .configuration,
+                """
                 the service asks the security key to sign for the relying party \(OutsideText(asked)), but profile \(profile)'s \
                 passkeys are for \(OutsideText(pinned)) (\(origin)): refused, and nothing was sent to the key. An endpoint \
                 that names another site is not your user pool (or the pool's passkey domain changed: then set passkey_rp_id)
@@ -68,7 +75,9 @@ package struct RelyingPartyPin {
 
     /// `auth.example.com` from `auth.example.com`, `https://auth.example.com/`.
     package static func host(ofDomain domain: String) -> String? {
-        let text = domain.contains("://") ? URLComponents(string: domain)?.host : domain.split(separator: "/").first.map(String.init)
+        let text =
+            domain.contains("://")
+            ? URLComponents(string: domain)?.host : domain.split(separator: "/").first.map(String.init)
         guard let text, isHostName(text.lowercased()) else { return nil }
         return text.lowercased()
     }
@@ -78,7 +87,9 @@ package struct RelyingPartyPin {
         guard !name.isEmpty, name.utf8.count <= 253 else { return false }
         return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
-                && label.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
+                && label.utf8.allSatisfy {
+                    (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-")
+                }
         }
     }
 }

@@ -1,4 +1,6 @@
 import CognitoClient
+import SecurityKey
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,7 +9,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import SecurityKey
 
 /// The one place authctl talks to a security key for a person: which key (named, or the one
 /// attached), its PIN (asked without echo, or `--pin-fd`), "Touch your security key" before each
@@ -31,24 +32,31 @@ package struct SecurityKeyUse {
         }
         guard let algorithm = options.algorithm(among: WebAuthnAlgorithm.supported) else {
             let offered = (options.pubKeyCredParams ?? []).map { String($0.alg) }.joined(separator: ", ")
-            throw AuthctlError(.unavailable, "Cognito offers no key algorithm authctl can register (offered: \(offered); authctl: ES256 -7, EdDSA -8)")
+            throw AuthctlError(
+                .unavailable,
+                "Cognito offers no key algorithm authctl can register (offered: \(offered); authctl: ES256 -7, EdDSA -8)"
+            )
         }
         let clientData = WebAuthnClientData(.create, challenge: options.challenge, rpId: rpId)
         let exclude = (options.excludeCredentials ?? []).compactMap(\.rawId)
         // A CTAP 2.0 key with a PIN set makes no credential without it, whatever the pool asks.
-        let made = try withKey(timeout: options.timeout, verification: options.authenticatorSelection?.userVerification,
-                               pinWheneverSet: true, purpose: "to register a passkey for \(rpId)") { key, pin, uv in
-            try key.makeCredential(clientDataHash: clientData.hash, rpId: rpId, rpName: options.rp.name ?? rpId,
-                                   userId: [UInt8](userId), userName: options.user.name,
-                                   userDisplayName: options.user.displayName ?? options.user.name, algorithm: algorithm,
-                                   residentKey: options.wantsResidentKey ? .yes : .omit, userVerification: uv,
-                                   exclude: exclude, pin: pin)
+        let made = try withKey(
+            timeout: options.timeout, verification: options.authenticatorSelection?.userVerification,
+            pinWheneverSet: true, purpose: "to register a passkey for \(rpId)"
+        ) { key, pin, uv in
+            try key.makeCredential(
+                clientDataHash: clientData.hash, rpId: rpId, rpName: options.rp.name ?? rpId,
+                userId: [UInt8](userId), userName: options.user.name,
+                userDisplayName: options.user.displayName ?? options.user.name, algorithm: algorithm,
+                residentKey: options.wantsResidentKey ? .yes : .omit, userVerification: uv,
+                exclude: exclude, pin: pin)
         }
-        return WebAuthnRegistration(credentialId: made.id, clientData: clientData, authenticatorData: made.authenticatorData,
-                                    attestationFormat: made.format, attestationStatement: made.attestationStatement,
-                                    algorithm: made.algorithm,
-                                    publicKeyDER: WebAuthnAlgorithm.subjectPublicKeyInfo(algorithm: made.algorithm, key: made.publicKey),
-                                    transports: ["usb"])
+        return WebAuthnRegistration(
+            credentialId: made.id, clientData: clientData, authenticatorData: made.authenticatorData,
+            attestationFormat: made.format, attestationStatement: made.attestationStatement,
+            algorithm: made.algorithm,
+            publicKeyDER: WebAuthnAlgorithm.subjectPublicKeyInfo(algorithm: made.algorithm, key: made.publicKey),
+            transports: ["usb"])
     }
 
     /// getAssertion for WEB_AUTHN's request options.
@@ -59,19 +67,25 @@ package struct SecurityKeyUse {
         let rpId = try relyingParty.checkSignIn(asked)
         let clientData = WebAuthnClientData(.get, challenge: options.challenge, rpId: rpId)
         let allow = (options.allowCredentials ?? []).compactMap(\.rawId)
-        let signed = try withKey(timeout: options.timeout, verification: options.userVerification,
-                                 purpose: "to sign in to \(rpId)") { key, pin, uv in
-            try key.getAssertion(clientDataHash: clientData.hash, rpId: rpId, allow: allow, userVerification: uv, pin: pin)
+        let signed = try withKey(
+            timeout: options.timeout, verification: options.userVerification,
+            purpose: "to sign in to \(rpId)"
+        ) { key, pin, uv in
+            try key.getAssertion(
+                clientDataHash: clientData.hash, rpId: rpId, allow: allow, userVerification: uv, pin: pin)
         }
-        return WebAuthnAssertion(credentialId: signed.credentialId, clientData: clientData,
-                                 authenticatorData: signed.authenticatorData, signature: signed.signature,
-                                 userHandle: signed.userHandle)
+        return WebAuthnAssertion(
+            credentialId: signed.credentialId, clientData: clientData,
+            authenticatorData: signed.authenticatorData, signature: signed.signature,
+            userHandle: signed.userHandle)
     }
 
     /// Opens the key, settles user verification (PIN, the key's own, or none) and runs `body`
     /// after the touch prompt; key failures become `AuthctlError`s.
-    private func withKey<T>(timeout: Double?, verification: String?, pinWheneverSet: Bool = false, purpose: String,
-                            _ body: (SecurityKey, String?, FidoOption) throws -> T) throws -> T {
+    private func withKey<T>(
+        timeout: Double?, verification: String?, pinWheneverSet: Bool = false, purpose: String,
+        _ body: (SecurityKey, String?, FidoOption) throws -> T
+    ) throws -> T {
         let path = try devicePath()
         // The service's timeout (ms), within 10 s .. 5 min.
         let wait = Int32(min(max(timeout ?? 120_000, 10_000), 300_000))
@@ -86,7 +100,10 @@ package struct SecurityKeyUse {
                 } else if key.hasBuiltInVerification {
                     uv = .yes
                 } else if wanted == "required" {
-                    throw AuthctlError(.configuration, "the user pool requires user verification, and the security key at \(path) has no PIN set: set one (for example `fido2-token -S \(path)`) and try again")
+                    throw AuthctlError(
+                        .configuration,
+                        "the user pool requires user verification, and the security key at \(path) has no PIN set: set one (for example `fido2-token -S \(path)`) and try again"
+                    )
                 }
             }
             // A PIN typed on the terminal may be retyped while the key allows (three times at most).
@@ -96,8 +113,9 @@ package struct SecurityKeyUse {
                 do {
                     return try body(key, pin, uv)
                 } catch let error as SecurityKeyError
-                            where error.kind == .pinInvalid && pin != nil && choice.pinFD == nil && typings < 3
-                                && (error.retriesLeft ?? 1) > 0 {
+                    where error.kind == .pinInvalid && pin != nil && choice.pinFD == nil && typings < 3
+                    && (error.retriesLeft ?? 1) > 0
+                {
                     typings += 1
                     let left = error.retriesLeft.map { " (\($0) \($0 == 1 ? "try" : "tries") left)" } ?? ""
                     console.message("Wrong PIN\(left).")
@@ -122,7 +140,9 @@ package struct SecurityKeyUse {
             if candidates.isEmpty { throw noKey() }
         }
         if candidates.count == 1 { return candidates[0] }
-        console.message("Several security keys (\(candidates.joined(separator: ", "))): touch the one to use, or name it with --fido-device PATH.")
+        console.message(
+            "Several security keys (\(candidates.joined(separator: ", "))): touch the one to use, or name it with --fido-device PATH."
+        )
         do {
             let path = try SecurityKey.touched(among: candidates, timeoutMs: 30_000)
             console.message("Using the security key at \(path).")
@@ -133,8 +153,11 @@ package struct SecurityKeyUse {
     }
 
     private func noKey() -> AuthctlError {
-        let hidraw = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("hidraw") } ?? []
-        let unreadable = hidraw.filter { !FileManager.default.isReadableFile(atPath: "/dev/" + $0) }.map { "/dev/" + $0 }
+        let hidraw =
+            (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("hidraw") } ?? []
+        let unreadable = hidraw.filter { !FileManager.default.isReadableFile(atPath: "/dev/" + $0) }.map {
+            "/dev/" + $0
+        }
         return Self.noKey(unreadable: unreadable, environment: environment)
     }
 
@@ -143,11 +166,13 @@ package struct SecurityKeyUse {
     package static func noKey(unreadable: [String], environment: [String: String]) -> AuthctlError {
         var text = "no security key found for the passkey"
         if !unreadable.isEmpty {
-            text += "; \(unreadable.sorted().joined(separator: ", ")) cannot be opened by this user: add a udev rule such as "
+            text +=
+                "; \(unreadable.sorted().joined(separator: ", ")) cannot be opened by this user: add a udev rule such as "
                 + #"KERNEL=="hidraw*", SUBSYSTEM=="hidraw", MODE="0660", GROUP="plugdev", TAG+="uaccess" in /etc/udev/rules.d/70-fido.rules (Debian's libu2f-udev package installs one for known keys), then reconnect the key"#
         }
         if environment["SSH_CONNECTION"] != nil || environment["SSH_TTY"] != nil {
-            text += "; over SSH the key must be attached to this machine (or forwarded with --fido-device unix:PATH): or sign in with `authctl signin --browser`, whose managed login does passkeys in your local browser"
+            text +=
+                "; over SSH the key must be attached to this machine (or forwarded with --fido-device unix:PATH): or sign in with `authctl signin --browser`, whose managed login does passkeys in your local browser"
         } else {
             text += ": insert one, name it with --fido-device PATH, or sign in with `authctl signin --browser`"
         }
@@ -165,7 +190,8 @@ package struct SecurityKeyUse {
             return String(decoding: bytes, as: UTF8.self)
         }
         guard console.canPrompt else {
-            throw AuthctlError(.usage, "the security key has a PIN and there is no terminal to ask for it: give it with --pin-fd N")
+            throw AuthctlError(
+                .usage, "the security key has a PIN and there is no terminal to ask for it: give it with --pin-fd N")
         }
         guard let pin = console.prompt("PIN for your security key: ", secret: true), !pin.isEmpty else {
             throw AuthctlError(.usage, "no PIN given")
@@ -179,34 +205,58 @@ package struct SecurityKeyUse {
         case .libraryUnavailable:
             return AuthctlError(.configuration, "security keys need libfido2: \(error.message)")
         case .noDevice:
-            return path == nil ? noKey() : AuthctlError(.unavailable, "cannot open the security key\(at): \(error.message)")
+            return path == nil
+                ? noKey() : AuthctlError(.unavailable, "cannot open the security key\(at): \(error.message)")
         case .pinInvalid:
-            let left = error.retriesLeft.map { "; \($0) \($0 == 1 ? "try" : "tries") left before the key blocks its PIN" } ?? ""
+            let left =
+                error.retriesLeft.map { "; \($0) \($0 == 1 ? "try" : "tries") left before the key blocks its PIN" }
+                ?? ""
             return AuthctlError(.notAuthorized, "wrong PIN for the security key\(left)")
         case .pinBlocked:
-            return AuthctlError(.notAuthorized, "the security key's PIN is blocked (too many wrong PINs): remove and reinsert the key, or reset it, which deletes its passkeys")
+            return AuthctlError(
+                .notAuthorized,
+                "the security key's PIN is blocked (too many wrong PINs): remove and reinsert the key, or reset it, which deletes its passkeys"
+            )
         case .pinRequired:
-            return AuthctlError(.notAuthorized, "the security key asks for a PIN, and it has none set or none was given: \(error.message)")
+            return AuthctlError(
+                .notAuthorized,
+                "the security key asks for a PIN, and it has none set or none was given: \(error.message)")
         case .userVerificationBlocked:
-            return AuthctlError(.notAuthorized, "the security key's built-in verification is blocked: use its PIN or reset it")
+            return AuthctlError(
+                .notAuthorized, "the security key's built-in verification is blocked: use its PIN or reset it")
         case .timeout:
-            return AuthctlError(.throttled, "no touch: the security key\(at) timed out waiting; run the command again and touch the key when asked")
+            return AuthctlError(
+                .throttled,
+                "no touch: the security key\(at) timed out waiting; run the command again and touch the key when asked")
         case .denied:
-            return AuthctlError(.notAuthorized, "the security key\(at) refused (the touch was declined or the operation denied)")
+            return AuthctlError(
+                .notAuthorized, "the security key\(at) refused (the touch was declined or the operation denied)")
         case .credentialExcluded:
-            return AuthctlError(.inputRejected, "this security key\(at) already holds a passkey of this account: nothing was registered (see `authctl passkey list`)")
+            return AuthctlError(
+                .inputRejected,
+                "this security key\(at) already holds a passkey of this account: nothing was registered (see `authctl passkey list`)"
+            )
         case .noCredentials:
-            return AuthctlError(.notAuthorized, "this security key\(at) holds no passkey of this account: use the key you registered, or sign in another way and run `authctl passkey add`")
+            return AuthctlError(
+                .notAuthorized,
+                "this security key\(at) holds no passkey of this account: use the key you registered, or sign in another way and run `authctl passkey add`"
+            )
         case .untrustedSocket:
-            return AuthctlError(.configuration, "\(error.message): refused before anything was sent to it (the PIN protocol would have gone to whoever serves it); use a socket of your own in a directory only you can write")
+            return AuthctlError(
+                .configuration,
+                "\(error.message): refused before anything was sent to it (the PIN protocol would have gone to whoever serves it); use a socket of your own in a directory only you can write"
+            )
         case .unsupportedAlgorithm:
-            return AuthctlError(.unavailable, "the security key\(at) supports none of the algorithms Cognito offers: \(error.message)")
+            return AuthctlError(
+                .unavailable, "the security key\(at) supports none of the algorithms Cognito offers: \(error.message)")
         case .other:
             return AuthctlError(.unavailable, "security key\(at): \(error.message)")
         }
     }
 
-    package init(choice: SecurityKeyChoice, console: Console, environment: [String: String], relyingParty: RelyingPartyPin) {
+    package init(
+        choice: SecurityKeyChoice, console: Console, environment: [String: String], relyingParty: RelyingPartyPin
+    ) {
         self.choice = choice
         self.console = console
         self.environment = environment

@@ -3,10 +3,16 @@ import AuthctlCore
 
 /// Which token and how fresh it must be: shared by `token`, `exec` and `kube-token`.
 struct FreshnessOptions: ParsableArguments {
-    @Option(name: .customLong("type"), help: "Which token: access or id (default: access; kube-token: id). exec: repeat it for both (AUTHCTL_TOKEN holds the first).")
+    @Option(
+        name: .customLong("type"),
+        help:
+            "Which token: access or id (default: access; kube-token: id). exec: repeat it for both (AUTHCTL_TOKEN holds the first)."
+    )
     var givenTypes: [TokenType] = []
 
-    @Option(help: ArgumentHelp("Refresh first when the access token expires within this many seconds (0 to 86400).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Refresh first when the access token expires within this many seconds (0 to 86400).", valueName: "seconds"))
     var minValid: Double = 60
 
     /// `--type`, else the command's own default (`token` and `kube-token` take one).
@@ -20,12 +26,16 @@ struct FreshnessOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if !(0...86_400).contains(minValid) { throw ValidationError("--min-valid must be between 0 and 86400 seconds.") }
+        if !(0...86_400).contains(minValid) {
+            throw ValidationError("--min-valid must be between 0 and 86400 seconds.")
+        }
     }
 
     /// For the commands that hand out one token.
     func requireOneType() throws {
-        if Set(givenTypes).count > 1 { throw ValidationError("--type: this command gives one token; give --type once.") }
+        if Set(givenTypes).count > 1 {
+            throw ValidationError("--type: this command gives one token; give --type once.")
+        }
     }
 }
 

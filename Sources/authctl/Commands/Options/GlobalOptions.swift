@@ -4,7 +4,10 @@ import SecureStore
 
 /// Options every subcommand takes. Flags win over the environment, which wins over the profile.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Profile in the config file, and the name the session is stored under (env AUTHCTL_PROFILE; default: default).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Profile in the config file, and the name the session is stored under (env AUTHCTL_PROFILE; default: default).",
+            valueName: "name"))
     var profile: String?
 
     @Option(help: ArgumentHelp("User pool id, <region>_<id> (env AUTHCTL_USER_POOL_ID).", valueName: "id"))
@@ -13,31 +16,54 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("App client id (env AUTHCTL_CLIENT_ID).", valueName: "id"))
     var clientId: String?
 
-    @Option(help: ArgumentHelp("AWS region (env AUTHCTL_REGION, AWS_REGION, AWS_DEFAULT_REGION; default: the pool id's prefix).", valueName: "region"))
+    @Option(
+        help: ArgumentHelp(
+            "AWS region (env AUTHCTL_REGION, AWS_REGION, AWS_DEFAULT_REGION; default: the pool id's prefix).",
+            valueName: "region"))
     var region: String?
 
-    @Option(help: ArgumentHelp("Cognito endpoint URL (env AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL; default: https://cognito-idp.<region>.amazonaws.com/).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Cognito endpoint URL (env AUTHCTL_ENDPOINT, AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER, AWS_ENDPOINT_URL; default: https://cognito-idp.<region>.amazonaws.com/).",
+            valueName: "url"))
     var endpoint: String?
 
-    @Option(help: ArgumentHelp("Region of the pool's replica (multi-Region replication): sign-in, refresh and sign-out go there once when the primary does not answer (env AUTHCTL_FAILOVER_REGION, profile failover_region).", valueName: "region"))
+    @Option(
+        help: ArgumentHelp(
+            "Region of the pool's replica (multi-Region replication): sign-in, refresh and sign-out go there once when the primary does not answer (env AUTHCTL_FAILOVER_REGION, profile failover_region).",
+            valueName: "region"))
     var failoverRegion: String?
 
-    @Option(help: ArgumentHelp("The replica's endpoint URL, for emulators (env AUTHCTL_FAILOVER_ENDPOINT; default: https://cognito-idp.<failover region>.amazonaws.com/).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The replica's endpoint URL, for emulators (env AUTHCTL_FAILOVER_ENDPOINT; default: https://cognito-idp.<failover region>.amazonaws.com/).",
+            valueName: "url"))
     var failoverEndpoint: String?
 
-    @Option(help: ArgumentHelp("PEM file of extra certificate authorities to trust (env AWS_CA_BUNDLE).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp("PEM file of extra certificate authorities to trust (env AWS_CA_BUNDLE).", valueName: "path")
+    )
     var caBundle: String?
 
-    @Option(help: ArgumentHelp("Seconds the whole command may spend on the network: every request, retry and refresh (default: 30).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the whole command may spend on the network: every request, retry and refresh (default: 30).",
+            valueName: "seconds"))
     var timeout: Double?
 
     @Option(help: "Output format: text (messages on stderr) or json (a document on stdout).")
     var output: OutputFormat = .text
 
-    @Option(help: ArgumentHelp("Where the profile's session and caches are kept: secret-service, kernel-keyring or file (env AUTHCTL_STORE; default: the store recorded in the profile, else secret-service).", valueName: "store"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the profile's session and caches are kept: secret-service, kernel-keyring or file (env AUTHCTL_STORE; default: the store recorded in the profile, else secret-service).",
+            valueName: "store"))
     var store: StoreKind?
 
-    @Option(help: ArgumentHelp("Read the file store's passphrase from this open file descriptor (before AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE and the terminal).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Read the file store's passphrase from this open file descriptor (before AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE and the terminal).",
+            valueName: "n"))
     var passphraseFd: Int32?
 
     func validate() throws {
@@ -55,9 +81,10 @@ extension StoreKind: ExpressibleByArgument {}
 extension GlobalOptions {
     /// The options that shape the settings, for the core.
     var settingsInput: GlobalSettingsInput {
-        GlobalSettingsInput(profile: profile, userPoolId: userPoolId, clientId: clientId, region: region, endpoint: endpoint,
-                            failoverRegion: failoverRegion, failoverEndpoint: failoverEndpoint, caBundle: caBundle,
-                            timeout: timeout)
+        GlobalSettingsInput(
+            profile: profile, userPoolId: userPoolId, clientId: clientId, region: region, endpoint: endpoint,
+            failoverRegion: failoverRegion, failoverEndpoint: failoverEndpoint, caBundle: caBundle,
+            timeout: timeout)
     }
 
     /// Everything that shapes the invocation (`CommandContext`).
@@ -65,6 +92,5 @@ extension GlobalOptions {
         InvocationOptions(settings: settingsInput, output: output, store: store, passphraseFD: passphraseFd)
     }
 }
-
 
 extension OutputFormat: ExpressibleByArgument {}

@@ -3,13 +3,22 @@ import AuthctlCore
 
 /// The identity pool options `aws-credentials` and `exec --aws` share.
 struct IdentityPoolOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Identity pool id, <region>:<uuid> (env AUTHCTL_IDENTITY_POOL_ID, profile identity_pool_id).", valueName: "id"))
+    @Option(
+        help: ArgumentHelp(
+            "Identity pool id, <region>:<uuid> (env AUTHCTL_IDENTITY_POOL_ID, profile identity_pool_id).",
+            valueName: "id"))
     var identityPoolId: String?
 
-    @Option(help: ArgumentHelp("Role to ask for (CustomRoleArn), where the identity pool lets the user choose among the roles of its rules.", valueName: "arn"))
+    @Option(
+        help: ArgumentHelp(
+            "Role to ask for (CustomRoleArn), where the identity pool lets the user choose among the roles of its rules.",
+            valueName: "arn"))
     var roleArn: String?
 
-    @Option(help: ArgumentHelp("The identity pool's provider name for the user pool, the Logins key (env AUTHCTL_IDENTITY_PROVIDER_NAME, profile identity_provider_name; default: cognito-idp.<region>.amazonaws.com/<pool id>; issuer-cognito-idp.<primary region>.amazonaws.com/<pool id> for an identity pool that names the updated issuer).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The identity pool's provider name for the user pool, the Logins key (env AUTHCTL_IDENTITY_PROVIDER_NAME, profile identity_provider_name; default: cognito-idp.<region>.amazonaws.com/<pool id>; issuer-cognito-idp.<primary region>.amazonaws.com/<pool id> for an identity pool that names the updated issuer).",
+            valueName: "name"))
     var providerName: String?
 
     func validate() throws {
@@ -21,7 +30,8 @@ struct IdentityPoolOptions: ParsableArguments {
 
 extension IdentityPoolSettings {
     init(_ options: IdentityPoolOptions, settings: Settings, environment: [String: String]) throws {
-        try self.init(identityPoolId: options.identityPoolId, roleArn: options.roleArn, providerName: options.providerName,
-                      settings: settings, environment: environment)
+        try self.init(
+            identityPoolId: options.identityPoolId, roleArn: options.roleArn, providerName: options.providerName,
+            settings: settings, environment: environment)
     }
 }

@@ -4,10 +4,16 @@ import AuthctlCore
 /// `--fido-device` and `--pin-fd`: which security key, and where its PIN comes from (signin,
 /// token, passkey add).
 struct SecurityKeyOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The security key: a hidraw device (/dev/hidrawN), or unix:PATH, a virtual authenticator speaking CTAPHID over a Unix socket (env AUTHCTL_FIDO_DEVICE; default: the key attached, or the one touched of several). Given more than once: the one touched.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The security key: a hidraw device (/dev/hidrawN), or unix:PATH, a virtual authenticator speaking CTAPHID over a Unix socket (env AUTHCTL_FIDO_DEVICE; default: the key attached, or the one touched of several). Given more than once: the one touched.",
+            valueName: "path"))
     var fidoDevice: [String] = []
 
-    @Option(help: ArgumentHelp("Read the security key's PIN from the first line of this file descriptor (for scripts; asked without echo on the terminal otherwise; never on the command line).", valueName: "fd"))
+    @Option(
+        help: ArgumentHelp(
+            "Read the security key's PIN from the first line of this file descriptor (for scripts; asked without echo on the terminal otherwise; never on the command line).",
+            valueName: "fd"))
     var pinFd: Int32?
 
     func validate() throws {

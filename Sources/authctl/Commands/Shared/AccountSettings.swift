@@ -1,11 +1,12 @@
+import AuthctlCore
 import CognitoClient
+import LocalFormats
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import AuthctlCore
-import LocalFormats
 
 /// What the signed-in account commands (`account ...`, `whoami`) share: the attributes that
 /// verify an address, the verification code read from the terminal or standard input, and the
@@ -15,7 +16,8 @@ enum AccountSettings {
     static func unverified(_ attributes: [String: String]) -> [String] {
         VerifiableAttribute.allCases.compactMap { attribute in
             guard let value = attributes[attribute.rawValue], !value.isEmpty,
-                  attributes[attribute.verifiedFlag] != "true" else { return nil }
+                attributes[attribute.verifiedFlag] != "true"
+            else { return nil }
             return attribute.rawValue
         }
     }
@@ -30,7 +32,9 @@ enum AccountSettings {
             return try AccountCode.normalized(line)
         }
         guard console.canPrompt else {
-            throw AuthctlError(.usage, "no terminal to ask for the code: give it as the first line of standard input with --code-stdin")
+            throw AuthctlError(
+                .usage, "no terminal to ask for the code: give it as the first line of standard input with --code-stdin"
+            )
         }
         let prompt = attribute == .phoneNumber ? "Code from the text message: " : "Code from the email: "
         return try AccountCode.ask(console, prompt: prompt, secret: true)
@@ -43,11 +47,15 @@ enum AccountSettings {
         let verifyAgain = attribute.map { "authctl account verify \($0)" } ?? "authctl account verify <attribute>"
         switch error.refusal {
         case .aliasExists?:
-            return AuthctlError(.inputRejected, "Another account already uses this email address or phone number: \(said)")
+            return AuthctlError(
+                .inputRejected, "Another account already uses this email address or phone number: \(said)")
         case .codeMismatch?:
-            return AuthctlError(.notAuthorized, "The code did not match; try again with the code from the latest message")
+            return AuthctlError(
+                .notAuthorized, "The code did not match; try again with the code from the latest message")
         case .codeExpired?:
-            return AuthctlError(.notAuthorized, "The code has expired (or a newer one was sent since); get a new code with `\(verifyAgain)`")
+            return AuthctlError(
+                .notAuthorized,
+                "The code has expired (or a newer one was sent since); get a new code with `\(verifyAgain)`")
         case .throttled?, .attemptsExceeded?:
             return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again (\(said))")
         case .codeDeliveryFailed?:
@@ -57,7 +65,8 @@ enum AccountSettings {
         default:
             if error.outcomeUnknown {
                 var failure = AuthctlError.from(error)
-                failure.message += "\nThe answer was lost, so the change may or may not have been made; `authctl whoami` shows the account as it is."
+                failure.message +=
+                    "\nThe answer was lost, so the change may or may not have been made; `authctl whoami` shows the account as it is."
                 return failure
             }
             return nil
@@ -67,8 +76,11 @@ enum AccountSettings {
     /// Runs `body` (a write) and turns the service's refusals into this command's messages; the
     /// session's own refusals are `withFreshSession`'s (refresh and retry, or end the session).
     /// `passing`: refusals handed back as they are, for the command to act on (a mistyped code).
-    static func write<T>(_ sessions: ProfileSession, attribute: String? = nil, passing: @escaping (CognitoError) -> Bool = { _ in false },
-                         _ body: (StoredSession, CognitoService) throws -> T) throws -> T {
+    static func write<T>(
+        _ sessions: ProfileSession, attribute: String? = nil,
+        passing: @escaping (CognitoError) -> Bool = { _ in false },
+        _ body: (StoredSession, CognitoService) throws -> T
+    ) throws -> T {
         let policy = SessionPolicy(otherRefusal: { (error: CognitoError, _: CognitoService) -> Error in
             if passing(error) { return error }
             return failure(error, attribute: attribute) ?? error

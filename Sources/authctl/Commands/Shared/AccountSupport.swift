@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthctlCore
 import CognitoClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,7 +10,10 @@ import Foundation
 
 /// Options the account commands (signup, confirm-signup, resend-code, forgot-password) share.
 struct AccountOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The account's username (env AUTHCTL_USERNAME, or the profile's username; asked on a terminal otherwise).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The account's username (env AUTHCTL_USERNAME, or the profile's username; asked on a terminal otherwise).",
+            valueName: "name"))
     var username: String?
 
     func validate() throws {
@@ -36,10 +40,12 @@ struct AccountCommandSupport {
     func username(_ options: AccountOptions) throws -> String {
         if let name = options.username ?? settings.username { return name }
         guard context.console.canPrompt else {
-            throw AuthctlError(.usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
+            throw AuthctlError(
+                .usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
         }
         guard let typed = context.console.prompt("Username: ", secret: false)?.trimmedBlanks(),
-              !typed.isEmpty else {
+            !typed.isEmpty
+        else {
             throw AuthctlError(.usage, "no username given")
         }
         return typed
@@ -78,7 +84,10 @@ struct AccountCommandSupport {
 
 /// `--code-stdin` and what replaced `--code` (issue 22, finding 2) for the account commands.
 struct AccountCodeOptions: ParsableArguments {
-    @Flag(help: "Read the code from the first line of standard input (without it, the code is asked on the terminal, not echoed).")
+    @Flag(
+        help:
+            "Read the code from the first line of standard input (without it, the code is asked on the terminal, not echoed)."
+    )
     var codeStdin = false
 
     /// Kept only to say what replaced it: its value stood on argv for every local user to read.
@@ -100,7 +109,9 @@ enum AccountCode {
     /// Asked on the terminal until well formed (5 tries).
     static func ask(_ console: Console, prompt: String, secret: Bool) throws -> String {
         for _ in 0..<5 {
-            guard let typed = console.prompt(prompt, secret: secret) else { throw AuthctlError(.usage, "no code given") }
+            guard let typed = console.prompt(prompt, secret: secret) else {
+                throw AuthctlError(.usage, "no code given")
+            }
             do {
                 return try normalized(typed)
             } catch let error as AuthctlError {
@@ -138,23 +149,33 @@ enum CodeDeliveryText {
 }
 
 extension AccountFailure {
-    static func from(_ error: Error, step: Step, username: String, support: AccountCommandSupport,
-                     hasSecret: Bool) -> AuthctlError {
+    static func from(
+        _ error: Error, step: Step, username: String, support: AccountCommandSupport,
+        hasSecret: Bool
+    ) -> AuthctlError {
         guard let error = error as? CognitoError else { return AuthctlError.from(error) }
         let user = ShellWord.quoted(username)
         let said = OutsideText(error.message)
         switch error.refusal {
         case .aliasExists?:
-            return AuthctlError(.inputRejected, "Another account already uses this email address or phone number: \(said)")
+            return AuthctlError(
+                .inputRejected, "Another account already uses this email address or phone number: \(said)")
         case .usernameExists?:
-            return AuthctlError(.inputRejected, "An account named \(OutsideText(username)) already exists; sign in with `authctl signin --username \(user)`, or reset its password with `authctl forgot-password --username \(user)`")
+            return AuthctlError(
+                .inputRejected,
+                "An account named \(OutsideText(username)) already exists; sign in with `authctl signin --username \(user)`, or reset its password with `authctl forgot-password --username \(user)`"
+            )
         case .invalidPassword?:
             return AuthctlError(.inputRejected, "The pool refused the password: \(said)")
         case .codeMismatch?:
-            return AuthctlError(.notAuthorized, "The code did not match; try again with the code from the latest message")
+            return AuthctlError(
+                .notAuthorized, "The code did not match; try again with the code from the latest message")
         case .codeExpired?:
-            let next = step == .forgotPassword ? "authctl forgot-password --username \(user)" : "authctl resend-code --username \(user)"
-            return AuthctlError(.notAuthorized, "The code has expired (or a newer one was sent since); get a new code with `\(next)`")
+            let next =
+                step == .forgotPassword
+                ? "authctl forgot-password --username \(user)" : "authctl resend-code --username \(user)"
+            return AuthctlError(
+                .notAuthorized, "The code has expired (or a newer one was sent since); get a new code with `\(next)`")
         case .throttled?, .attemptsExceeded?:
             return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again (\(said))")
         case .userNotConfirmed?:

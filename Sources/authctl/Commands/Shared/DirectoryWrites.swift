@@ -1,4 +1,5 @@
 import AuthctlCore
+
 /// The commands that change the directory: never sent to a replica (`Failover`), which is
 /// read-only; when the primary is out they fail with its error and say so.
 extension SignUp: DirectoryWrite {}
