@@ -58,6 +58,12 @@ package enum StoreKind: String, CaseIterable, Sendable {
 /// each store opened at most once per process, and the store recorded in the profile the first
 /// time it keeps something.
 package final class StoreBackend {
+    /// How a store of a kind is opened (the process host's; tests pass their own). Named here so
+    /// the store types stay with their one owner.
+    package typealias Opener = (StoreKind, Opening) -> SecretStore
+    /// One store for every kind (tests).
+    package typealias SingleStore = () -> SecretStore
+
     /// What `live` opens a store with: the command's `--passphrase-fd`.
     package struct Opening {
         package var environment: [String: String]

@@ -16,7 +16,7 @@ package struct ProcessHost {
     package let now: () -> Date
     package let makeTransport: (TransportOptions) throws -> HTTPTransport
     /// How a store of a kind is opened (`StoreBackend`).
-    package let openStore: (StoreKind, StoreBackend.Opening) -> SecretStore
+    package let openStore: StoreBackend.Opener
     /// False for tests over one in-memory store: no config file is read or written for stores.
     package let resolvesProfiles: Bool
 
@@ -24,7 +24,7 @@ package struct ProcessHost {
         console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
         makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
         resolvesProfiles: Bool = true,
-        openStore: @escaping (StoreKind, StoreBackend.Opening) -> SecretStore
+        openStore: @escaping StoreBackend.Opener
     ) {
         self.console = console
         self.environment = environment
@@ -38,7 +38,7 @@ package struct ProcessHost {
     package init(
         console: Console, environment: [String: String], now: @escaping () -> Date = Date.init,
         makeTransport: @escaping (TransportOptions) throws -> HTTPTransport,
-        makeStore: @escaping () -> SecretStore
+        makeStore: @escaping StoreBackend.SingleStore
     ) {
         self.init(
             console: console, environment: environment, now: now, makeTransport: makeTransport,
