@@ -306,7 +306,11 @@ STEP_ENV=("AUTHCTL_STORE_PASSPHRASE=a demo passphrase")
 step "No desktop keyring? Keep profile ci in an age-encrypted file under ~/.local/state/authctl (passphrase from AUTHCTL_STORE_PASSPHRASE; the file store is recorded in the profile)" 0 "$PASSWORD" signin --profile ci --store file --username "$USERNAME" --password-stdin
 check "The file store: one age file per profile, mode 0600 in a 0700 directory (only its header shown)" file_store
 step "Read back from the age file: who am I on profile ci" 0 "" whoami --profile ci
+step "Unlock once: a per-user key agent keeps the file's key (never the passphrase) for 15 idle minutes" 0 "" unlock --profile ci
 STEP_ENV=()
+token_step "No passphrase now: the agent opens the file (no scrypt here; kubectl and the AWS CLI work the same)" token --profile ci
+step "Status says the store is unlocked, and until when (it never prompts)" 0 "" status --profile ci
+step "Lock: the agent forgets the key at once and exits" 0 "" lock
 BEFORE=$(request_count)
 step "Without the passphrase the file store refuses, before asking Cognito anything (exit 78)" 78 "$PASSWORD" signin --profile ci --username "$USERNAME" --password-stdin
 check "No request reached the emulator for that refused sign-in" test "$(request_count)" -eq "$BEFORE"
