@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import pwd
 import signal
 import subprocess
@@ -210,7 +211,12 @@ def _interrupt_and_resume(big, fake, tmp_path, sig: int) -> None:
         assert proc.returncode == -signal.SIGKILL
     r = ops(big, fake, tmp_path, "--filter", HALF, "--execute", "--yes", "--rate", FAST, "--output", "json")
     assert r.code == 0, r
-    assert f"Resuming: {done_before} of {HALF_SIZE} users were done" in r.err, r
+    resumed = re.search(r"Resuming: (\d+) of " + str(HALF_SIZE) + " users were done", r.err)
+    assert resumed, r
+    # The checkpoint is written before the audit line (issue 31, finding 3): a kill between the two
+    # leaves one user counted whose line the resume appends, never one acted on twice or lost.
+    allowed = (done_before,) if sig == signal.SIGINT else (done_before, done_before + 1)
+    assert int(resumed.group(1)) in allowed, (done_before, r.err)
     summary = r.json()
     assert summary["resumed"] is True and summary["done"] == HALF_SIZE and summary["failed"] == 0, summary
     users = [line["user"] for line in audit_lines(tmp_path)]

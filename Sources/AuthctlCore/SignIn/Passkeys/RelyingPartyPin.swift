@@ -41,7 +41,8 @@ package struct RelyingPartyPin {
                 """
                 the service asks the security key to sign for the relying party \(OutsideText(asked)), and profile \(profile) \
                 has no relying party pinned for its passkeys: nothing was sent to the key. Run `authctl passkey add` once \
-                (it records it), or set passkey_rp_id = "<your pool's passkey domain>" in [profiles.\(profile)] of \(configFile)
+                (it records it), or set passkey_rp_id = "<your pool's passkey domain>" in [profiles.\(profile)] of \(configFile); \
+                or sign in with `authctl signin --browser`, where the browser does passkeys itself
                 """)
         }
         return try check(asked, against: rpId)
