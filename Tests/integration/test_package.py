@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("AUTHCTL_BIN", str(ROOT / ".build/debug/authctl"))
 
 
-def build(out: Path) -> Path:
+def build(out: Path, env: dict[str, str] | None = None) -> Path:
     r = subprocess.run(["bash", str(ROOT / "Tests/support/make-deb.sh"), BIN, str(out)], cwd=ROOT,
                        capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "SOURCE_DATE_EPOCH": "1790000000"})
+                       env={**os.environ, "SOURCE_DATE_EPOCH": "1790000000", **(env or {})})
     assert r.returncode == 0, r.stderr
     return Path(r.stdout.strip().splitlines()[-1])
 
@@ -62,6 +62,25 @@ def test_files_and_permissions(deb):
 def test_the_same_commit_builds_the_same_bytes(deb, tmp_path):
     again = build(tmp_path)
     assert again.read_bytes() == deb.read_bytes()
+
+
+def test_a_host_with_many_libraries_builds_the_same_package(deb, tmp_path):
+    # CI's host has more libraries than this one: `ldconfig -p` there is larger than a pipe's
+    # 64 KiB, and a reader that stopped at the first match got ldconfig killed by SIGPIPE, which
+    # pipefail turned into make deb's exit 141. The real cache, then 300 KiB of other libraries.
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    (wrapper / "ldconfig").write_text(
+        f'#!/bin/sh\n"{ldconfig}" "$@"\n'
+        'i=0; while [ $i -lt 4000 ]; do\n'
+        '  echo "\tlibother$i.so (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libother$i.so"; i=$((i+1))\n'
+        'done\n')
+    (wrapper / "ldconfig").chmod(0o755)
+    big = subprocess.run([str(wrapper / "ldconfig"), "-p"], capture_output=True, check=True).stdout
+    assert len(big) > 65536
+    again = build(tmp_path / "out", env={"PATH": f"{wrapper}:{os.environ['PATH']}"})
+    assert field(again, "Depends") == field(deb, "Depends")
 
 
 def test_installs_runs_and_removes_in_a_throwaway_root(deb, tmp_path):

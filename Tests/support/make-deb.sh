@@ -38,11 +38,14 @@ printf 'authctl (%s) unstable; urgency=medium\n\n  * Release %s.\n\n -- %s  %s\n
 # no Debian package provides (a debug build's Swift runtime) are named on stderr.
 declare -A packages=([libcurl4]=1 [libsecret-1-0]=1 [libssl3]=1)
 while read -r needed; do
-    path=$(ldconfig -p | awk -v lib="$needed" '$1 == lib && /x86-64|AArch64/ { print $NF; exit }')
+    # Every reader consumes its whole input: with pipefail, a reader that stops early (awk's exit,
+    # head) gets the writer killed by SIGPIPE once its output passes the pipe's 64 KiB, and the
+    # assignment fails the script with 141 (ldconfig -p is larger than that on a well-filled host).
+    path=$(ldconfig -p | awk -v lib="$needed" '!found && $1 == lib && /x86-64|AArch64/ { print $NF; found = 1 }')
     owner=""
     if [ -n "$path" ]; then
-        owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n1 | cut -d: -f1) \
-            || owner=$(dpkg -S "$path" 2>/dev/null | head -n1 | cut -d: -f1) || true
+        owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | awk -F: 'NR == 1 { print $1 }') || true
+        [ -n "$owner" ] || owner=$(dpkg -S "$path" 2>/dev/null | awk -F: 'NR == 1 { print $1 }') || true
     fi
     if [ -n "$owner" ]; then packages[$owner]=1; else echo "make-deb: $needed comes from no Debian package (not a release build?)" >&2; fi
 done < <(objdump -p "$bin" | awk '/NEEDED/ { print $2 }')
