@@ -420,7 +420,8 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 throw SecureStoreError(
                     .insecure,
                     message:
-                        "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+                        "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it"
+                )
             }
             guard info.st_mode & 0o077 == 0 else {
                 throw SecureStoreError(
