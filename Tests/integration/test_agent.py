@@ -595,8 +595,17 @@ def test_unlock_after_prompt_is_a_profile_setting_the_environment_overrides(bare
     the command says not to". The profile says it with `unlock_after_prompt = false` in its
     config; AUTHCTL_UNLOCK_AFTER_PROMPT (the command's environment) wins over it either way."""
     signed_in_on_file(bare)
+    config = home(bare) / ".config" / "authctl" / "config.toml"
 
-    write_profile_setting(bare, "unlock_after_prompt = false")
+    def configure(value: str) -> harness.Result:
+        return bare.run("configure", "--user-pool-id", bare.pool.pool_id, "--client-id", bare.client_id,
+                        "--unlock-after-prompt", value)
+
+    r = configure("sometimes")
+    assert r.code == 64 and 'must be true or false (got "sometimes")' in r.err, r
+    r = configure("false")
+    assert r.code == 0, r
+    assert "unlock_after_prompt = false\n" in config.read_text()
     token_typed_at_a_prompt(bare)
     assert agent_pid(bare) is None and not agent_holds_the_store(bare)
     token_typed_at_a_prompt(bare, AUTHCTL_UNLOCK_AFTER_PROMPT="true")
@@ -617,7 +626,6 @@ def test_unlock_after_prompt_is_a_profile_setting_the_environment_overrides(bare
     bare.run("lock")
 
     # A value that is neither true nor false is refused before anything is asked, saying where.
-    config = home(bare) / ".config" / "authctl" / "config.toml"
     for line, said in (('unlock_after_prompt = "sometimes"', 'must be true or false (got "sometimes")'),
                        ("unlock_after_prompt = 1", "profiles.default.unlock_after_prompt must be true or false")):
         write_profile_setting(bare, line)

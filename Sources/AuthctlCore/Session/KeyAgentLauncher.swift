@@ -48,13 +48,19 @@ package enum KeyAgentLauncher {
         } else {
             return true
         }
+        return try boolean(value, origin: origin)
+    }
+
+    /// true/false (also 1/0, yes/no, on/off); anything else is `code` (78: a bad setting) naming `origin`.
+    package static func boolean(_ value: String, origin: String, code: AuthctlError.Code = .configuration) throws
+        -> Bool
+    {
         switch value.lowercased() {
         case "true", "1", "yes", "on": return true
         case "false", "0", "no", "off": return false
         default:
             throw AuthctlError(
-                .configuration,
-                "\(origin) must be true or false (got \"\(OutsideText(String(value.prefix(64))))\")")
+                code, "\(origin) must be true or false (got \"\(OutsideText(String(value.prefix(64))))\")")
         }
     }
 
