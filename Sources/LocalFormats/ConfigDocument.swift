@@ -33,6 +33,9 @@ public struct ProfileConfig: Equatable, Sendable {
     /// The relying party the profile's passkeys are for: the only rpId a security key is asked to
     /// sign for (recorded at the first `passkey add`, or set by hand).
     public var passkeyRpId: String?
+    /// `true` or `false` (a TOML boolean, or the same as a string): whether a passphrase typed at
+    /// a prompt for this profile's file store also unlocks the key agent (default true).
+    public var unlockAfterPrompt: String?
 
     public init(
         userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
@@ -65,7 +68,11 @@ public struct ProfileConfig: Equatable, Sendable {
         ("identity_provider_name", \.identityProviderName),
         ("failover_region", \.failoverRegion),
         ("passkey_rp_id", \.passkeyRpId),
+        ("unlock_after_prompt", \.unlockAfterPrompt),
     ]
+
+    /// Keys whose value may be a TOML boolean, read as "true" or "false" and written back as one.
+    public static let booleanKeys: Set<String> = ["unlock_after_prompt"]
 }
 
 /// Why a config.toml text is not a configuration.
@@ -103,7 +110,9 @@ public enum ConfigDocument {
             var profile = ProfileConfig()
             for (key, field) in ProfileConfig.keys {
                 if let value = entry[key] {
-                    guard let string = value.string ?? (key == "redirect_port" ? value.int.map(String.init) : nil)
+                    guard
+                        let string = value.string ?? (key == "redirect_port" ? value.int.map(String.init) : nil)
+                            ?? (ProfileConfig.booleanKeys.contains(key) ? value.bool.map(String.init) : nil)
                     else {
                         throw ConfigDocumentError.notAString(profile: name, key: key)
                     }
@@ -126,7 +135,9 @@ public enum ConfigDocument {
         for name in profiles.keys.sorted() {
             text += "\n[profiles.\(key(name))]\n"
             for (key, field) in ProfileConfig.keys.sorted(by: { $0.toml < $1.toml }) {
-                if let value = profiles[name]?[keyPath: field] { text += "\(key) = \(basicString(value))\n" }
+                guard let value = profiles[name]?[keyPath: field] else { continue }
+                let bare = ProfileConfig.booleanKeys.contains(key) && (value == "true" || value == "false")
+                text += "\(key) = \(bare ? value : basicString(value))\n"
             }
         }
         return text

@@ -28,12 +28,16 @@ public struct AgentLifetime: Sendable, Equatable {
 /// How a file store uses the key agent.
 public struct AgentUse: Sendable {
     public var client: KeyAgentClient
-    /// Hands the agent the keys a passphrase typed at a prompt opened (nil: never).
-    public var afterPrompt: AgentLifetime?
+    /// How long the agent keeps the key a passphrase typed at a prompt opened for a profile's file
+    /// (nil: the agent is not given it; the profile's setting or the command's environment).
+    public var afterPrompt: @Sendable (_ profile: String) -> AgentLifetime?
     /// Starts an agent when none runs (the executable spawns `authctl agent`, detached).
     public var start: @Sendable () throws -> Void
 
-    public init(client: KeyAgentClient, afterPrompt: AgentLifetime?, start: @escaping @Sendable () throws -> Void) {
+    public init(
+        client: KeyAgentClient, afterPrompt: @escaping @Sendable (_ profile: String) -> AgentLifetime?,
+        start: @escaping @Sendable () throws -> Void
+    ) {
         self.client = client
         self.afterPrompt = afterPrompt
         self.start = start
@@ -91,10 +95,9 @@ extension AgeFileStore {
         guard let agent, let status = try agent.client.status(),
             let held = status.directories.first(where: { $0.path == directory })
         else { return nil }
-        let fd = open(path(profile: profile), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let file = try Self.readAll(fd, path: path(profile: profile))
+        guard try state.withLock({ try checkDirectory(&$0, creating: false) }),
+            let file = try Self.readChecked(path(profile: profile))
+        else { return nil }
         guard let parsed = try? AgeFormat.parseHeader(file) else { return nil }
         let fingerprint = Array(SHA256.hash(data: file[0..<parsed.end]))
         return held.fingerprints.contains(fingerprint) ? held.expiresAt : nil
@@ -155,10 +158,11 @@ extension AgeFileStore {
         }
     }
 
-    /// After a passphrase typed at a prompt opened `header`: the agent gets its key (started
-    /// when none runs), unless told not to. Best effort: the command goes on either way.
-    func feedAgentAfterPrompt(_ header: AgeFormat.Header, state: State) {
-        guard let agent, let lifetime = agent.afterPrompt, state.origin == .prompt else { return }
+    /// After a passphrase typed at a prompt opened `header` for `profile`'s file: the agent gets
+    /// its key (started when none runs), unless the profile or the command says not to. Best
+    /// effort: the command goes on either way.
+    func feedAgentAfterPrompt(_ header: AgeFormat.Header, profile: String, state: State) {
+        guard let agent, state.origin == .prompt, let lifetime = agent.afterPrompt(profile) else { return }
         try? give(agent, header, lifetime: lifetime)
     }
 
@@ -219,7 +223,7 @@ extension AgeFileStore {
         }
         do {
             let (header, _) = try AgeFormat.openHeader(bytes, passphrase: passphrase(&state))
-            feedAgentAfterPrompt(header, state: state)
+            feedAgentAfterPrompt(header, profile: profile, state: state)
             return header
         } catch AgeFormat.Failure.wrongPassphrase {
             var error = wrongPassphrase(path, state: state)
@@ -240,11 +244,8 @@ extension AgeFileStore {
         var groups: [(header: [UInt8], paths: [String])] = []
         for name in names {
             let path = directory + "/" + name
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            guard (try? Self.identity(fd, path: path)) != nil else { continue }
-            let file = try Self.readAll(fd, path: path)
+            // Checked as the profile's own file is: a file someone else put here is refused, not read.
+            guard let file = try Self.readChecked(path) else { continue }
             let parsed: AgeFormat.ParsedHeader
             do { parsed = try AgeFormat.parseHeader(file) } catch AgeFormat.Failure.malformed(let reason) {
                 throw Self.damaged(path, reason)
@@ -283,10 +284,9 @@ extension AgeFileStore {
     public func verifyOnDisk(profile: String) throws {
         try state.withLock { state in
             let path = path(profile: profile)
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            guard fd >= 0 else { throw SecureStoreError(kind: .failed, message: "\(path) was not written") }
-            defer { close(fd) }
-            let file = try Self.readAll(fd, path: path)
+            guard let file = try Self.readChecked(path) else {
+                throw SecureStoreError(kind: .failed, message: "\(path) was not written")
+            }
             var plaintext: [UInt8]
             do {
                 if let passphrase = state.passphrase {

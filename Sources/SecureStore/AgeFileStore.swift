@@ -70,6 +70,14 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         var size: Int64
         var modified: Int
         var modifiedNanoseconds: Int
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int(info.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        }
     }
 
     struct Document: Codable, Equatable {
@@ -159,21 +167,11 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         let path = path(profile: profile)
         // A file is read only from a directory, and as a file, that no one else could have put
         // there (issue 31, finding 4), as for writes.
-        guard try checkDirectory(&state, creating: false) else {
+        guard try checkDirectory(&state, creating: false), let (fd, identity) = try Self.openForReading(path) else {
             state.profiles[profile] = nil
             return nil
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        if fd < 0 {
-            if errno == ENOENT {
-                state.profiles[profile] = nil
-                return nil
-            }
-            throw fileError("cannot open", path)
-        }
         defer { close(fd) }
-        let identity = try Self.identity(fd, path: path)
-        try Self.checkOwnFile(fd, path: path)
         if let cached = state.profiles[profile], cached.identity == identity { return cached }
         let bytes = try Self.readAll(fd, path: path)
         defer { _ = bytes }
@@ -203,7 +201,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 } else {
                     let known = try AgeFormat.openHeader(file, passphrase: try passphrase(&state))
                     (header, start) = known
-                    feedAgentAfterPrompt(known.0, state: state)
+                    feedAgentAfterPrompt(known.0, profile: profile, state: state)
                     plaintext = try AgeFormat.decryptPayload(file, from: start, header: known.0)
                 }
             }
@@ -256,7 +254,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             // A first file with no passphrase source is the plain missing passphrase.
             guard
                 state.agentAbsence == .gone || state.agentTrouble != nil
-                    || ((try? directoryHeaders()) ?? []).isEmpty == false
+                    || (try? directoryHeaders())?.isEmpty != true
             else {
                 throw error
             }
@@ -365,7 +363,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
 
     /// As `checkDirectory`, creating it only when `creating`. False: there is none (not creating).
     @discardableResult
-    private func checkDirectory(_ state: inout State, creating: Bool) throws -> Bool {
+    func checkDirectory(_ state: inout State, creating: Bool) throws -> Bool {
         if state.directoryChecked { return true }
         var info = stat()
         if stat(directory, &info) != 0 {
@@ -396,26 +394,55 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         return true
     }
 
-    /// The user's own file, readable and writable by the user alone.
-    private static func checkOwnFile(_ fd: Int32, path: String) throws {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw SecureStoreError(
-                kind: .failed, message: "cannot inspect \(path): \(String(cString: strerror(errno)))")
+    /// Opens a file of the directory for reading, as every read of the store opens one (its
+    /// profile's file, the directory's other files for their shared header, `unlock`, `status`,
+    /// the check after a migration): never through a link (O_NOFOLLOW) nor blocking on a FIFO
+    /// (O_NONBLOCK); a regular file of this user that group and other cannot reach, of at most
+    /// `maximumFileBytes` (issue 31, finding 4: a file planted by someone else is refused, not
+    /// read). nil when there is none. The caller closes the descriptor.
+    static func openForReading(_ path: String) throws -> (fd: Int32, identity: FileIdentity)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP:
+                throw SecureStoreError(
+                    .insecure,
+                    message: "\(path) is a symbolic link; the file store reads no file through a link: remove it")
+            default:
+                throw SecureStoreError(
+                    kind: .failed, message: "cannot open \(path): \(String(cString: strerror(errno)))")
+            }
         }
-        guard info.st_uid == geteuid() else {
-            throw SecureStoreError(
-                .insecure,
-                message:
-                    "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it")
+        do {
+            let info = try regularFile(fd, path: path)
+            guard info.st_uid == geteuid() else {
+                throw SecureStoreError(
+                    .insecure,
+                    message:
+                        "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it"
+                )
+            }
+            guard info.st_mode & 0o077 == 0 else {
+                throw SecureStoreError(
+                    .insecure,
+                    message:
+                        "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                        + "the file store refuses it: `chmod 600 \(path)`")
+            }
+            guard info.st_size <= maximumFileBytes else { throw tooLarge(path) }
+            return (fd, FileIdentity(info))
+        } catch {
+            close(fd)
+            throw error
         }
-        guard info.st_mode & 0o077 == 0 else {
-            throw SecureStoreError(
-                .insecure,
-                message:
-                    "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                    + "the file store refuses it: `chmod 600 \(path)`")
-        }
+    }
+
+    /// The whole file, opened as `openForReading` opens it; nil when there is none.
+    static func readChecked(_ path: String) throws -> [UInt8]? {
+        guard let (fd, _) = try openForReading(path) else { return nil }
+        defer { close(fd) }
+        return try readAll(fd, path: path)
     }
 
     /// Temporary files of `profile` left by a writer killed mid-write: under the profile's lock no
@@ -456,6 +483,11 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
     // MARK: - Files
 
     static func identity(_ fd: Int32, path: String) throws -> FileIdentity {
+        FileIdentity(try regularFile(fd, path: path))
+    }
+
+    /// The file's status, when it is a regular file.
+    private static func regularFile(_ fd: Int32, path: String) throws -> stat {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             throw SecureStoreError(
@@ -464,9 +496,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw SecureStoreError(.corrupted, message: "\(path) is not a regular file; it was left untouched")
         }
-        return FileIdentity(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+        return info
     }
 
     static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
@@ -481,11 +511,12 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             }
             if count == 0 { return bytes }
             bytes += buffer[0..<count]
-            guard bytes.count <= maximumFileBytes else {
-                throw SecureStoreError(
-                    .corrupted, message: "\(path) is larger than \(maximumFileBytes) bytes; it was left untouched")
-            }
+            guard bytes.count <= maximumFileBytes else { throw tooLarge(path) }
         }
+    }
+
+    private static func tooLarge(_ path: String) -> SecureStoreError {
+        SecureStoreError(.corrupted, message: "\(path) is larger than \(maximumFileBytes) bytes; it was left untouched")
     }
 
     private func fileError(_ what: String, _ path: String) -> SecureStoreError {
@@ -505,6 +536,29 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
                 ? String(Unicode.Scalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
         }
         return out.isEmpty ? "%" : out
+    }
+
+    /// The profile whose file `path` is (`fileName` undone); nil for a name `fileName` does not make.
+    public static func profile(ofFile path: String) -> String? {
+        guard let name = path.split(separator: "/").last, name.hasSuffix(".age") else { return nil }
+        let escaped = Array(name.dropLast(4).utf8)
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < escaped.count {
+            if escaped[index] == UInt8(ascii: "%"), index + 2 < escaped.count,
+                let byte = UInt8(String(decoding: escaped[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+            {
+                bytes.append(byte)
+                index += 3
+            } else {
+                bytes.append(escaped[index])
+                index += 1
+            }
+        }
+        guard let profile = String(validating: bytes, as: UTF8.self), fileName(profile) == name.dropLast(4) else {
+            return nil
+        }
+        return profile
     }
 }
 

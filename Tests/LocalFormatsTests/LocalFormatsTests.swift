@@ -116,6 +116,25 @@ final class ConfigDocumentTests: XCTestCase {
         XCTAssertTrue(text.hasPrefix("# authctl profiles: written by `authctl configure`."))
         XCTAssertEqual(try ConfigDocument.parse(text), profiles)
     }
+
+    /// `unlock_after_prompt` may be a TOML boolean (or a string, checked by the CLI); written back
+    /// as a boolean when it is one. Any other key still must be a string.
+    func testABooleanSettingReadsAsTextAndIsWrittenBackAsABoolean() throws {
+        let read = try ConfigDocument.parse(
+            "[profiles.a]\nunlock_after_prompt = false\n[profiles.b]\nunlock_after_prompt = \"sometimes\"\n")
+        XCTAssertEqual(read["a"]?.unlockAfterPrompt, "false")
+        XCTAssertEqual(read["b"]?.unlockAfterPrompt, "sometimes")
+        let text = ConfigDocument.render(read)
+        XCTAssertTrue(text.contains("unlock_after_prompt = false\n"), text)
+        XCTAssertTrue(text.contains("unlock_after_prompt = \"sometimes\"\n"), text)
+        XCTAssertEqual(try ConfigDocument.parse(text), read)
+        XCTAssertThrowsError(try ConfigDocument.parse("[profiles.a]\nunlock_after_prompt = 1\n")) {
+            XCTAssertEqual($0 as? ConfigDocumentError, .notAString(profile: "a", key: "unlock_after_prompt"))
+        }
+        XCTAssertThrowsError(try ConfigDocument.parse("[profiles.a]\nregion = true\n")) {
+            XCTAssertEqual($0 as? ConfigDocumentError, .notAString(profile: "a", key: "region"))
+        }
+    }
 }
 
 /// The Secret Service records: the JSON kept by earlier versions still reads, and what is

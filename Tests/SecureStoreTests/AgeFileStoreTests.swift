@@ -126,6 +126,42 @@ final class AgeFileStoreTests: XCTestCase {
         XCTAssertEqual(try mode(directory + "/%2E.%2Fevil%2Fprod.lock"), 0o600)
     }
 
+    /// A new profile's file takes the header the directory's files share, read from those files:
+    /// each is opened as the profile's own file is (issue 31, finding 4), so a link, a FIFO (which
+    /// blocked the open for ever) or a file open to others is refused, naming it, and nothing is written.
+    func testTheDirectorysOtherFilesAreOpenedAsAProfilesOwnFile() throws {
+        try store().write(key(), label: "l", secret: "s")
+        let other = directory + "/other.age"
+        let refusals: [(make: () throws -> Void, cause: SecureStoreError.Cause, said: String)] = [
+            (
+                { try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: "default.age") },
+                .insecure, "symbolic link"
+            ),
+            ({ XCTAssertEqual(mkfifo(other, 0o600), 0) }, .corrupted, "not a regular file"),
+            (
+                {
+                    try FileManager.default.copyItem(atPath: self.store().path(profile: "default"), toPath: other)
+                    chmod(other, 0o640)
+                }, .insecure, "open to group or other"
+            ),
+        ]
+        for (make, cause, said) in refusals {
+            try make()
+            XCTAssertThrowsError(try store().write(key(profile: "second"), label: "l", secret: "s")) { error in
+                let error = error as? SecureStoreError
+                XCTAssertEqual(error?.cause, cause, said)
+                XCTAssertTrue(
+                    error?.message.contains(other) == true && error?.message.contains(said) == true,
+                    error?.message ?? "")
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: store().path(profile: "second")))
+            unlink(other)
+        }
+        try store().write(key(profile: "second"), label: "l", secret: "s")
+        XCTAssertEqual(AgeFileStore.profile(ofFile: store().path(profile: "../evil/prod")), "../evil/prod")
+        XCTAssertNil(AgeFileStore.profile(ofFile: directory + "/a%2f.age"), "not a name the store makes")
+    }
+
     func testAnOpenDirectoryIsRefused() throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true,

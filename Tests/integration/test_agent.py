@@ -445,3 +445,192 @@ def test_messages_lead_to_the_fix_on_a_host_without_a_secret_service(bare):
     assert r.code == 77, r
     assert "kernel keyring holds no session" in r.err and "reboot" in r.err, r
     assert "authctl signin --profile ops" in r.err, r
+
+
+# -- the directory's other files, read with the store's checks (issue 31, finding 4) --------------
+
+def plant_as_nobody(cli: Cli, name: str, data: bytes) -> Path:
+    """`name` in the store directory, written by another user (uid 65534) while the directory was
+    open to others, then closed again as the owner would: the file stays the other user's."""
+    directory = state_dir(cli)
+    restore = traversable_by_others(directory)
+    os.chmod(directory, 0o777)
+    writer = "import os,sys\nfd=os.open(sys.argv[1],os.O_WRONLY|os.O_CREAT|os.O_EXCL,0o600)\nos.write(fd,sys.stdin.buffer.read())\n"
+    try:
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                            writer, str(directory / name)], input=data, capture_output=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+    finally:
+        os.chmod(directory, 0o700)
+        for p, mode in restore.items():
+            os.chmod(p, mode)
+    assert os.stat(directory / name).st_uid == 65534
+    return directory / name
+
+
+def refused(r: harness.Result, path: Path, reason: str) -> None:
+    assert r.code == 78, r
+    assert str(path) in r.err and reason in r.err, r
+
+
+def test_unlock_and_a_new_profile_read_the_directorys_other_files_with_the_stores_checks(bare):
+    """`unlock` and a new profile's first file read every `.age` file of the directory (for the
+    header they share) with none of the checks the profile's own file gets: a file another user
+    planted (here a copy of the user's own file, so it even opens) was opened and its key handed to
+    the agent, a link or a FIFO was skipped or hung the command. Each is now refused, exit 78
+    naming the file, before any passphrase is derived, nothing written and no agent started."""
+    signed_in_on_file(bare)
+    own = (state_dir(bare) / "default.age").read_bytes()
+    env = with_passphrase(bare)
+
+    def new_profile() -> harness.Result:
+        return bare.run("signin", "--username", "alice", "--password-stdin", "--store", "file", "--profile", "second",
+                        input=bare.pool.users["alice"] + "\n", env=env, timeout=180)
+
+    planted = plant_as_nobody(bare, "planted.age", own)
+    for r in (bare.run("unlock", env=env, timeout=180), new_profile()):
+        refused(r, planted, "belongs to uid 65534")
+    assert agent_pid(bare) is None and not (state_dir(bare) / "second.age").exists()
+    planted.unlink()  # the directory is the user's: they may remove another's file from it
+
+    cases = []
+    link = state_dir(bare) / "link.age"
+    link.symlink_to(state_dir(bare) / "default.age")
+    cases.append((link, "symbolic link"))
+    fifo = state_dir(bare) / "fifo.age"
+    os.mkfifo(fifo, 0o600)
+    cases.append((fifo, "not a regular file"))
+    big = state_dir(bare) / "big.age"
+    with open(big, "wb") as f:
+        f.write(own[:own.index(b"\n---")])
+        f.truncate(17 << 20)  # larger than the store reads: refused by its size, unread
+    big.chmod(0o600)
+    cases.append((big, "larger than"))
+    for path, reason in cases:
+        for other, _ in cases:
+            if other != path:
+                other.rename(other.with_name(other.name + ".aside"))
+        try:
+            for r in (bare.run("unlock", env=env, timeout=30), new_profile()):
+                refused(r, path, reason)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"authctl hung on {path.name}")
+        finally:
+            for other, _ in cases:
+                if other != path:
+                    other.with_name(other.name + ".aside").rename(other)
+        assert agent_pid(bare) is None and not (state_dir(bare) / "second.age").exists()
+    for path, _ in cases:
+        path.unlink()
+    # The directory as the user left it: unlock works again.
+    unlock(bare)
+
+
+def test_unlock_names_the_files_another_passphrase_keeps_and_what_to_do(bare):
+    """One passphrase per store directory (issue 30, item 5): a file the passphrase does not open
+    (written by the real `age -p` with another one) is named in `unlock`'s warning, with what to
+    do; the others are unlocked (exit 0). A passphrase that opens none is exit 77."""
+    from test_stores import age_encrypt
+
+    signed_in_on_file(bare)
+    other = state_dir(bare) / "ops%2Fprod.age"  # the file of profile "ops/prod"
+    age_encrypt('{"items":[]}', other, "another passphrase")
+    r = bare.run("unlock", env=with_passphrase(bare), timeout=180)
+    assert r.code == 0, r
+    assert "Unlocked the file store" in r.err and "(1 file)" in r.err, r
+    warning = next(line for line in r.err.splitlines() if "warning:" in line)
+    assert f"does not open {other}; it stays locked" in warning, warning
+    assert str(state_dir(bare) / "default.age") not in warning, warning
+    assert f"move it out of {state_dir(bare)}" in warning, warning
+    assert "authctl signin --store file --profile ops/prod" in warning, warning
+    assert "`authctl unlock` with its passphrase" in warning, warning
+    # The agent holds the one it opened: the profile works with no passphrase source.
+    assert bare.run("token").code == 0
+    j = bare.run("unlock", "--output", "json", env=with_passphrase(bare), timeout=180)
+    assert j.code == 0 and json.loads(j.out)["notOpened"] == [str(other)], j
+    bare.run("lock")
+
+    # Its own passphrase opens it too: the default profile's file is then the one named.
+    r = bare.run("unlock", env=with_passphrase(bare, "another passphrase"), timeout=180)
+    assert r.code == 0, r
+    assert f"does not open {state_dir(bare) / 'default.age'}; it stays locked" in r.err, r
+    bare.run("lock")
+
+    r = bare.run("unlock", env=with_passphrase(bare, "neither of them"), timeout=180)
+    assert r.code == 77, r
+    assert f"does not open any file of {state_dir(bare)}" in r.err, r
+    assert agent_pid(bare) is None
+
+
+def write_profile_setting(cli: Cli, line: str | None) -> None:
+    """`line` (e.g. `unlock_after_prompt = false`) in [profiles.default] of config.toml, in place
+    of any earlier one; None removes it."""
+    path = home(cli) / ".config" / "authctl" / "config.toml"
+    kept = [l for l in path.read_text().splitlines() if not l.startswith("unlock_after_prompt")]
+    at = kept.index("[profiles.default]") + 1
+    path.write_text("\n".join(kept[:at] + ([line] if line else []) + kept[at:]) + "\n")
+
+
+def token_typed_at_a_prompt(cli: Cli, **extra: str) -> None:
+    child = pexpect.spawn(str(authctl_bin()), ["token"], env=cli.env(**extra), cwd=str(home(cli)),
+                          encoding="utf-8", timeout=180)
+    child.expect("Passphrase")
+    child.sendline(PASSPHRASE)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+
+def agent_holds_the_store(cli: Cli) -> bool:
+    """A `token` with no terminal and no passphrase source: it works only through the agent."""
+    r = cli.run("token")
+    assert r.code in (0, 78), r
+    if r.code == 78:
+        assert "authctl unlock" in r.err, r
+    return r.code == 0
+
+
+def test_unlock_after_prompt_is_a_profile_setting_the_environment_overrides(bare):
+    """Issue 30, item 1: a passphrase typed at a prompt unlocks the agent "unless the profile or
+    the command says not to". The profile says it with `unlock_after_prompt = false` in its
+    config; AUTHCTL_UNLOCK_AFTER_PROMPT (the command's environment) wins over it either way."""
+    signed_in_on_file(bare)
+    config = home(bare) / ".config" / "authctl" / "config.toml"
+
+    def configure(value: str) -> harness.Result:
+        return bare.run("configure", "--user-pool-id", bare.pool.pool_id, "--client-id", bare.client_id,
+                        "--unlock-after-prompt", value)
+
+    r = configure("sometimes")
+    assert r.code == 64 and 'must be true or false (got "sometimes")' in r.err, r
+    r = configure("false")
+    assert r.code == 0, r
+    assert "unlock_after_prompt = false\n" in config.read_text()
+    token_typed_at_a_prompt(bare)
+    assert agent_pid(bare) is None and not agent_holds_the_store(bare)
+    token_typed_at_a_prompt(bare, AUTHCTL_UNLOCK_AFTER_PROMPT="true")
+    assert agent_holds_the_store(bare)
+    bare.run("lock")
+
+    write_profile_setting(bare, 'unlock_after_prompt = "true"')
+    token_typed_at_a_prompt(bare, AUTHCTL_UNLOCK_AFTER_PROMPT="0")
+    assert not agent_holds_the_store(bare)
+    token_typed_at_a_prompt(bare)
+    assert agent_holds_the_store(bare)
+    bare.run("lock")
+
+    # Unset: the default, a typed passphrase unlocks (test_spec_interactive_false_… shows it too).
+    write_profile_setting(bare, None)
+    token_typed_at_a_prompt(bare)
+    assert agent_holds_the_store(bare)
+    bare.run("lock")
+
+    # A value that is neither true nor false is refused before anything is asked, saying where.
+    for line, said in (('unlock_after_prompt = "sometimes"', 'must be true or false (got "sometimes")'),
+                       ("unlock_after_prompt = 1", "profiles.default.unlock_after_prompt must be true or false")):
+        write_profile_setting(bare, line)
+        r = bare.run("token", env=with_passphrase(bare))
+        assert r.code == 78 and said in r.err and str(config) in r.err, r
+    write_profile_setting(bare, None)
+    r = bare.run("token", env=with_passphrase(bare, AUTHCTL_UNLOCK_AFTER_PROMPT="maybe"))
+    assert r.code == 78 and 'AUTHCTL_UNLOCK_AFTER_PROMPT must be true or false (got "maybe")' in r.err, r

@@ -1,4 +1,5 @@
 import CProcess
+import LocalFormats
 import SecureStore
 
 #if canImport(FoundationEssentials)
@@ -11,17 +12,56 @@ import Glibc
 #endif
 
 /// How the executable uses the key agent: the file store asks it first, a passphrase typed at
-/// a prompt unlocks it (unless AUTHCTL_UNLOCK_AFTER_PROMPT=0), and `authctl agent` is started on
-/// demand, detached.
+/// a prompt unlocks it (unless AUTHCTL_UNLOCK_AFTER_PROMPT or the profile's unlock_after_prompt
+/// says false), and `authctl agent` is started on demand, detached.
 package enum KeyAgentLauncher {
-    /// Set to 0 (or no/false/off): a passphrase typed at a prompt opens the file for this command only.
+    /// false (or 0/no/off): a passphrase typed at a prompt opens the file for this command only.
+    /// Wins over the profile's `unlock_after_prompt`.
     static let afterPromptVariable = "AUTHCTL_UNLOCK_AFTER_PROMPT"
 
     static func use(environment: [String: String]) -> AgentUse {
-        let off = ["0", "no", "false", "off"].contains(environment[afterPromptVariable]?.lowercased() ?? "")
-        return AgentUse(
-            client: KeyAgentClient(environment: environment), afterPrompt: off ? nil : .standard,
+        AgentUse(
+            client: KeyAgentClient(environment: environment),
+            afterPrompt: { profile in
+                // The settings refused a bad value before any store was opened; should one get
+                // here anyway, the key is not handed over.
+                let path = ConfigFile.defaultPath(environment: environment)
+                let unlocks = try? unlocksAfterPrompt(
+                    environment: environment, profile: ConfigFile.load(path: path).profiles[profile],
+                    profileName: profile, configFile: path)
+                return unlocks == true ? .standard : nil
+            },
             start: { try start(environment: environment) })
+    }
+
+    /// Whether a passphrase typed at a prompt for `profileName`'s file also unlocks the agent:
+    /// AUTHCTL_UNLOCK_AFTER_PROMPT, else the profile's `unlock_after_prompt`, else true. Any
+    /// other value than true/false (1/0, yes/no, on/off) is exit 78 naming where it came from.
+    package static func unlocksAfterPrompt(
+        environment: [String: String], profile: ProfileConfig?, profileName: String, configFile: String
+    ) throws -> Bool {
+        let (value, origin): (String, String)
+        if let variable = environment[afterPromptVariable], !variable.isEmpty {
+            (value, origin) = (variable, afterPromptVariable)
+        } else if let setting = profile?.unlockAfterPrompt {
+            (value, origin) = (setting, "unlock_after_prompt in [profiles.\(profileName)] of \(configFile)")
+        } else {
+            return true
+        }
+        return try boolean(value, origin: origin)
+    }
+
+    /// true/false (also 1/0, yes/no, on/off); anything else is `code` (78: a bad setting) naming `origin`.
+    package static func boolean(_ value: String, origin: String, code: AuthctlError.Code = .configuration) throws
+        -> Bool
+    {
+        switch value.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default:
+            throw AuthctlError(
+                code, "\(origin) must be true or false (got \"\(OutsideText(String(value.prefix(64))))\")")
+        }
     }
 
     /// `authctl agent --on-demand`, detached (`authctl_spawn_detached`): its own session, no

@@ -205,7 +205,8 @@ package struct ConfigFile {
         } catch ConfigDocumentError.profileNotATable(let name) {
             throw AuthctlError(.configuration, "\(path): [profiles.\(name)] must be a table")
         } catch ConfigDocumentError.notAString(let name, let key) {
-            throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be a string")
+            let type = ProfileConfig.booleanKeys.contains(key) ? "true or false" : "a string"
+            throw AuthctlError(.configuration, "\(path): profiles.\(name).\(key) must be \(type)")
         }
     }
 
@@ -321,6 +322,10 @@ package enum SettingsResolver {
             ?? nonEmpty(profile.failoverRegion)
         settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
         settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
+        // Read where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a
+        // malformed pool id is, whatever the command.
+        _ = try KeyAgentLauncher.unlocksAfterPrompt(
+            environment: env, profile: profile, profileName: profileName, configFile: configPath)
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).
         if settings.userPoolId != nil { _ = try settings.checkedPoolId() }

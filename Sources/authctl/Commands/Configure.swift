@@ -45,6 +45,12 @@ struct Configure: AuthctlCommand {
             "The loopback port of the browser sign-in's redirect URI http://localhost:N/callback.", valueName: "port"))
     var redirectPort: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Whether a file-store passphrase typed at a prompt also unlocks the key agent (default true; env AUTHCTL_UNLOCK_AFTER_PROMPT wins).",
+            valueName: "true|false"))
+    var unlockAfterPrompt: String?
+
     func execute(in context: CommandContext) throws {
         let console = context.console
         let environment = context.environment
@@ -70,6 +76,11 @@ struct Configure: AuthctlCommand {
                 throw AuthctlError(.usage, "--redirect-port must be a port number, 1 to 65535")
             }
             profile.redirectPort = String(value)
+        }
+        if let value = unlockAfterPrompt {
+            // Written as the boolean it names: `unlock_after_prompt = false`.
+            profile.unlockAfterPrompt = String(
+                try KeyAgentLauncher.boolean(value, origin: "--unlock-after-prompt", code: .usage))
         }
 
         if console.isInteractive && !clientSecretStdin {

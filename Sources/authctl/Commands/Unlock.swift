@@ -74,9 +74,17 @@ struct UnlockedReport: CommandReport {
                 + "\(expiresAt.formatted(.iso8601)) or \(idleSeconds / 60) min without use; `authctl lock` forgets it now."
         ]
         if !notOpened.isEmpty {
+            // One passphrase per directory (issue 30): a file of another passphrase stays locked.
+            let profiles = notOpened.compactMap(AgeFileStore.profile(ofFile:))
+            let signIns = profiles.map { "authctl signin --store file --profile \($0)" }.joined(separator: "; ")
             lines.append(
-                "warning: the passphrase does not open \(notOpened.joined(separator: ", ")); those files stay "
-                    + "locked (every file of one directory should take one passphrase)")
+                "warning: the passphrase does not open \(notOpened.joined(separator: ", ")); "
+                    + (notOpened.count == 1 ? "it stays" : "they stay")
+                    + " locked, and every file of \(directory) should take one passphrase: move "
+                    + (notOpened.count == 1 ? "it" : "them") + " out of \(directory)"
+                    + (signIns.isEmpty ? "" : " and sign in again (\(signIns))")
+                    + ", or run `authctl unlock` with "
+                    + (notOpened.count == 1 ? "its" : "their") + " passphrase too")
         }
         return lines
     }
