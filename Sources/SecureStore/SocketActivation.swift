@@ -62,8 +62,8 @@ public enum SocketActivation {
                     + "handed over is not for it; \(refused) and binds none (run it as authctl-agent.service's "
                     + "ExecStart, or unset LISTEN_PID and LISTEN_FDS)"
             case .descriptorCount(let count):
-                return "socket activation handed over \(count) descriptors (LISTEN_FDS); the key agent takes "
-                    + "exactly one, its listening socket (one ListenStream= in authctl-agent.socket)"
+                return "socket activation handed over \(count) descriptors (LISTEN_FDS); the key agent refuses "
+                    + "them: it takes exactly one, its listening socket (one ListenStream= in authctl-agent.socket)"
             case .notOpen:
                 return "\(handed) is not open; \(refused)"
             case .notASocket:

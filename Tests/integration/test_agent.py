@@ -489,7 +489,11 @@ def activator(bare):
     private_socket_directory(bare)
     command = unit_setting("authctl-agent.service", "ExecStart").split()
     assert command[0] == "/usr/bin/authctl"
-    proc = subprocess.Popen([tool, "--listen", str(path), str(authctl_bin()), *command[1:]], env=bare.env(),
+    # It passes the program only the variables named with --setenv (a user's manager passes its own
+    # environment: XDG_RUNTIME_DIR, HOME, PATH).
+    env = bare.env()
+    passed = [f"--setenv={name}={env[name]}" for name in ("XDG_RUNTIME_DIR", "HOME", "PATH") if name in env]
+    proc = subprocess.Popen([tool, "--listen", str(path), *passed, str(authctl_bin()), *command[1:]], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     deadline = time.monotonic() + 20
