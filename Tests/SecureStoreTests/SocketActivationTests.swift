@@ -16,10 +16,14 @@ final class SocketActivationTests: XCTestCase {
             ("names only", ["LISTEN_FDNAMES": "agent.sock"], .success(.none)),
             ("ours, one", ["LISTEN_PID": "4242", "LISTEN_FDS": "1"], .success(.listener(3))),
             (
-                "ours, one, named", ["LISTEN_PID": "4242", "LISTEN_FDS": "1", "LISTEN_FDNAMES": "authctl-agent.socket"],
+                "ours, one, named",
+                ["LISTEN_PID": "4242", "LISTEN_FDS": "1", "LISTEN_FDNAMES": "authctl-agent.socket"],
                 .success(.listener(3))
             ),
-            ("another process's", ["LISTEN_PID": "1", "LISTEN_FDS": "1"], .failure(.otherProcess(listenPID: 1, pid: pid))),
+            (
+                "another process's", ["LISTEN_PID": "1", "LISTEN_FDS": "1"],
+                .failure(.otherProcess(listenPID: 1, pid: pid))
+            ),
             ("two", ["LISTEN_PID": "4242", "LISTEN_FDS": "2"], .failure(.descriptorCount(2))),
             ("zero", ["LISTEN_PID": "4242", "LISTEN_FDS": "0"], .failure(.descriptorCount(0))),
             ("count without pid", ["LISTEN_FDS": "1"], .failure(.incomplete(missing: "LISTEN_PID"))),
@@ -33,7 +37,10 @@ final class SocketActivationTests: XCTestCase {
                 .failure(.malformed(variable: "LISTEN_PID"))
             ),
             ("pid in hex", ["LISTEN_PID": "0x1092", "LISTEN_FDS": "1"], .failure(.malformed(variable: "LISTEN_PID"))),
-            ("count negative", ["LISTEN_PID": "4242", "LISTEN_FDS": "-1"], .failure(.malformed(variable: "LISTEN_FDS"))),
+            (
+                "count negative", ["LISTEN_PID": "4242", "LISTEN_FDS": "-1"],
+                .failure(.malformed(variable: "LISTEN_FDS"))
+            ),
             ("count words", ["LISTEN_PID": "4242", "LISTEN_FDS": "one"], .failure(.malformed(variable: "LISTEN_FDS"))),
         ]
         for (name, environment, expected) in cases {
