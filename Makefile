@@ -4,7 +4,7 @@
 #   make lint              swift format lint --strict with the committed .swift-format (make format fixes it)
 #   make bench             authctl side by side with secret-tool, pycognito, the AWS CLI (release build)
 #   make release           the portable release build (glibc 2.31 and later; docs/cli.md "Installing")
-#   make install PREFIX=/usr/local   the release build, bash/zsh/fish completions, man page
+#   make install PREFIX=/usr/local   the release build, bash/zsh/fish completions, man page, systemd user units
 #   make deb               a Debian package of the release build in $(DEB_DIR) (reproducible)
 #   make dist              dist/authctl-VERSION-linux-ARCH.tar.gz and dist/SHA256SUMS (reproducible)
 #   make rpm               dist/authctl-VERSION-1.ARCH.rpm (rpmbuild; reproducible)

@@ -211,6 +211,19 @@ def test_aws_cli_credential_process_through_the_agent(bare, moto, workdir):
         server.stop()
 
 
+# A status request; prints how many bytes came back (0: closed with nothing answered).
+PROBE = (
+    "import socket,struct,sys\n"
+    "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
+    "b=bytes([1,5])\n"
+    "try:\n"
+    "    s.sendall(struct.pack('>I',len(b))+b);d=s.recv(65536)\n"
+    "except (ConnectionResetError, BrokenPipeError):\n"
+    "    d=b''\n"
+    "print(len(d))\n"
+)
+
+
 def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
     signed_in_on_file(bare)
     unlock(bare)
@@ -221,22 +234,12 @@ def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
     for p in (home(bare), path.parent.parent, path.parent):
         os.chmod(p, 0o777)
     os.chmod(path, 0o777)
-    probe = (
-        "import socket,struct,sys\n"
-        "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
-        "b=bytes([1,5])\n"
-        "try:\n"
-        "    s.sendall(struct.pack('>I',len(b))+b);d=s.recv(65536)\n"
-        "except (ConnectionResetError, BrokenPipeError):\n"
-        "    d=b''\n"
-        "print(len(d))\n"
-    )
     nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+                             sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
     assert nobody.returncode == 0, nobody.stderr
     assert nobody.stdout.strip() == "0"  # connected, then closed with nothing answered
     # The same probe as the agent's own user is answered: the refusal is the peer check.
-    same = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+    same = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
     assert int(same.stdout.strip()) > 0
     # authctl itself refuses a directory opened to others, saying how to close it.
     r = bare.run("token")
@@ -545,22 +548,12 @@ def test_socket_activated_agent_refuses_another_user(bare, activator):
     for p in (home(bare), path.parent.parent, path.parent):
         os.chmod(p, 0o777)
     os.chmod(path, 0o777)
-    probe = (
-        "import socket,struct,sys\n"
-        "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
-        "b=bytes([1,5])\n"
-        "try:\n"
-        "    s.sendall(struct.pack('>I',len(b))+b);d=s.recv(65536)\n"
-        "except (ConnectionResetError, BrokenPipeError):\n"
-        "    d=b''\n"
-        "print(len(d))\n"
-    )
     try:
         nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                 sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+                                 sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
         assert nobody.returncode == 0, nobody.stderr
         assert nobody.stdout.strip() == "0"  # connected (systemd's socket), then closed unanswered
-        same = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+        same = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
         assert int(same.stdout.strip()) > 0
         assert agent_pid(bare) == activator.pid
     finally:
