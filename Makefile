@@ -4,7 +4,7 @@
 #   make lint              swift format lint --strict with the committed .swift-format (make format fixes it)
 #   make bench             authctl side by side with secret-tool, pycognito, the AWS CLI (release build)
 #   make release           the portable release build (glibc 2.31 and later; docs/cli.md "Installing")
-#   make install PREFIX=/usr/local   the release build, bash/zsh/fish completions, man page
+#   make install PREFIX=/usr/local   the release build, bash/zsh/fish completions, man page, systemd user units
 #   make deb               a Debian package of the release build in $(DEB_DIR) (reproducible)
 #   make dist              dist/authctl-VERSION-linux-ARCH.tar.gz and dist/SHA256SUMS (reproducible)
 #   make rpm               dist/authctl-VERSION-1.ARCH.rpm (rpmbuild; reproducible)
@@ -20,6 +20,12 @@ AUTHCTL_BIN ?= $(BUILD_DIR)/debug/authctl
 PYTEST_ARGS ?= -q
 BIN        ?= $(AUTHCTL_BIN)
 MANPAGE    ?=
+# The key agent's optional systemd user units (Packaging/systemd; socket activation): below a
+# prefix where a user's manager looks ($XDG_DATA_DIRS/systemd/user: /usr/local/share,
+# ~/.local/share); the .deb and the RPM put them in /usr/lib/systemd/user. ExecStart names the
+# installed binary (UNIT_AUTHCTL).
+SYSTEMD_USER_UNIT_DIR ?= $(PREFIX)/share/systemd/user
+UNIT_AUTHCTL ?= $(PREFIX)/bin/authctl
 TOOLS_BUILD_DIR ?= $(BUILD_DIR)
 # The release build (install, bench): the Swift runtime and Foundation linked in statically, so
 # the dynamic loader has a few C libraries to map at start-up instead of the whole Swift toolchain's.
@@ -167,7 +173,7 @@ endif
 	$(SWIFT) build $(PORTABLE_FLAGS) --scratch-path "$(PORTABLE_BUILD_DIR)" --product authctl
 
 # The Debian package of the release build (Tests/support/make-deb.sh: binary, man page, completions,
-# README and docs, copyright; Depends from what the binary links and loads; reproducible with
+# the key agent's systemd user units, README and docs, copyright; Depends from what the binary links and loads; reproducible with
 # SOURCE_DATE_EPOCH, the commit's time by default).
 DEB_DIR ?= $(BUILD_DIR)/deb
 deb: release
@@ -205,7 +211,8 @@ man: release
 	$(MAKE) --no-print-directory install-files BIN="$(PORTABLE_BIN)" DESTDIR="$(BUILD_DIR)/man" PREFIX=/
 	@echo "$(BUILD_DIR)/man/share/man/man1/authctl.1"
 
-# Installs an already built binary: BIN=path/to/authctl (default: the debug build). Shell
+# Installs an already built binary: BIN=path/to/authctl (default: the debug build), with the key
+# agent's systemd user units (ExecStart=$(UNIT_AUTHCTL) agent). Shell
 # completions come from the binary itself (without the bash script's #! line: completions are
 # sourced, never run, and a packaged script with one and no execute bit is an rpmlint error); the man page is MANPAGE when it exists, else the
 # plugin's tool (generate-manual, from the swift-argument-parser dependency, built in
@@ -215,8 +222,13 @@ install-files:
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
-		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)"
 	install -m 0755 "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/authctl"
+	install -m 0644 Packaging/systemd/authctl-agent.socket "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/"
+	sed 's|^ExecStart=/usr/bin/authctl |ExecStart=$(UNIT_AUTHCTL) |' Packaging/systemd/authctl-agent.service \
+		> "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/authctl-agent.service"
+	chmod 0644 "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/authctl-agent.service"
+	grep -qx 'ExecStart=$(UNIT_AUTHCTL) agent' "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/authctl-agent.service"
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	for shell in bash zsh fish; do \
 		"$(BIN)" --generate-completion-script $$shell | sed '1{/^#!/d}' > "$$tmp/$$shell"; \

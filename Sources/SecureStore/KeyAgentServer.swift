@@ -9,7 +9,8 @@ import Glibc
 
 /// The key agent's process side: listens on `AgentSocket`, answers one request per connection
 /// from processes of the same user (SO_PEERCRED; any other peer is closed unanswered), forgets
-/// keys when their idle time or lifetime runs out, and returns when it holds nothing.
+/// keys when their idle time or lifetime runs out, and returns when it holds nothing. The socket
+/// is its own or the one systemd's socket activation handed over (`SocketActivation`).
 /// Never prints; the executable's `authctl agent` runs it and makes the process non-dumpable.
 public final class KeyAgentServer {
     public struct Options: Sendable {
@@ -26,6 +27,8 @@ public final class KeyAgentServer {
     private var listener: Int32 = -1
     private var lockFile: Int32 = -1
     private var socketInode: ino_t = 0
+    /// Listening on the socket systemd handed over (whose file systemd owns and removes).
+    public private(set) var isSocketActivated = false
     /// Connections refused because their peer was another user.
     public private(set) var refusedPeers = 0
 
@@ -43,15 +46,30 @@ public final class KeyAgentServer {
         }
     }
 
-    /// Takes the socket: creates the directory, takes `agent.lock` (one agent per directory),
-    /// replaces a stale socket (one nobody listens on; only ours, and only a socket).
-    public func listen() throws {
-        try AgentSocket.checkDirectory(directory, create: true)
-        lockFile = open(directory + "/" + AgentSocket.lockName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard lockFile >= 0 else { throw AgentSocket.failure("cannot open \(directory)/\(AgentSocket.lockName)") }
-        guard flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
-            throw SecureStoreError(kind: .unavailable, message: "a key agent already listens on \(socketPath)")
+    /// Takes the socket: the one systemd handed over (`handover`), else its own. Either way it
+    /// checks the directory and takes `agent.lock` (one agent per directory).
+    ///
+    /// Its own: creates the directory, replaces a stale socket (one nobody listens on; only ours,
+    /// and only a socket) and binds. Handed over: the descriptor must be a listening Unix stream
+    /// socket bound to `AgentSocket.path`, whose file is a socket of this user; systemd owns that
+    /// file, so the agent never removes it.
+    public func listen(_ handover: SocketActivation.Handover = .none) throws {
+        if case .listener(let descriptor) = handover {
+            try SocketActivation.checkListener(descriptor, path: socketPath)
+            guard try AgentSocket.checkDirectory(directory, create: false) else {
+                throw SocketActivation.Refusal.socketFileGone(socketPath)
+            }
+            var info = stat()
+            guard lstat(socketPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK, info.st_uid == geteuid() else {
+                throw SocketActivation.Refusal.socketFileGone(socketPath)
+            }
+            try takeLock()
+            listener = descriptor
+            isSocketActivated = true
+            return
         }
+        try AgentSocket.checkDirectory(directory, create: true)
+        try takeLock()
         var info = stat()
         if lstat(socketPath, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFSOCK else {
@@ -85,8 +103,17 @@ public final class KeyAgentServer {
         socketInode = info.st_ino
     }
 
+    private func takeLock() throws {
+        lockFile = open(directory + "/" + AgentSocket.lockName, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard lockFile >= 0 else { throw AgentSocket.failure("cannot open \(directory)/\(AgentSocket.lockName)") }
+        guard flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
+            throw SecureStoreError(kind: .unavailable, message: "a key agent already listens on \(socketPath)")
+        }
+    }
+
     /// Serves until it holds nothing (after holding something, or after `firstKeyWait`) or
-    /// `shouldStop` says so (a signal); then forgets every key and removes its socket.
+    /// `shouldStop` says so (a signal); then forgets every key and removes its socket (not one
+    /// handed over: systemd keeps listening on it and starts the agent again on a connection).
     public func serve(shouldStop: () -> Bool) {
         defer { shutDown() }
         let started = Self.now()
@@ -171,8 +198,10 @@ public final class KeyAgentServer {
     private func shutDown() {
         vault.forgetAll()
         var info = stat()
-        // Only the socket this agent made: a newer agent's is left alone.
-        if listener >= 0, lstat(socketPath, &info) == 0, info.st_ino == socketInode { unlink(socketPath) }
+        // Only the socket this agent made: a newer agent's, or systemd's, is left alone.
+        if listener >= 0, !isSocketActivated, lstat(socketPath, &info) == 0, info.st_ino == socketInode {
+            unlink(socketPath)
+        }
         if listener >= 0 { close(listener) }
         if lockFile >= 0 { close(lockFile) }
         listener = -1

@@ -10,8 +10,10 @@ variable, no file, no terminal), so nothing could derive a key, and the agent's 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -209,6 +211,19 @@ def test_aws_cli_credential_process_through_the_agent(bare, moto, workdir):
         server.stop()
 
 
+# A status request; prints how many bytes came back (0: closed with nothing answered).
+PROBE = (
+    "import socket,struct,sys\n"
+    "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
+    "b=bytes([1,5])\n"
+    "try:\n"
+    "    s.sendall(struct.pack('>I',len(b))+b);d=s.recv(65536)\n"
+    "except (ConnectionResetError, BrokenPipeError):\n"
+    "    d=b''\n"
+    "print(len(d))\n"
+)
+
+
 def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
     signed_in_on_file(bare)
     unlock(bare)
@@ -219,22 +234,12 @@ def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
     for p in (home(bare), path.parent.parent, path.parent):
         os.chmod(p, 0o777)
     os.chmod(path, 0o777)
-    probe = (
-        "import socket,struct,sys\n"
-        "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
-        "b=bytes([1,5])\n"
-        "try:\n"
-        "    s.sendall(struct.pack('>I',len(b))+b);d=s.recv(65536)\n"
-        "except (ConnectionResetError, BrokenPipeError):\n"
-        "    d=b''\n"
-        "print(len(d))\n"
-    )
     nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+                             sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
     assert nobody.returncode == 0, nobody.stderr
     assert nobody.stdout.strip() == "0"  # connected, then closed with nothing answered
     # The same probe as the agent's own user is answered: the refusal is the peer check.
-    same = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30)
+    same = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
     assert int(same.stdout.strip()) > 0
     # authctl itself refuses a directory opened to others, saying how to close it.
     r = bare.run("token")
@@ -634,3 +639,193 @@ def test_unlock_after_prompt_is_a_profile_setting_the_environment_overrides(bare
     write_profile_setting(bare, None)
     r = bare.run("token", env=with_passphrase(bare, AUTHCTL_UNLOCK_AFTER_PROMPT="maybe"))
     assert r.code == 78 and 'AUTHCTL_UNLOCK_AFTER_PROMPT must be true or false (got "maybe")' in r.err, r
+
+
+# ---------------------------------------------------------------------------
+# Socket activation (Packaging/systemd): the agent handed its listening socket as descriptor 3
+# ---------------------------------------------------------------------------
+
+UNITS = harness.REPO / "Packaging" / "systemd"
+
+
+def unit_setting(unit: str, key: str) -> str:
+    values = [line.split("=", 1)[1] for line in (UNITS / unit).read_text().splitlines() if line.startswith(key + "=")]
+    assert len(values) == 1, (unit, key, values)
+    return values[0]
+
+
+def listen_stream(cli: Cli) -> Path:
+    """The socket unit's ListenStream= for this user: %t is XDG_RUNTIME_DIR in a user's manager
+    (systemd.unit(5), "Specifiers")."""
+    return Path(unit_setting("authctl-agent.socket", "ListenStream").replace("%t", cli.keyring.env["XDG_RUNTIME_DIR"]))
+
+
+def private_socket_directory(cli: Cli) -> Path:
+    # What DirectoryMode=0700 makes before systemd binds the socket.
+    directory = socket_path(cli).parent
+    directory.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(directory, 0o700)
+    return directory
+
+
+@pytest.fixture
+def activator(bare):
+    """The real systemd-socket-activate listening where the socket unit says, with `authctl agent`
+    (ExecStart's arguments) as the program it starts on the first connection (exec'd in its place,
+    LISTEN_PID and LISTEN_FDS=1 set, the socket as descriptor 3)."""
+    tool = shutil.which("systemd-socket-activate")
+    if tool is None:
+        pytest.skip("systemd-socket-activate is not installed (Debian: systemd; Tests/support/install-deps.sh)")
+    path = listen_stream(bare)
+    assert path == socket_path(bare), "the unit listens where the clients look"
+    private_socket_directory(bare)
+    command = unit_setting("authctl-agent.service", "ExecStart").split()
+    assert command[0] == "/usr/bin/authctl"
+    # It passes the program only the variables named with --setenv (a user's manager passes its own
+    # environment: XDG_RUNTIME_DIR, HOME, PATH).
+    env = bare.env()
+    passed = [f"--setenv={name}={env[name]}" for name in ("XDG_RUNTIME_DIR", "HOME", "PATH") if name in env]
+    proc = subprocess.Popen([tool, "--listen", str(path), *passed, str(authctl_bin()), *command[1:]], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not path.is_socket():
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(10)
+
+
+def test_socket_activated_agent_unlocks_once_and_serves_token(bare, activator):
+    signed_in_on_file(bare)
+    os.chmod(socket_path(bare), 0o600)  # SocketMode=0600
+    # `unlock` connects to the socket systemd-socket-activate holds, which starts the agent.
+    unlock(bare)
+    assert agent_pid(bare) == activator.pid, "the activated agent answered; unlock started none of its own"
+    before = answers(bare)
+    # No passphrase source at all: the agent opens the file, or nothing does.
+    r = bare.run("token")
+    assert r.code == 0, r
+    assert r.out.count(".") == 2
+    assert bare.run("token").code == 0
+    assert answers(bare) >= before + 2
+    st = bare.run("status", "--output", "json")
+    assert st.code == 0 and json.loads(st.out)["profiles"][0]["unlockedUntil"], st
+    # The agent's own environment no longer names the descriptor (nothing it starts inherits it);
+    # read from its memory is not possible (not dumpable), so the check is the unit test's
+    # (SocketActivationTests); here: it still listens on descriptor 3, close-on-exec.
+    fdinfo = Path(f"/proc/{activator.pid}/fdinfo/3").read_text()
+    flags = int(next(line for line in fdinfo.splitlines() if line.startswith("flags:")).split()[1], 8)
+    assert flags & 0o2000000, fdinfo  # O_CLOEXEC
+
+    # `lock`: the agent forgets and exits 0; the socket file is systemd's and stays.
+    r = bare.run("lock")
+    assert r.code == 0, r
+    assert activator.wait(20) == 0
+    assert "socket-activated on " + str(socket_path(bare)) in activator.stderr.read()
+    assert socket_path(bare).is_socket(), "the agent removed the socket systemd owns"
+
+
+def test_socket_activated_agent_refuses_another_user(bare, activator):
+    signed_in_on_file(bare)
+    unlock(bare)
+    path = socket_path(bare)
+    restore = traversable_by_others(path)
+    for p in (home(bare), path.parent.parent, path.parent):
+        os.chmod(p, 0o777)
+    os.chmod(path, 0o777)
+    try:
+        nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                 sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
+        assert nobody.returncode == 0, nobody.stderr
+        assert nobody.stdout.strip() == "0"  # connected (systemd's socket), then closed unanswered
+        same = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
+        assert int(same.stdout.strip()) > 0
+        assert agent_pid(bare) == activator.pid
+    finally:
+        for p, mode in restore.items():
+            os.chmod(p, mode)
+        os.chmod(path.parent, 0o700)
+
+
+def listening_unix(path: Path, listening: bool = True) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    if listening:
+        s.listen(4)
+    return s
+
+
+def tcp_listener() -> socket.socket:
+    s = socket.socket(socket.AF_INET)
+    s.bind(("127.0.0.1", 0))
+    s.listen(4)
+    return s
+
+
+@pytest.mark.parametrize("case", ["wrong-listen-pid", "file", "tcp", "not-listening", "other-path", "two-fds"])
+def test_socket_activation_refuses_what_is_not_the_agents_socket(bare, case, tmp_path):
+    """What a wrapper or a wrong unit could hand over, as descriptor 3 with LISTEN_PID set by the
+    shell that execs the agent (`$$`, the pid it keeps): refused, exit 78, one line saying what
+    is wrong, and nothing bound or removed at the socket's path."""
+    private_socket_directory(bare)
+    path = socket_path(bare)
+    listen_pid, count, expected = "$$", "1", None
+    if case == "wrong-listen-pid":
+        handed = listening_unix(path)
+        listen_pid, expected = "1", "LISTEN_PID=1 names another process"
+    elif case == "file":
+        handed = open(tmp_path / "not-a-socket", "w")
+        expected = "is not a socket"
+    elif case == "tcp":
+        handed = tcp_listener()
+        expected = "is not a Unix-domain socket"
+    elif case == "not-listening":
+        handed = listening_unix(path, listening=False)
+        expected = "is not listening"
+    elif case == "other-path":
+        handed = listening_unix(tmp_path / "elsewhere.sock")
+        expected = f"listens on {tmp_path / 'elsewhere.sock'}, not on {path}"
+    else:
+        handed = listening_unix(path)
+        count, expected = "2", "handed over 2 descriptors"
+    existed = path.exists()
+    high = fcntl.fcntl(handed.fileno(), fcntl.F_DUPFD, 10)
+    try:
+        script = (f'exec 3<&{high} {high}<&-; export LISTEN_PID={listen_pid} LISTEN_FDS={count}; '
+                  'exec "$0" agent')
+        r = subprocess.run(["bash", "-c", script, str(authctl_bin())], pass_fds=(high,), env=bare.env(),
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(high)
+        handed.close()
+    assert r.returncode == 78, r
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert expected in r.stderr and "refuses" in r.stderr, r.stderr
+    # Nothing bound over, or removed from, the place where clients look.
+    assert path.exists() == existed
+    assert agent_pid(bare) is None
+
+
+def test_systemd_units_verify(bare, tmp_path):
+    """The shipped units as systemd itself reads them (`systemd-analyze verify --user`), with
+    ExecStart pointed at the binary under test (the package's is /usr/bin/authctl) and no man page
+    lookup (the man page is the package's, not installed here)."""
+    tool = shutil.which("systemd-analyze")
+    if tool is None:
+        pytest.skip("systemd-analyze is not installed (Debian: systemd)")
+    for unit in ("authctl-agent.socket", "authctl-agent.service"):
+        text = (UNITS / unit).read_text().replace("/usr/bin/authctl", str(authctl_bin()))
+        (tmp_path / unit).write_text(text)
+    assert unit_setting("authctl-agent.socket", "SocketMode") == "0600"
+    assert unit_setting("authctl-agent.socket", "DirectoryMode") == "0700"
+    assert unit_setting("authctl-agent.service", "Restart") == "no"
+    r = subprocess.run([tool, "verify", "--user", "--man=no", str(tmp_path / "authctl-agent.socket"),
+                        str(tmp_path / "authctl-agent.service")], capture_output=True, text=True, timeout=120,
+                       env={**bare.env(), "XDG_RUNTIME_DIR": str(tmp_path)})
+    if r.returncode != 0 and "Failed to initialize manager" in r.stderr:
+        pytest.skip(f"systemd-analyze cannot run a user manager here: {r.stderr.strip()}")
+    assert r.returncode == 0 and r.stderr.strip() == "", r.stderr

@@ -53,7 +53,8 @@ def test_files_and_permissions(deb):
     for path in ["./usr/share/man/man1/authctl.1.gz", "./usr/share/bash-completion/completions/authctl",
                  "./usr/share/zsh/site-functions/_authctl", "./usr/share/fish/vendor_completions.d/authctl.fish",
                  "./usr/share/doc/authctl/copyright", "./usr/share/doc/authctl/README.md",
-                 "./usr/share/doc/authctl/changelog.gz", "./usr/share/doc/authctl/docs/cli.md"]:
+                 "./usr/share/doc/authctl/changelog.gz", "./usr/share/doc/authctl/docs/cli.md",
+                 "./usr/lib/systemd/user/authctl-agent.socket", "./usr/lib/systemd/user/authctl-agent.service"]:
         assert entries[path] == ("-rw-r--r--", "root/root"), path
     assert all(owner == "root/root" for _, owner in entries.values())
     assert entries["./"][0] == "drwxr-xr-x"
@@ -98,6 +99,12 @@ def test_installs_runs_and_removes_in_a_throwaway_root(deb, tmp_path):
     helped = subprocess.run([str(installed), "--help"], capture_output=True, text=True)
     assert helped.returncode == 0 and "signin" in helped.stdout, helped
     assert (root / "usr/share/bash-completion/completions/authctl").stat().st_size > 0
+    # The key agent's user units, where systemd's user manager looks, starting the installed binary;
+    # shipped, not enabled (no maintainer script: socket activation is the user's choice).
+    units = root / "usr/lib/systemd/user"
+    assert "ExecStart=/usr/bin/authctl agent" in (units / "authctl-agent.service").read_text().splitlines()
+    assert "ListenStream=%t/authctl/agent.sock" in (units / "authctl-agent.socket").read_text().splitlines()
+    assert not list(root.glob("var/lib/dpkg/info/authctl.*inst")), "a maintainer script enables something"
     if shutil.which("man"):
         page = subprocess.run(["man", "-l", str(root / "usr/share/man/man1/authctl.1.gz")], capture_output=True,
                               text=True, env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "80"})

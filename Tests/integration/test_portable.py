@@ -94,10 +94,12 @@ def test_tarball_holds_the_binary_page_completions_and_notes():
         members = {m.name: m for m in archive.getmembers()}
         mtimes = {m.mtime for m in members.values()}
         binary = archive.extractfile(f"{name}/bin/authctl").read()
+        service = archive.extractfile(f"{name}/share/systemd/user/authctl-agent.service").read().decode()
     expected = {"bin/authctl": 0o755, "share/man/man1/authctl.1": 0o644,
                 "share/bash-completion/completions/authctl": 0o644, "share/zsh/site-functions/_authctl": 0o644,
                 "share/fish/vendor_completions.d/authctl.fish": 0o644, "README.md": 0o644, "copyright": 0o644,
-                "INSTALL": 0o644}
+                "INSTALL": 0o644, "share/systemd/user/authctl-agent.socket": 0o644,
+                "share/systemd/user/authctl-agent.service": 0o644}
     for path, mode in expected.items():
         member = members[f"{name}/{path}"]
         assert member.isfile() and member.mode == mode, (path, oct(member.mode))
@@ -106,6 +108,8 @@ def test_tarball_holds_the_binary_page_completions_and_notes():
     assert len(mtimes) == 1, mtimes
     assert list(members) == sorted(members), "entries not sorted by name"
     assert b".symtab" not in binary, "the binary is not stripped"
+    # Where INSTALL unpacks it (and says how to point the unit elsewhere).
+    assert "ExecStart=/usr/local/bin/authctl agent" in service.splitlines()
 
 
 def test_sha256sums_checks_the_tarball_and_the_rpm():
@@ -162,7 +166,8 @@ def test_rpm_files_and_modes_are_the_debs():
     for path in ["/usr/share/man/man1/authctl.1.gz", "/usr/share/bash-completion/completions/authctl",
                  "/usr/share/zsh/site-functions/_authctl", "/usr/share/fish/vendor_completions.d/authctl.fish",
                  "/usr/share/doc/authctl/copyright", "/usr/share/doc/authctl/README.md",
-                 "/usr/share/doc/authctl/docs/cli.md"]:
+                 "/usr/share/doc/authctl/docs/cli.md", "/usr/lib/systemd/user/authctl-agent.socket",
+                 "/usr/lib/systemd/user/authctl-agent.service"]:
         assert entries[path] == ("-rw-r--r--", "root:root"), path
     assert all(owner == "root:root" for _, owner in entries.values())
 
@@ -193,6 +198,10 @@ def test_make_deb_and_make_install_ship_the_release_binary(tmp_path):
     assert (installed / "bin/authctl").read_bytes() == Path(PORTABLE_BIN).read_bytes()
     assert (installed / "share/man/man1/authctl.1").stat().st_size > 0
     assert (installed / "share/bash-completion/completions/authctl").stat().st_size > 0
+    # make install's units start the binary it installed (PREFIX=/usr/local).
+    service = (installed / "share/systemd/user/authctl-agent.service").read_text().splitlines()
+    assert "ExecStart=/usr/local/bin/authctl agent" in service
+    assert (installed / "share/systemd/user/authctl-agent.socket").stat().st_size > 0
 
 
 # -- in Debian 11 --------------------------------------------------------------------------------

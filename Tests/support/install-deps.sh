@@ -35,6 +35,7 @@ DEBIAN_PACKAGES=(
     rpm                    # rpmbuild for `make rpm`, rpm -qp for its test
     rpmlint                # checks the RPM `make rpm` builds (test_portable.py)
     chromium-driver
+    systemd                # systemd-socket-activate and systemd-analyze: the key agent's socket activation and units
 )
 PYTHON=${PYTHON:-python3}
 

@@ -19,7 +19,8 @@ arch=$(dpkg --print-architecture)
 stage=$(mktemp -d)
 chmod 0755 "$stage"
 trap 'rm -rf "$stage"' EXIT
-release_stage "$stage" /usr
+# systemd's user units where distributions keep them (not enabled: socket activation is optional).
+release_stage "$stage" /usr SYSTEMD_USER_UNIT_DIR=/usr/lib/systemd/user
 
 # Debian keeps manual pages compressed, without a name or time in the gzip header.
 gzip -9n "$stage/usr/share/man/man1/authctl.1"

@@ -3,7 +3,8 @@
 #   Tests/support/make-dist.sh BIN OUTDIR
 # OUTDIR/authctl-VERSION-linux-ARCH.tar.gz holds one directory of that name: bin/authctl
 # (stripped), share/man/man1/authctl.1, the bash/zsh/fish completions under share/ where those
-# shells look below a prefix, README.md, copyright and INSTALL; OUTDIR/SHA256SUMS is rewritten.
+# shells look below a prefix, the key agent's systemd user units (share/systemd/user), README.md,
+# copyright and INSTALL; OUTDIR/SHA256SUMS is rewritten.
 # Reproducible: entries sorted by name, owner root (0/0), every time SOURCE_DATE_EPOCH (default:
 # the commit's time), gzip without a name or time.
 set -euo pipefail
@@ -19,7 +20,9 @@ stage=$(mktemp -d)
 chmod 0755 "$stage"
 trap 'rm -rf "$stage"' EXIT
 top="$stage/$name"
-release_stage "$top" ""
+# The units' ExecStart names /usr/local/bin/authctl, where INSTALL unpacks it (it says how to
+# point it elsewhere).
+release_stage "$top" "" UNIT_AUTHCTL=/usr/local/bin/authctl
 install -m 0644 README.md "$top/README.md"
 install -m 0644 Packaging/INSTALL "$top/INSTALL"
 release_copyright "$top/copyright"

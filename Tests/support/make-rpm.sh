@@ -3,7 +3,8 @@
 # rpmbuild from Packaging/authctl.spec.in:
 #   Tests/support/make-rpm.sh BIN OUTDIR
 # OUTDIR/authctl-VERSION-1.ARCH.rpm holds what the .deb holds, in the same places and modes
-# (binary stripped, man page gzipped, completions, README, docs and copyright as %doc);
+# (binary stripped, man page gzipped, completions, the key agent's systemd user units, README,
+# docs and copyright as %doc);
 # OUTDIR/SHA256SUMS is rewritten. Requires libcurl by its soname (libcurl or libcurl-minimal
 # provide it), recommends libsecret, libfido2 and libqrencode; rpmbuild adds the C runtime's
 # sonames and glibc symbol versions from the binary. Reproducible: build time, file times and the
@@ -21,7 +22,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stage="$work/stage"
 mkdir -m 0755 "$stage"
-release_stage "$stage" /usr
+# systemd's user units where distributions keep them (not enabled: socket activation is optional).
+release_stage "$stage" /usr SYSTEMD_USER_UNIT_DIR=/usr/lib/systemd/user
 gzip -9n "$stage/usr/share/man/man1/authctl.1"
 doc="$stage/usr/share/doc/authctl"
 install -d "$doc/docs"

@@ -11,11 +11,13 @@ release_begin() {
     umask 022
 }
 
-# The binary (stripped), bash/zsh/fish completions and the man page under DESTDIR/PREFIX, by
-# `make install-files` (the man page from generate-manual run on the binary itself).
+# The binary (stripped), bash/zsh/fish completions, the man page and the key agent's systemd user
+# units under DESTDIR/PREFIX, by `make install-files` (the man page from generate-manual run on the
+# binary itself); more make variables after PREFIX (SYSTEMD_USER_UNIT_DIR=..., UNIT_AUTHCTL=...).
 release_stage() {
     local destdir=$1 prefix=$2
-    make --no-print-directory -s install-files BIN="$release_bin" DESTDIR="$destdir" PREFIX="$prefix" >/dev/null
+    shift 2
+    make --no-print-directory -s install-files BIN="$release_bin" DESTDIR="$destdir" PREFIX="$prefix" "$@" >/dev/null
     # Distributions ship stripped binaries; the Swift metadata the runtime reads is in allocated
     # sections, which strip keeps.
     strip --strip-unneeded --remove-section=.comment --remove-section=.note "$destdir$prefix/bin/authctl"

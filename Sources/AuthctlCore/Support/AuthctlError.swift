@@ -75,6 +75,9 @@ package struct AuthctlError: Error, CustomStringConvertible {
             case .failed:
                 return AuthctlError(.unexpected, "store error: \(error.message)")
             }
+        case let error as SocketActivation.Refusal:
+            // The key agent handed a socket that is not its own (systemd's unit or a wrapper).
+            return AuthctlError(.configuration, error.message)
         case let error as SRPError where error.code == .libraryUnavailable:
             // libcrypto, loaded on the first sign-in (docs/performance.md), is missing: the
             // machine's set-up, as a missing libcurl or libsecret.
