@@ -11,7 +11,8 @@ file that imports `Foundation` itself:
   the same scratch path, so it reuses their build), has no ICU data and no
   FoundationInternationalization symbol. On this project's 2-core machine building it costs
   5 min 20 s from nothing, 52 s after a change to one file of the executable, 3 s when nothing
-  changed; AUTHCTL_RELEASE_BIN names an already built one instead.
+  changed; AUTHCTL_RELEASE_BIN names an already built one instead (`.ci/run` passes the portable
+  release build it makes first, the binary the packages ship, so CI builds the release once).
 - the debug build (AUTHCTL_BIN, dynamic) binds no symbol to the full Foundation's libraries. They
   are still in its NEEDED list: swift-crypto and TOMLKit import `Foundation`, and Swift's
   autolinking passes `-lFoundation` on to every module that imports them; nothing is resolved from
