@@ -109,17 +109,7 @@ public struct StoredSession: Codable, Equatable, Sendable {
         return names.contains { $0?.lowercased() == name.lowercased() }
     }
 
-    /// The JSON of the Secret Service items (sessions and pending challenges): ISO 8601 dates.
-    public static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
-    public static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    /// The JSON of the Secret Service items (sessions and pending challenges): `LocalJSON`.
+    public static let encoder = LocalJSON.encoder
+    public static let decoder = LocalJSON.decoder
 }

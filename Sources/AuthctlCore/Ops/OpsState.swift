@@ -1,4 +1,5 @@
 import CognitoClient
+import LocalFormats
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -165,18 +166,8 @@ package struct OpsStateDirectory {
     package func checkpointPath(_ stem: String) -> String { directory.path + "/" + stem + ".checkpoint.json" }
     package func auditPath(_ stem: String) -> String { directory.path + "/" + stem + ".audit.jsonl" }
 
-    package static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
-    package static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    package static let encoder = LocalJSON.encoder
+    package static let decoder = LocalJSON.decoder
 
     package func load(_ stem: String) throws -> OpsCheckpoint? {
         let fd = openat(directory.descriptor, stem + ".checkpoint.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
