@@ -376,20 +376,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
             throw SecureStoreError(
                 .insecure, message: "\(directory) is not a directory; the file store keeps its files there")
         }
-        guard info.st_uid == geteuid() else {
-            throw SecureStoreError(
-                .insecure,
-                message:
-                    "\(directory) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it"
-            )
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw SecureStoreError(
-                .insecure,
-                message:
-                    "\(directory) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                    + "the file store refuses it: `chmod 700 \(directory)`")
-        }
+        try PrivatePath.requireOwnAndClosed(info, path: directory, refuser: "the file store", mode: "700")
         state.directoryChecked = true
         return true
     }
@@ -416,20 +403,7 @@ public final class AgeFileStore: SecretStore, @unchecked Sendable {
         }
         do {
             let info = try regularFile(fd, path: path)
-            guard info.st_uid == geteuid() else {
-                throw SecureStoreError(
-                    .insecure,
-                    message:
-                        "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the file store refuses it"
-                )
-            }
-            guard info.st_mode & 0o077 == 0 else {
-                throw SecureStoreError(
-                    .insecure,
-                    message:
-                        "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                        + "the file store refuses it: `chmod 600 \(path)`")
-            }
+            try PrivatePath.requireOwnAndClosed(info, path: path, refuser: "the file store", mode: "600")
             guard info.st_size <= maximumFileBytes else { throw tooLarge(path) }
             return (fd, FileIdentity(info))
         } catch {

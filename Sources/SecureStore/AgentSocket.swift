@@ -45,20 +45,9 @@ public enum AgentSocket {
                 message:
                     "\(path) is not a directory (a link or a file); the key agent refuses it: remove it")
         }
-        guard info.st_uid == geteuid() else {
-            throw SecureStoreError(
-                .insecure,
-                message:
-                    "\(path) belongs to uid \(info.st_uid), not to this user (\(geteuid())); the key agent refuses it "
-                    + "(set XDG_RUNTIME_DIR to a private directory of yours)")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw SecureStoreError(
-                .insecure,
-                message:
-                    "\(path) is open to group or other (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                    + "the key agent refuses it: `chmod 700 \(path)`")
-        }
+        try PrivatePath.requireOwnAndClosed(
+            info, path: path, refuser: "the key agent", mode: "700",
+            otherOwnerHint: " (set XDG_RUNTIME_DIR to a private directory of yours)")
         return true
     }
 

@@ -224,23 +224,32 @@ PROBE = (
 )
 
 
-def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
-    signed_in_on_file(bare)
-    unlock(bare)
+def opened_up(bare: Cli) -> tuple[Path, dict]:
+    """The agent's socket loosened by hand: every directory on the way and the socket itself open
+    to all (the test's own temporary directories too); returns the socket and what to restore."""
     path = socket_path(bare)
-    # Loosened by hand: every directory on the way and the socket itself open to all (the
-    # test's own temporary directories too, restored after).
     restore = traversable_by_others(path)
     for p in (home(bare), path.parent.parent, path.parent):
         os.chmod(p, 0o777)
     os.chmod(path, 0o777)
-    nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
-    assert nobody.returncode == 0, nobody.stderr
-    assert nobody.stdout.strip() == "0"  # connected, then closed with nothing answered
+    return path, restore
+
+
+def bytes_answered(path: Path, as_nobody: bool) -> int:
+    """PROBE's count of bytes answered, run as another local user (uid 65534) or as this one."""
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if as_nobody else []
+    r = subprocess.run([*prefix, sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout.strip())
+
+
+def test_another_user_is_refused_at_the_socket_even_when_opened_up(bare):
+    signed_in_on_file(bare)
+    unlock(bare)
+    path, restore = opened_up(bare)
+    assert bytes_answered(path, as_nobody=True) == 0  # connected, then closed with nothing answered
     # The same probe as the agent's own user is answered: the refusal is the peer check.
-    same = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
-    assert int(same.stdout.strip()) > 0
+    assert bytes_answered(path, as_nobody=False) > 0
     # authctl itself refuses a directory opened to others, saying how to close it.
     r = bare.run("token")
     assert r.code == 78, r
@@ -732,18 +741,10 @@ def test_socket_activated_agent_unlocks_once_and_serves_token(bare, activator):
 def test_socket_activated_agent_refuses_another_user(bare, activator):
     signed_in_on_file(bare)
     unlock(bare)
-    path = socket_path(bare)
-    restore = traversable_by_others(path)
-    for p in (home(bare), path.parent.parent, path.parent):
-        os.chmod(p, 0o777)
-    os.chmod(path, 0o777)
+    path, restore = opened_up(bare)
     try:
-        nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                 sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
-        assert nobody.returncode == 0, nobody.stderr
-        assert nobody.stdout.strip() == "0"  # connected (systemd's socket), then closed unanswered
-        same = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=30)
-        assert int(same.stdout.strip()) > 0
+        assert bytes_answered(path, as_nobody=True) == 0  # connected (systemd's socket), then closed unanswered
+        assert bytes_answered(path, as_nobody=False) > 0
         assert agent_pid(bare) == activator.pid
     finally:
         for p, mode in restore.items():
