@@ -7,7 +7,13 @@
 // fresh session, `status` or `--version` would pay without making a request (docs/performance.md).
 // CURLOPT_PROTOCOLS is deprecated since 7.85, but it is what older libcurl understands.
 #define CURL_DISABLE_DEPRECATION 1
+// memfd_create (glibc 2.27) is declared only with _GNU_SOURCE.
+#define _GNU_SOURCE 1
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,4 +186,30 @@ CURLcode authctl_curl_easy_setopt_protocols(CURL *handle, int allow_http) {
 
 CURLcode authctl_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return lib.easy_getinfo(handle, info, value);
+}
+
+int authctl_curl_memory_file(const void *data, size_t length) {
+    int fd = memfd_create("authctl-ca-bundle", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    const char *bytes = data;
+    size_t written = 0;
+    while (written < length) {
+        ssize_t n = write(fd, bytes + written, length - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int saved = errno;
+            close(fd);
+            errno = n == 0 ? EIO : saved;
+            return -1;
+        }
+        written += (size_t)n;
+    }
+    // Sealed: nothing can change the CAs libcurl reads by path after this.
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }

@@ -3,8 +3,12 @@ endpoint): the shared plumbing."""
 
 from __future__ import annotations
 
+import json
+import ssl
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -54,3 +58,32 @@ def run_until_interrupted(handler: type[BaseHTTPRequestHandler], port: int = 0) 
 def stop(server: ThreadingHTTPServer) -> None:
     server.shutdown()
     server.server_close()
+
+
+class CognitoRefusal(QuietHandler):
+    """Answers every request as Cognito refuses a sign-in, counting them (server.requests)."""
+
+    def do_POST(self) -> None:
+        self.server.requests += 1  # type: ignore[attr-defined]
+        self.read_body()
+        body = json.dumps({"__type": "NotAuthorizedException", "message": "Incorrect username or password."}).encode()
+        self.reply(400, body, Content_Type="application/x-amz-json-1.1", x_amzn_ErrorType="NotAuthorizedException:")
+
+
+def serve_tls_refusal(directory: Path) -> tuple[ThreadingHTTPServer, Path]:
+    """CognitoRefusal over TLS on 127.0.0.1, with a self-signed certificate made by the openssl
+    CLI in `directory`; returns the server (stop it with stop()) and the certificate, the one CA
+    that makes a client trust it."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CognitoRefusal)
+    server.daemon_threads = True
+    server.requests = 0  # type: ignore[attr-defined]
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, cert

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from harness import REPO, base_env
+from local_servers import serve_tls_refusal, stop
 from test_passwordless import allow_first_factors
 
 PORTABLE_BIN = os.environ.get("AUTHCTL_PORTABLE_BIN")
@@ -283,6 +284,30 @@ def test_signs_in_and_hands_out_tokens_there(old_system, pool, store):
     assert r.returncode == 0 and '"alice"' in r.stdout, r
     r = old_system.run("status", "--output", "json", **extra)
     assert r.returncode == 0 and f'"store":"{store}"' in r.stdout, r
+
+
+def test_an_extra_ca_works_with_a_libcurl_before_7_77(old_system, tmp_path):
+    """`--ca-bundle` hands libcurl the CAs in memory (CURLOPT_CAINFO_BLOB, libcurl 7.77); the
+    root's libcurl is 7.74 (RHEL 9 has 7.76, Ubuntu 20.04 7.68), which refused that option, so
+    every request with an extra CA failed. Now the same bytes go by path through a sealed memory
+    file. A TLS server with a self-signed certificate answers as Cognito refuses a password: the
+    refusal (exit 77) means the TLS handshake trusted the given CA; without it, no request."""
+    server, cert = serve_tls_refusal(tmp_path)
+    inside = Path("/tmp") / f"ca-{uuid.uuid4().hex[:8]}.pem"
+    shutil.copy(cert, old_system.root / inside.relative_to("/"))
+    endpoint = f"https://127.0.0.1:{server.server_address[1]}/"
+    try:
+        r = old_system.run("signin", "--username", "alice", "--password-stdin", "--store", "kernel-keyring",
+                           input="wrong password\n", AUTHCTL_ENDPOINT=endpoint)
+        assert server.requests == 0 and "cannot verify the TLS certificate" in r.stderr, r  # not trusted
+        assert "libcurl refused" not in r.stderr, r
+        r = old_system.run("signin", "--username", "alice", "--password-stdin", "--store", "kernel-keyring",
+                           "--ca-bundle", str(inside), input="wrong password\n", AUTHCTL_ENDPOINT=endpoint)
+        assert "libcurl refused" not in r.stderr, r
+        assert server.requests == 1 and r.returncode == 77, r
+    finally:
+        stop(server)
+        (old_system.root / inside.relative_to("/")).unlink(missing_ok=True)
 
 
 def test_a_missing_optional_library_is_named(old_system, cognito, pool):

@@ -5,16 +5,11 @@ answering like Cognito's error path); the service itself is the usual fake in fr
 
 from __future__ import annotations
 
-import json
-import ssl
-import subprocess
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from local_servers import QuietHandler, serve, stop
+from local_servers import QuietHandler, serve, serve_tls_refusal, stop
 
 
 class _Recorder(QuietHandler):
@@ -51,31 +46,10 @@ def test_loopback_http_endpoint_never_goes_through_a_proxy(signed_in, recording_
     assert r.code == 0, r
 
 
-class _CognitoRefusal(QuietHandler):
-    """Answers every request as Cognito refuses a sign-in."""
-
-    def do_POST(self) -> None:
-        self.server.requests += 1  # type: ignore[attr-defined]
-        self.read_body()
-        body = json.dumps({"__type": "NotAuthorizedException", "message": "Incorrect username or password."}).encode()
-        self.reply(400, body, Content_Type="application/x-amz-json-1.1", x_amzn_ErrorType="NotAuthorizedException:")
-
-
 @pytest.fixture
 def tls_cognito(tmp_path: Path):
     """A TLS server on 127.0.0.1 with a self-signed certificate (openssl CLI), and that certificate."""
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(str(cert), str(key))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _CognitoRefusal)
-    server.daemon_threads = True
-    server.requests = 0  # type: ignore[attr-defined]
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, cert = serve_tls_refusal(tmp_path)
     yield server, cert
     stop(server)
 

@@ -90,6 +90,11 @@ CURLcode authctl_curl_easy_setopt_slist(CURL *handle, CURLoption option,
 CURLcode authctl_curl_easy_setopt_blob(CURL *handle, CURLoption option, const void *_Nullable data,
                                        size_t length, unsigned int flags);
 
+/// A sealed, close-on-exec memory file (memfd) holding `length` bytes of `data`, for libcurl
+/// before 7.77, which has no CURLOPT_CAINFO_BLOB and takes CAs only by path: the caller names it
+/// as /proc/self/fd/N, so the CAs are still never written to disk. -1 with errno on failure.
+int authctl_curl_memory_file(const void *data, size_t length);
+
 /// For CURLOPTTYPE_FUNCTIONPOINT data callbacks (CURLOPT_WRITEFUNCTION, CURLOPT_HEADERFUNCTION).
 CURLcode authctl_curl_easy_setopt_data_callback(CURL *handle, CURLoption option,
                                                 authctl_curl_data_callback _Nullable callback);

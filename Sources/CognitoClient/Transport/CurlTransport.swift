@@ -20,7 +20,8 @@ import Darwin
 /// - TLS peer and host-name verification are always on; there is deliberately no way to turn them
 ///   off. `TransportOptions.caBundlePath` *adds* a CA to the system's trust store (it does not
 ///   replace it): the system bundle and that PEM file are concatenated in memory and handed to
-///   libcurl with `CURLOPT_CAINFO_BLOB`; nothing is written to disk.
+///   libcurl with `CURLOPT_CAINFO_BLOB` (before libcurl 7.77, by path from a sealed memfd);
+///   nothing is written to disk.
 /// - Only `https` URLs, and plain `http` to this machine (`Loopback`); a loopback URL never goes
 ///   through a proxy. Other proxies come from libcurl's own handling of the environment:
 ///   `https_proxy`/`HTTPS_PROXY` for https URLs, `ALL_PROXY`/`all_proxy` and `NO_PROXY`/`no_proxy`.
@@ -41,6 +42,9 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     private let requestTimeoutMS: Int
     /// Guards `easy`: libcurl easy handles are not thread-safe.
     private let lock = Mutex(())
+    /// The memory file holding `caBlob` for a libcurl without CURLOPT_CAINFO_BLOB; -1 until one
+    /// is needed. Only touched under `lock`.
+    private var caMemoryFile: Int32 = -1
 
     /// Creates a transport with its own libcurl handle.
     ///
@@ -71,6 +75,10 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         }
         self.easy = easy
         self.options = options
+    }
+
+    deinit {
+        if caMemoryFile >= 0 { close(caMemoryFile) }
     }
 
     /// Sends one request and returns the final response whatever its status (redirects are not
@@ -181,17 +189,22 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         try long(CURLOPT_PROXY_SSL_VERIFYPEER, 1, "CURLOPT_PROXY_SSL_VERIFYPEER")
         try long(CURLOPT_PROXY_SSL_VERIFYHOST, 2, "CURLOPT_PROXY_SSL_VERIFYHOST")
         if let caBlob {
-            for (option, name) in [
-                (CURLOPT_CAINFO_BLOB, "CURLOPT_CAINFO_BLOB"),
-                (CURLOPT_PROXY_CAINFO_BLOB, "CURLOPT_PROXY_CAINFO_BLOB"),
+            for (blobOption, pathOption, name) in [
+                (CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO, "CURLOPT_CAINFO"),
+                (CURLOPT_PROXY_CAINFO_BLOB, CURLOPT_PROXY_CAINFO, "CURLOPT_PROXY_CAINFO"),
             ] {
-                try caBlob.withUnsafeBytes { bytes in
-                    try setopt(handle, option, name) {
-                        authctl_curl_easy_setopt_blob(
-                            handle, option, bytes.baseAddress, bytes.count,
-                            UInt32(CURL_BLOB_COPY))
-                    }
+                let code = caBlob.withUnsafeBytes { bytes in
+                    authctl_curl_easy_setopt_blob(
+                        handle, blobOption, bytes.baseAddress, bytes.count, UInt32(CURL_BLOB_COPY))
                 }
+                guard code != CURLE_OK else { continue }
+                // libcurl before 7.77 (RHEL 9's 7.76, Debian 11's 7.74, Ubuntu 20.04's 7.68) knows
+                // no blob option: the same bytes by path, from a memory file.
+                guard code == CURLE_UNKNOWN_OPTION || code == CURLE_NOT_BUILT_IN else {
+                    try setopt(handle, blobOption, name + "_BLOB") { code }
+                    continue
+                }
+                try string(pathOption, try caMemoryFilePath(caBlob), name)
             }
         }
 
@@ -241,6 +254,24 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         try setopt(handle, CURLOPT_HEADERDATA, "CURLOPT_HEADERDATA") {
             authctl_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, box)
         }
+    }
+
+    /// `/proc/self/fd/N` of a sealed memory file holding `bundle`, made once per transport.
+    private func caMemoryFilePath(_ bundle: Data) throws -> String {
+        if caMemoryFile < 0 {
+            let fd = bundle.withUnsafeBytes { bytes in
+                bytes.baseAddress.map { authctl_curl_memory_file($0, bytes.count) } ?? -1
+            }
+            guard fd >= 0 else {
+                throw TransportError(
+                    kind: .other,
+                    message:
+                        "this libcurl takes extra CAs only by path, and no memory file could hold them: "
+                        + String(cString: strerror(errno)))
+            }
+            caMemoryFile = fd
+        }
+        return "/proc/self/fd/\(caMemoryFile)"
     }
 
     private func setopt(
