@@ -325,7 +325,11 @@ def test_make_install_files(tmp_path):
     installed = sorted(str(p.relative_to(destdir)) for p in destdir.rglob("*") if p.is_file())
     assert installed == sorted(str(Path(prefix[1:]) / rel) for rel in (
         "bin/authctl", "share/bash-completion/completions/authctl", "share/zsh/site-functions/_authctl",
-        "share/fish/vendor_completions.d/authctl.fish", "share/man/man1/authctl.1")), installed
+        "share/fish/vendor_completions.d/authctl.fish", "share/man/man1/authctl.1",
+        "share/systemd/user/authctl-agent.service", "share/systemd/user/authctl-agent.socket")), installed
+    # The key agent's user units, the service naming the installed binary (the packages' say /usr/bin).
+    service = (root / "share/systemd/user/authctl-agent.service").read_text().splitlines()
+    assert f"ExecStart={prefix}/bin/authctl agent" in service, service
 
 
 def test_exec_hands_down_default_sigpipe_and_no_descriptors(cli, fake):
