@@ -254,6 +254,8 @@ def revoke_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply:
     """Around tokens.py's RevokeToken: once it succeeds, the refresh token's session ends (with
     RevokeAssociatedSessions LINKED, its SSO session too)."""
     reply = rest()
+    if req.body.get("RevokeAssociatedSessions"):
+        reply.note = f"RevokeAssociatedSessions={req.body['RevokeAssociatedSessions']}"  # for tests to read
     if reply.status == 200:
         token = req.body.get("Token")
         with fake.lock:
