@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from . import (accounts, attributes, auth, devices, issuer, mfa, observers, passkeys, passwordless, quota, sessions,
-               tokens)
+               token_exchange, tokens)
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -106,6 +106,8 @@ LINKS: dict[str, list[Handler]] = {
     "AdminRevokeUserSession": [sessions.admin_revoke_user_session],
     "GetUserPoolSessionConfiguration": [sessions.get_user_pool_session_configuration],
     "SetUserPoolSessionConfiguration": [sessions.set_user_pool_session_configuration],
+    "GetDerivedToken": [token_exchange.get_derived_token],
+    "GetClientToken": [token_exchange.get_client_token],
 }
 # The service's request-rate quotas (off unless config "quota" sets them), first: a refused
 # request reaches nothing else.
