@@ -102,6 +102,7 @@ struct Exec: AuthctlCommand {
             // The token for that one service, and not the session's own tokens.
             let token = try DerivedTokens(context: context, settings: settings).token(
                 DerivedTokenChoice(target: target, scopes: machine.scopes), minValidity: minValid)
+            for warning in token.textMessages { context.console.message(warning) }
             return try execute(keeping: inherited, only: token.token, expiresAt: token.expiresAt, settings)
         }
         let (session, _) = try context.sessions.freshSession(minValidity: minValid)
