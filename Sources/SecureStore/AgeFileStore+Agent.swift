@@ -58,9 +58,11 @@ extension AgeFileStore {
 
     /// Opens every file of the directory with the passphrase (one scrypt per distinct header)
     /// and gives the agent their keys, starting it when none runs; in an empty directory, a new
-    /// header the directory's files will share. A passphrase that opens none is refused.
-    public func unlock(_ lifetime: AgentLifetime) throws -> UnlockReport {
+    /// header, written first as `profile`'s file with no items (the header the directory's files
+    /// will share). A passphrase that opens none is refused.
+    public func unlock(_ lifetime: AgentLifetime, profile: String) throws -> UnlockReport {
         guard let agent else { throw SecureStoreError(kind: .unavailable, message: "no key agent is configured") }
+        try agent.client.checkPath()  // before the passphrase: an agent could never listen there
         return try state.withLock { state in
             try checkDirectory(&state)
             let files = try directoryHeaders()
@@ -82,7 +84,11 @@ extension AgeFileStore {
                 throw wrongPassphrase(notOpened.count == 1 ? notOpened[0] : "any file of \(directory)", state: state)
             }
             if keys.isEmpty {
-                keys.append(try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor))
+                // The agent keeps a key only for a header a file of the directory carries: the
+                // new passphrase's header goes into the directory's first file, `profile`'s, empty.
+                let header = try AgeFormat.newHeader(passphrase: passphrase(&state), workFactor: workFactor)
+                opened.append(try writeFirstFile(profile: profile, header: header, state: &state))
+                keys.append(header)
             }
             for key in keys { try give(agent, key, lifetime: lifetime) }
             return UnlockReport(opened: opened, notOpened: notOpened, passphraseOrigin: state.origin)
@@ -123,23 +129,36 @@ extension AgeFileStore {
         }
     }
 
-    /// `plaintext` sealed by the agent with `header` (the directory's when nil); nil when the
-    /// agent does not hold it or none runs.
-    func agentSeal(_ plaintext: [UInt8], header: [UInt8]?, state: inout State) throws -> [UInt8]? {
+    /// `plaintext` sealed by the agent with `header` (the file's own, or for a new file the one
+    /// the directory's files carry: the caller reads it from the directory, never from the agent);
+    /// nil when the agent does not hold it or none runs. A sealed file that does not begin with
+    /// exactly `header` is not used: the agent does not choose how a file is encrypted.
+    func agentSeal(_ plaintext: [UInt8], header: [UInt8], state: inout State) throws -> [UInt8]? {
         guard let agent, plaintext.count + 8192 <= AgentMessage.maximumFrameBytes else { return nil }
-        let request = AgentMessage(.seal, [Array(directory.utf8), header ?? [], plaintext])
+        let request = AgentMessage(.seal, [Array(directory.utf8), header, plaintext])
         guard let answer = ask(agent, request, state: &state), answer.kind == .ok, answer.fields.count == 1,
-            (try? AgeFormat.parseHeader(answer.fields[0])) != nil
+            let parsed = try? AgeFormat.parseHeader(answer.fields[0]), parsed.end == header.count,
+            answer.fields[0].starts(with: header)
         else { return nil }
         return answer.fields[0]
     }
 
-    /// Whether the agent holds this directory (so a new file needs no passphrase).
-    func agentHoldsDirectory(state: inout State) -> Bool {
-        guard let agent, let answer = ask(agent, AgentMessage(.status), state: &state), answer.kind == .ok,
+    /// The header a new file of the directory takes: the one its files carry (the most shared),
+    /// nil in an empty directory.
+    func directoryHeader() throws -> [UInt8]? {
+        try directoryHeaders().first?.header
+    }
+
+    /// Whether the agent holds the key of the header the directory's files carry (so a new file
+    /// needs no passphrase). A key the agent holds for this directory under any other header
+    /// (one a process made with a passphrase of its own) does not count.
+    func agentHoldsDirectoryHeader(state: inout State) throws -> Bool {
+        guard let agent, let header = try directoryHeader(),
+            let answer = ask(agent, AgentMessage(.status), state: &state), answer.kind == .ok,
             let status = try? AgentStatus.parse(answer)
         else { return false }
-        return status.directories.contains { $0.path == directory }
+        let fingerprint = Array(SHA256.hash(data: header))
+        return status.directories.contains { $0.path == directory && $0.fingerprints.contains(fingerprint) }
     }
 
     /// The agent's answer; nil (and why remembered) when none answers. A misbehaving agent is
@@ -236,14 +255,38 @@ extension AgeFileStore {
         }
     }
 
+    /// The `.age` files of `directory`, by name.
+    static func storeFiles(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".age") }
+            .sorted().map { directory + "/" + $0 }
+    }
+
+    /// Whether a file of `directory` (a private directory of this user), read with the store's
+    /// checks, begins with `header`: what the key agent asks before it keeps a key for a header.
+    static func filesCarry(_ header: [UInt8], directory: String) -> Bool {
+        var info = stat()
+        guard lstat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
+            (try? PrivatePath.requireOwnAndClosed(info, path: directory, refuser: "the key agent", mode: "700")) != nil
+        else { return false }
+        return storeFiles(directory).contains { path in
+            guard let (fd, _) = try? openForReading(path) else { return false }
+            defer { close(fd) }
+            var start = [UInt8](repeating: 0, count: header.count)
+            var got = 0
+            while got < start.count {
+                let count = start.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                got += count
+            }
+            return start == header
+        }
+    }
+
     /// The distinct headers of the directory's files, the most shared first, each with its files.
     func directoryHeaders() throws -> [(header: [UInt8], paths: [String])] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
-            $0.hasSuffix(".age")
-        }.sorted()
         var groups: [(header: [UInt8], paths: [String])] = []
-        for name in names {
-            let path = directory + "/" + name
+        for path in Self.storeFiles(directory) {
             // Checked as the profile's own file is: a file someone else put here is refused, not read.
             guard let file = try Self.readChecked(path) else { continue }
             let parsed: AgeFormat.ParsedHeader

@@ -143,7 +143,7 @@ public final class AgeFileStore: SecretStore, Sendable {
     public func prepareToKeep(profile: String) throws {
         try state.withLock { state in
             try checkDirectory(&state)
-            if try current(profile: profile, state: &state) == nil, !agentHoldsDirectory(state: &state) {
+            if try current(profile: profile, state: &state) == nil, try !agentHoldsDirectoryHeader(state: &state) {
                 // A new file takes the directory's passphrase: checked now, before the service is asked.
                 state.directoryHeader = try localHeader(for: nil, profile: profile, state: &state)
             }
@@ -156,6 +156,46 @@ public final class AgeFileStore: SecretStore, Sendable {
             guard let index = items.firstIndex(where: { $0.kind == key.kind }) else { return false }
             items.remove(at: index)
             return true
+        }
+    }
+
+    /// `profile`'s file with no items, sealed with `header`, where the directory has no file yet
+    /// (`unlock` in an empty directory). Returns its path.
+    func writeFirstFile(profile: String, header: AgeFormat.Header, state: inout State) throws -> String {
+        try checkDirectory(&state, creating: true)
+        let lock = try Self.lock(directory + "/" + Self.fileName(profile) + ".lock")
+        defer { close(lock) }
+        let path = path(profile: profile)
+        let document = Document(items: [])
+        let identity = try replace(
+            path, with: AgeFormat.encrypt(Array(try StoredItem.encoder().encode(document)), header: header))
+        state.profiles[profile] = Opened(
+            identity: identity, header: header, headerBytes: header.bytes, document: document)
+        state.directoryHeader = header
+        return path
+    }
+
+    /// How `profile`'s file stands among the directory's files, read without a passphrase (what
+    /// `status` may say about whose passphrase opens it).
+    public enum PassphraseStanding: Sendable, Equatable {
+        /// No file yet.
+        case noFile
+        /// The only file of the directory.
+        case alone
+        /// Its header is the one every other file of the directory carries.
+        case sharedWithEveryFile
+        /// Another file of the directory carries another header: another passphrase opens it.
+        case differsFromOthers
+    }
+
+    public func passphraseStanding(profile: String) throws -> PassphraseStanding {
+        try state.withLock { state in
+            guard try checkDirectory(&state, creating: false) else { return .noFile }
+            let path = path(profile: profile)
+            let groups = try directoryHeaders()
+            guard let own = groups.firstIndex(where: { $0.paths.contains(path) }) else { return .noFile }
+            if groups.count > 1 { return .differsFromOthers }
+            return groups[own].paths.count == 1 ? .alone : .sharedWithEveryFile
         }
     }
 
@@ -294,8 +334,9 @@ public final class AgeFileStore: SecretStore, Sendable {
             // file) is re-keyed at the store's work factor, here rather than by the agent (issue 31).
             let weakBefore =
                 try before.map { try AgeFormat.parseHeader($0.headerBytes).workFactor < workFactor } ?? false
-            if header == nil, !weakBefore,
-                let sealed = try agentSeal(plaintext, header: before?.headerBytes, state: &state)
+            // A new file takes the header the directory's files carry, read here from the files.
+            if header == nil, !weakBefore, let sealHeader = try before?.headerBytes ?? directoryHeader(),
+                let sealed = try agentSeal(plaintext, header: sealHeader, state: &state)
             {
                 file = sealed
             } else {
@@ -322,7 +363,7 @@ public final class AgeFileStore: SecretStore, Sendable {
 
     /// Writes `bytes` to a temporary file next to `path`, fsyncs it and renames it over `path`,
     /// then fsyncs the directory. Returns the new file's identity.
-    private func replace(_ path: String, with bytes: [UInt8]) throws -> FileIdentity {
+    func replace(_ path: String, with bytes: [UInt8]) throws -> FileIdentity {
         let temporary = path + ".tmp-\(getpid())-\(AgeFormat.base64(AgeFormat.randomBytes(6)).replacingSlashes)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw fileError("cannot create", temporary) }
@@ -439,7 +480,7 @@ public final class AgeFileStore: SecretStore, Sendable {
         }
     }
 
-    private static func lock(_ path: String) throws -> Int32 {
+    static func lock(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             throw SecureStoreError(

@@ -58,6 +58,11 @@ enum AgeFormat {
 
     /// The whole file: `header`, a fresh payload nonce, `plaintext` in STREAM chunks.
     static func encrypt(_ plaintext: [UInt8], header: Header) throws -> [UInt8] {
+        try plaintext.withUnsafeBytes { try encrypt($0, header: header) }
+    }
+
+    /// As above, reading the plaintext where it is (the agent's locked buffer) without a copy.
+    static func encrypt(_ plaintext: UnsafeRawBufferPointer, header: Header) throws -> [UInt8] {
         let nonce = randomBytes(16)
         let payloadKey = payloadKey(fileKey: header.fileKey, nonce: nonce)
         var out = header.bytes + nonce
@@ -68,7 +73,7 @@ enum AgeFormat {
             let end = min(start + chunkSize, plaintext.count)
             let last = end == plaintext.count
             let sealed = try ChaChaPoly.seal(
-                plaintext[start..<end], using: payloadKey,
+                UnsafeRawBufferPointer(rebasing: plaintext[start..<end]), using: payloadKey,
                 nonce: try chunkNonce(counter, last: last))
             out += sealed.ciphertext
             out += sealed.tag
@@ -107,12 +112,31 @@ enum AgeFormat {
 
     /// Decrypts the payload of `file` from `start` (the 16-byte nonce, then the chunks).
     static func decryptPayload(_ file: [UInt8], from start: Int, header: Header) throws -> [UInt8] {
+        var plaintext: [UInt8] = []
+        try file.withUnsafeBytes { file in
+            try decryptPayload(file, from: start, header: header) { chunk in plaintext += chunk }
+        }
+        return plaintext
+    }
+
+    /// The plaintext size of a payload of `payloadBytes` (nonce and tags included), for a buffer
+    /// that must not grow; nil when no payload is that long.
+    static func plaintextSize(payloadBytes: Int) -> Int? {
+        let sealed = payloadBytes - 16
+        guard sealed >= tagSize else { return nil }
+        let chunks = (sealed + chunkSize + tagSize - 1) / (chunkSize + tagSize)
+        return sealed - chunks * tagSize
+    }
+
+    /// Decrypts chunk by chunk, handing each plaintext chunk to `sink` (which may wipe it).
+    static func decryptPayload(
+        _ file: UnsafeRawBufferPointer, from start: Int, header: Header, into sink: (inout Data) -> Void
+    ) throws {
         guard file.count - start >= 16 else { throw Failure.malformed("the payload nonce is missing") }
         let nonce = Array(file[start..<(start + 16)])
         let payloadKey = payloadKey(fileKey: header.fileKey, nonce: nonce)
         var position = start + 16
         guard position < file.count else { throw Failure.malformed("the payload has no final chunk") }
-        var plaintext: [UInt8] = []
         var counter: UInt64 = 0
         let sealedChunk = chunkSize + tagSize
         while position < file.count {
@@ -123,12 +147,12 @@ enum AgeFormat {
             do {
                 box = try ChaChaPoly.SealedBox(
                     nonce: try chunkNonce(counter, last: last),
-                    ciphertext: file[position..<(end - tagSize)],
-                    tag: file[(end - tagSize)..<end])
+                    ciphertext: UnsafeRawBufferPointer(rebasing: file[position..<(end - tagSize)]),
+                    tag: UnsafeRawBufferPointer(rebasing: file[(end - tagSize)..<end]))
             } catch {
                 throw Failure.malformed("a payload chunk is malformed")
             }
-            guard let chunk = try? ChaChaPoly.open(box, using: payloadKey) else {
+            guard var chunk = try? ChaChaPoly.open(box, using: payloadKey) else {
                 throw Failure.malformed(
                     last
                         ? "the payload is truncated or altered (its final chunk does not authenticate)"
@@ -137,11 +161,10 @@ enum AgeFormat {
             if last && chunk.isEmpty && counter > 0 {
                 throw Failure.malformed("the payload ends with an empty chunk")
             }
-            plaintext += chunk
+            sink(&chunk)
             counter += 1
             position = end
         }
-        return plaintext
     }
 
     // MARK: - Header grammar

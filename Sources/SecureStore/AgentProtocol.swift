@@ -65,12 +65,20 @@ public struct AgentMessage: Equatable, Sendable {
 
     /// A frame's body (after the length prefix).
     public static func parse(body: [UInt8]) throws -> AgentMessage {
+        let (kind, ranges) = try body.withUnsafeBytes { try layout(body: $0) }
+        return AgentMessage(kind, ranges.map { Array(body[$0]) })
+    }
+
+    /// A frame body's type and where each field lies in it: the one parser, for the arrays of the
+    /// client and the fuzzer and for the agent's locked receive buffer, which it reads in place (a
+    /// parsed copy of each field would leave secrets in the heap).
+    public static func layout(body: UnsafeRawBufferPointer) throws -> (kind: Kind, fields: [Range<Int>]) {
         guard body.count >= 2, body.count <= maximumFrameBytes else {
             throw ParseError.malformed("the frame size is out of bounds")
         }
         guard body[0] == version else { throw ParseError.malformed("protocol version \(body[0]) is not \(version)") }
         guard let kind = Kind(rawValue: body[1]) else { throw ParseError.malformed("unknown message type \(body[1])") }
-        var fields: [[UInt8]] = []
+        var fields: [Range<Int>] = []
         var position = 2
         while position < body.count {
             guard fields.count < maximumFields else { throw ParseError.malformed("more than \(maximumFields) fields") }
@@ -78,10 +86,10 @@ public struct AgentMessage: Equatable, Sendable {
             let length = Int(readUInt32(body, at: position))
             position += 4
             guard length <= body.count - position else { throw ParseError.malformed("a field runs past the frame") }
-            fields.append(Array(body[position..<(position + length)]))
+            fields.append(position..<(position + length))
             position += length
         }
-        return AgentMessage(kind, fields)
+        return (kind, fields)
     }
 
     /// A whole frame, length prefix included (the fuzz target's entry).
@@ -96,25 +104,41 @@ public struct AgentMessage: Equatable, Sendable {
 
     /// Field `index`, or a parse error naming what is missing.
     public func field(_ index: Int, _ name: String, maximum: Int = maximumFrameBytes) throws -> [UInt8] {
-        guard index < fields.count else { throw ParseError.malformed("the \(name) field is missing") }
-        guard fields[index].count <= maximum else { throw ParseError.malformed("the \(name) field is too long") }
+        try Self.checked(index < fields.count ? fields[index].count : nil, name, maximum: maximum)
         return fields[index]
     }
 
     /// Field `index` as UTF-8 text (a directory path: absolute, at most 4096 bytes, no NUL).
     public func path(_ index: Int) throws -> String {
-        let bytes = try field(index, "directory", maximum: 4096)
-        guard bytes.first == UInt8(ascii: "/"), !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self)
+        try Self.path(index < fields.count ? fields[index] : nil)
+    }
+
+    /// Field `index` as an 8-byte big-endian number.
+    public func number(_ index: Int, _ name: String) throws -> UInt64 {
+        try Self.number(index < fields.count ? fields[index] : nil, name)
+    }
+
+    // The field checks, shared with the agent's reading of its locked buffer (`AgentRequest`).
+
+    /// A field of `count` bytes (nil: missing) within `maximum`.
+    static func checked(_ count: Int?, _ name: String, maximum: Int) throws {
+        guard let count else { throw ParseError.malformed("the \(name) field is missing") }
+        guard count <= maximum else { throw ParseError.malformed("the \(name) field is too long") }
+    }
+
+    static func path<Bytes: Collection<UInt8>>(_ bytes: Bytes?) throws -> String {
+        try checked(bytes?.count, "directory", maximum: 4096)
+        guard let bytes, bytes.first == UInt8(ascii: "/"), !bytes.contains(0),
+            let text = String(validating: bytes, as: UTF8.self)
         else {
             throw ParseError.malformed("the directory is not an absolute UTF-8 path")
         }
         return text
     }
 
-    /// Field `index` as an 8-byte big-endian number.
-    public func number(_ index: Int, _ name: String) throws -> UInt64 {
-        let bytes = try field(index, name)
-        guard bytes.count == 8 else { throw ParseError.malformed("the \(name) field is not 8 bytes") }
+    static func number<Bytes: Collection<UInt8>>(_ bytes: Bytes?, _ name: String) throws -> UInt64 {
+        try checked(bytes?.count, name, maximum: maximumFrameBytes)
+        guard let bytes, bytes.count == 8 else { throw ParseError.malformed("the \(name) field is not 8 bytes") }
         return bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     }
 
@@ -129,8 +153,10 @@ public struct AgentMessage: Equatable, Sendable {
         ]
     }
 
-    static func readUInt32(_ bytes: [UInt8], at index: Int) -> UInt32 {
-        UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8
+    static func readUInt32<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Int) -> UInt32
+    where Bytes.Index == Int {
+        let index = bytes.startIndex + offset
+        return UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8
             | UInt32(bytes[index + 3])
     }
 }

@@ -101,25 +101,41 @@ public enum AgentSocket {
         return true
     }
 
-    /// Exactly `count` bytes; nil at end of stream or on a timeout or error.
-    static func receive(_ fd: Int32, count: Int) -> [UInt8]? {
+    /// Exactly `count` bytes by `deadline` (`milliseconds()`); nil at end of stream, on an error
+    /// or when the deadline passes (however the bytes trickle in).
+    static func receive(_ fd: Int32, count: Int, deadline: UInt64) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
         var received = 0
         while received < count {
-            let got = bytes.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + received, count - received, 0) }
-            if got < 0 && errno == EINTR { continue }
+            let now = milliseconds()
+            guard now < deadline else { return nil }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(deadline - now, 10_000)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let got = bytes.withUnsafeMutableBytes {
+                recv(fd, $0.baseAddress! + received, count - received, Int32(MSG_DONTWAIT))
+            }
+            if got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
             guard got > 0 else { return nil }
             received += got
         }
         return bytes
     }
 
-    /// One frame: its length prefix checked before anything else is read.
-    static func receiveMessage(_ fd: Int32) throws -> AgentMessage? {
-        guard let prefix = receive(fd, count: 4) else { return nil }
+    /// One frame by `deadline`: its length prefix checked before anything else is read.
+    static func receiveMessage(_ fd: Int32, deadline: UInt64) throws -> AgentMessage? {
+        guard let prefix = receive(fd, count: 4, deadline: deadline) else { return nil }
         let length = try AgentMessage.frameLength(prefix)
-        guard let body = receive(fd, count: length) else { return nil }
+        guard let body = receive(fd, count: length, deadline: deadline) else { return nil }
         return try AgentMessage.parse(body: body)
+    }
+
+    /// A monotonic clock in milliseconds, for deadlines.
+    static func milliseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(max(spec.tv_sec, 0)) * 1000 + UInt64(max(spec.tv_nsec, 0)) / 1_000_000
     }
 
     static func failure(_ what: String) -> SecureStoreError {

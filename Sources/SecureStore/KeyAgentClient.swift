@@ -28,12 +28,37 @@ public struct KeyAgentClient: Sendable {
     }
 
     public init(environment: [String: String]) {
-        directory = AgentSocket.directory(environment: environment)
+        self.init(directory: AgentSocket.directory(environment: environment))
+    }
+
+    init(directory: String) {
+        self.directory = directory
         socketPath = directory + "/" + AgentSocket.socketName
+    }
+
+    /// Every place an agent of this user may listen, this environment's first: an agent started
+    /// where `XDG_RUNTIME_DIR` was unset (su, cron, ssh without pam_systemd) listens under `/tmp`,
+    /// one started with it under the runtime directory (`/run/user/UID` when it is the usual one).
+    public static func everyPlace(environment: [String: String]) -> [KeyAgentClient] {
+        var directories = [AgentSocket.directory(environment: environment)]
+        for other in [
+            AgentSocket.directory(environment: [:]),
+            AgentSocket.directory(environment: ["XDG_RUNTIME_DIR": "/run/user/\(geteuid())"]),
+        ] where !directories.contains(other) {
+            directories.append(other)
+        }
+        return directories.map(KeyAgentClient.init(directory:))
+    }
+
+    /// Throws at once when the socket's path does not fit a Unix socket address (108 bytes), so
+    /// nothing waits for an agent that could never listen there.
+    public func checkPath() throws {
+        _ = try AgentSocket.address(socketPath)
     }
 
     /// One request and its answer. Throws when the place is unsafe or the agent misbehaves.
     public func send(_ request: AgentMessage) throws -> Reply {
+        try checkPath()
         guard try AgentSocket.checkDirectory(directory, create: false) else { return .absent(.notRunning) }
         var info = stat()
         guard lstat(socketPath, &info) == 0 else {
@@ -64,6 +89,8 @@ public struct KeyAgentClient: Sendable {
                 .insecure,
                 message: "the process listening on \(socketPath) is not this user's; authctl does not talk to it")
         }
+        // The whole exchange within 10 s (each read and write waits at most what is left).
+        let deadline = AgentSocket.milliseconds() + 10_000
         AgentSocket.setTimeouts(fd, seconds: 10)
         var frame = request.encoded()
         defer { frame.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
@@ -74,7 +101,7 @@ public struct KeyAgentClient: Sendable {
         }
         let answer: AgentMessage?
         do {
-            answer = try AgentSocket.receiveMessage(fd)
+            answer = try AgentSocket.receiveMessage(fd, deadline: deadline)
         } catch {
             throw SecureStoreError(
                 kind: .failed, message: "the key agent at \(socketPath) answered something unreadable")

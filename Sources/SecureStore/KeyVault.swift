@@ -69,11 +69,13 @@ public final class KeyVault {
     public var nextExpiry: UInt64? { directories.values.map(\.expiresAt).min() }
 
     /// Keeps `fileKey` for `header` of `directory`, after checking the header's MAC with it (a
-    /// key that does not open its header is refused). The directory's lifetime restarts.
+    /// key that does not open its header is refused). The directory's lifetime restarts. The key
+    /// is read where it lies (the agent's locked receive buffer) and copied only into the page.
     public func add(
-        directory: String, header: [UInt8], fileKey: [UInt8], lifetime: UInt64, idle: UInt64,
+        directory: String, header: [UInt8], fileKey: UnsafeRawBufferPointer, lifetime: UInt64, idle: UInt64,
         now: UInt64
     ) throws {
+        expire(now: now)
         guard fileKey.count == Self.slotBytes else { throw Refusal("a file key is 16 bytes") }
         let parsed: AgeFormat.ParsedHeader
         do { parsed = try AgeFormat.parseHeader(header) } catch {
@@ -90,7 +92,7 @@ public final class KeyVault {
         var entry = directories[directory] ?? Directory(held: [], deadline: 0, idle: 0, lastUsed: 0)
         if !entry.held.contains(where: { $0.header == header }) {
             guard let slot = free.popLast() else { throw Refusal("the agent holds as many keys as it can") }
-            (page + slot * Self.slotBytes).copyMemory(from: fileKey, byteCount: Self.slotBytes)
+            (page + slot * Self.slotBytes).copyMemory(from: fileKey.baseAddress!, byteCount: Self.slotBytes)
             entry.held.append(Held(header: header, fingerprint: Array(SHA256.hash(data: header)), slot: slot))
         }
         entry.deadline = now &+ lifetime
@@ -100,35 +102,63 @@ public final class KeyVault {
         answers += 1
     }
 
-    /// The plaintext of an age `file` of `directory`, nil when no held key opens its header.
-    public func open(directory: String, file: [UInt8], now: UInt64) throws -> [UInt8]? {
-        guard let (entry, held) = try heldHeader(directory: directory, file: file) else { return nil }
-        defer { used(directory, entry, now: now) }
-        let header = AgeFormat.Header(bytes: held.header, fileKey: key(held.slot), workFactor: 0)
-        do {
-            return try AgeFormat.decryptPayload(file, from: held.header.count, header: header)
-        } catch AgeFormat.Failure.malformed(let reason) {
-            throw Refusal(reason)
+    /// The array form (tests).
+    func add(directory: String, header: [UInt8], fileKey: [UInt8], lifetime: UInt64, idle: UInt64, now: UInt64)
+        throws
+    {
+        try fileKey.withUnsafeBytes {
+            try add(directory: directory, header: header, fileKey: $0, lifetime: lifetime, idle: idle, now: now)
         }
     }
 
-    /// `plaintext` sealed as a whole age file with `header` (the directory's own when nil); nil
-    /// when the agent holds no key for it.
-    public func seal(directory: String, header: [UInt8]?, plaintext: [UInt8], now: UInt64) throws -> [UInt8]? {
-        guard let entry = directories[directory], !entry.held.isEmpty else { return nil }
-        let held: Held
-        if let header {
-            guard let match = entry.held.first(where: { $0.header == header }) else { return nil }
-            held = match
-        } else {
-            held = entry.held[0]
+    /// The plaintext of an age `file` of `directory`, in locked memory wiped when released; nil
+    /// when no held key opens its header, or the directory's time ran out (checked here, at use,
+    /// not only between requests).
+    func open(directory: String, file: UnsafeRawBufferPointer, now: UInt64) throws -> LockedBuffer? {
+        guard let (entry, held) = try heldHeader(directory: directory, file: file, now: now) else { return nil }
+        defer { used(directory, entry, now: now) }
+        let header = AgeFormat.Header(bytes: held.header, fileKey: key(held.slot), workFactor: 0)
+        guard let size = AgeFormat.plaintextSize(payloadBytes: file.count - held.header.count) else {
+            throw Refusal("the payload is truncated")
+        }
+        let plaintext = try LockedBuffer(capacity: size)
+        do {
+            try AgeFormat.decryptPayload(file, from: held.header.count, header: header) { chunk in
+                plaintext.take(&chunk)
+            }
+        } catch AgeFormat.Failure.malformed(let reason) {
+            throw Refusal(reason)
+        }
+        return plaintext
+    }
+
+    /// The array form (tests).
+    func open(directory: String, file: [UInt8], now: UInt64) throws -> [UInt8]? {
+        try file.withUnsafeBytes { try open(directory: directory, file: $0, now: now) }.map { Array($0.bytes) }
+    }
+
+    /// `plaintext` sealed as a whole age file with `header`; nil when the agent holds no key for
+    /// it or the directory's time ran out. The caller names the header (the file's own, or the one
+    /// the directory's files carry): the agent never picks one for a new file.
+    public func seal(directory: String, header: [UInt8], plaintext: UnsafeRawBufferPointer, now: UInt64) throws
+        -> [UInt8]?
+    {
+        expire(now: now)
+        guard let entry = directories[directory], let held = entry.held.first(where: { $0.header == header }) else {
+            return nil
         }
         defer { used(directory, entry, now: now) }
         return try AgeFormat.encrypt(
             plaintext, header: AgeFormat.Header(bytes: held.header, fileKey: key(held.slot), workFactor: 0))
     }
 
-    public func status() -> AgentStatus {
+    /// The array form (tests).
+    func seal(directory: String, header: [UInt8], plaintext: [UInt8], now: UInt64) throws -> [UInt8]? {
+        try plaintext.withUnsafeBytes { try seal(directory: directory, header: header, plaintext: $0, now: now) }
+    }
+
+    public func status(now: UInt64) -> AgentStatus {
+        expire(now: now)
         answers += 1
         return AgentStatus(
             answers: answers,
@@ -156,7 +186,8 @@ public final class KeyVault {
         }
     }
 
-    private func heldHeader(directory: String, file: [UInt8]) throws -> (Directory, Held)? {
+    private func heldHeader(directory: String, file: UnsafeRawBufferPointer, now: UInt64) throws -> (Directory, Held)? {
+        expire(now: now)
         guard let entry = directories[directory] else { return nil }
         return entry.held.first { file.count >= $0.header.count && file[0..<$0.header.count].elementsEqual($0.header) }
             .map { (entry, $0) }

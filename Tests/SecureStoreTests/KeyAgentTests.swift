@@ -47,11 +47,41 @@ final class KeyAgentTests: XCTestCase {
         XCTAssertNil(try vault.open(directory: "/other", file: file, now: 101), "held for its directory only")
 
         // A new file sealed with the directory's header opens with the passphrase (as `age -d` would).
-        let sealed = try XCTUnwrap(try vault.seal(directory: "/d", header: nil, plaintext: Array("new".utf8), now: 102))
+        let sealed = try XCTUnwrap(
+            try vault.seal(directory: "/d", header: header.bytes, plaintext: Array("new".utf8), now: 102))
         let (reopened, start) = try AgeFormat.openHeader(sealed, passphrase: passphrase)
         XCTAssertEqual(try AgeFormat.decryptPayload(sealed, from: start, header: reopened), Array("new".utf8))
         XCTAssertNotEqual(
             Array(sealed[start..<(start + 16)]), Array(file[start..<(start + 16)]), "a fresh payload nonce")
+    }
+
+    func testVaultSealsOnlyWithTheHeaderItIsAskedForAndChecksExpiryWhenAKeyIsUsed() throws {
+        let vault = try KeyVault()
+        let header = try AgeFormat.newHeader(passphrase: passphrase, workFactor: testWorkFactor)
+        let other = try AgeFormat.newHeader(passphrase: Array("another".utf8), workFactor: testWorkFactor)
+        let file = try AgeFormat.encrypt([1, 2, 3], header: header)
+        try vault.add(
+            directory: "/d", header: header.bytes, fileKey: header.fileKey.bytes, lifetime: 10, idle: 10, now: 0)
+        XCTAssertNil(try vault.seal(directory: "/d", header: other.bytes, plaintext: [1], now: 1), "not held")
+        XCTAssertNil(try vault.seal(directory: "/d", header: [], plaintext: [1], now: 1), "no header: no pick")
+        // No `expire` between: the key's time is checked at use (a slow request once outlived it).
+        XCTAssertEqual(try vault.open(directory: "/d", file: file, now: 9), [1, 2, 3])
+        XCTAssertNil(try vault.open(directory: "/d", file: file, now: 10))
+        XCTAssertTrue(vault.isEmpty)
+    }
+
+    func testTheAgentReadsARequestInPlaceAsTheArrayParserDoes() throws {
+        let message = AgentMessage(.add, [Array("/d".utf8), [9, 9], Array(repeating: 7, count: 16)])
+        let frame = message.encoded()
+        let body = try LockedBuffer(capacity: frame.count - 4)
+        body.append(Array(frame[4...]))
+        let request = try AgentRequest(body: body)
+        XCTAssertEqual(request.kind, .add)
+        XCTAssertEqual(try request.path(0), "/d")
+        XCTAssertEqual(Array(try request.field(2, "file key", maximum: 16)), Array(repeating: 7, count: 16))
+        XCTAssertThrowsError(try request.field(3, "lifetime"))
+        let answer = try AgentRequest.frame(.ok, [[UInt8]("plain".utf8)])
+        XCTAssertEqual(Array(answer.bytes), AgentMessage(.ok, [Array("plain".utf8)]).encoded())
     }
 
     func testVaultRefusesAKeyThatDoesNotOpenItsHeader() throws {

@@ -76,6 +76,15 @@ final class EssentialsTests: XCTestCase {
     /// Dates from outside (a JWT's exp, an AWS answer) may be absurd: no trap. Just past years 1
     /// and 9999 the text is ICU's; for the absurd ones ICU and FoundationEssentials each write a
     /// different meaningless year, so only "no crash" is checked there.
+    func testDurationsAreSaidExactly() {
+        // `unlock --idle 8s` once said "0 min".
+        let cases: [(UInt64, String)] = [
+            (0, "0 s"), (8, "8 s"), (60, "1 min"), (90, "1 min 30 s"), (900, "15 min"), (5400, "1 h 30 min"),
+            (28_800, "8 h"), (172_800, "2 d"), (90_061, "1 d 1 h 1 min 1 s"),
+        ]
+        for (seconds, said) in cases { XCTAssertEqual(Format.duration(seconds: seconds), said, "\(seconds)") }
+    }
+
     func testDatesOutsideTheCalendarAreNoCrash() {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]

@@ -19,6 +19,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -830,3 +831,286 @@ def test_systemd_units_verify(bare, tmp_path):
     if r.returncode != 0 and "Failed to initialize manager" in r.stderr:
         pytest.skip(f"systemd-analyze cannot run a user manager here: {r.stderr.strip()}")
     assert r.returncode == 0 and r.stderr.strip() == "", r.stderr
+
+
+# ---------------------------------------------------------------------------
+# The key agent's security review (issue 35): a second process of the same user as the attacker
+# ---------------------------------------------------------------------------
+
+def header_of(file: bytes) -> bytes:
+    end = file.index(b"\n---") + 1
+    return file[:file.index(b"\n", end) + 1]
+
+
+def add_fields(directory: Path, header: bytes, key: bytes, lifetime: int = 3600, idle: int = 900) -> list[bytes]:
+    return [str(directory).encode(), header, key, struct.pack(">Q", lifetime), struct.pack(">Q", idle)]
+
+
+def foreground_agent(cli: Cli) -> subprocess.Popen:
+    """`authctl agent` started by the attacker's process (no passphrase, no unlock)."""
+    proc = subprocess.Popen([str(authctl_bin()), "agent"], env=cli.env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while agent_pid(cli) != proc.pid:
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc
+
+
+def new_profile_signin(cli: Cli, env: dict | None = None) -> harness.Result:
+    return cli.run("signin", "--username", "alice", "--password-stdin", "--store", "file", "--profile", "prod",
+                   input=cli.pool.users["alice"] + "\n", env=env, timeout=180)
+
+
+def test_a_header_another_process_made_never_encrypts_a_new_file(bare):
+    """Item 7: a process of the same user started `authctl agent` and added, for the user's store
+    directory, an age header made with its own passphrase and that header's file key; the user's
+    next `signin --profile prod --store file` then wrote prod.age with it, without asking
+    anything (before: the add was accepted, exit 0, prod.age opened with the attacker's
+    passphrase). The agent now keeps a key only for a header one of the directory's files
+    carries, so the new profile needs the passphrase (exit 78 with none, nothing written). And a
+    file whose header no other file carries is not called the directory's passphrase's by
+    `status` (before: "encrypted with your passphrase")."""
+    from test_stores import age_parts
+
+    signed_in_on_file(bare)
+    directory = state_dir(bare)
+    header, key, planted = age_parts(b'{"items":[]}', "the attacker's own passphrase", 10)
+    agent = foreground_agent(bare)
+    try:
+        kind, fields = request(socket_path(bare), 3, add_fields(directory, header, key))
+        assert kind == 0x82 and b"no file of" in fields[0], (kind, fields)
+        r = new_profile_signin(bare)
+        assert r.code == 78 and "authctl unlock" in r.err, r
+        assert not (directory / "prod.age").exists()
+
+        # A process that also writes the directory can plant a file carrying its header (it could
+        # replace any file there): the agent then takes the key, but status does not vouch for it.
+        (directory / "prod.age").write_bytes(planted)
+        os.chmod(directory / "prod.age", 0o600)
+        assert request(socket_path(bare), 3, add_fields(directory, header, key))[0] == 0x80
+        # The user's own unlock (into the running agent) names the file their passphrase does not open.
+        assert f"does not open {directory / 'prod.age'}" in unlock(bare).err
+        st = bare.run("status", "--profile", "prod", "--output", "json", env=bare.env(AUTHCTL_STORE="file"))
+        entry = next(p for p in json.loads(st.out)["profiles"] if p["profile"] == "prod")
+        assert entry["keptIn"] and "your passphrase" not in entry["keptIn"], (entry["state"], entry["problem"])
+        assert "not the one of every file there" in entry["keptIn"], entry
+    finally:
+        agent.kill()
+        agent.wait(10)
+
+
+class LyingAgent(threading.Thread):
+    """A process of the same user listening where the agent does: it says it holds the header the
+    directory's files carry, and seals every file with a header of its own."""
+
+    def __init__(self, path: Path, directory: Path, held: bytes, own_file: bytes):
+        super().__init__(daemon=True)
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(str(path))
+        self.listener.listen(8)
+        self.listener.settimeout(0.2)
+        self.directory, self.held, self.own_file = directory, held, own_file
+        self.stopped = False
+        self.seals = 0
+
+    def run(self) -> None:
+        import hashlib
+        while not self.stopped:
+            try:
+                connection, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            with connection:
+                connection.settimeout(5)
+                data = b""
+                while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                kind = data[5] if len(data) > 5 else 0
+                if kind == 5:
+                    fields = [struct.pack(">Q", 1), str(self.directory).encode(),
+                              struct.pack(">Q", int(time.time()) + 600), hashlib.sha256(self.held).digest()]
+                    answer = 0x80
+                elif kind == 2:
+                    self.seals += 1
+                    fields, answer = [self.own_file], 0x80
+                else:
+                    fields, answer = [], 0x81
+                body = bytes([1, answer]) + b"".join(struct.pack(">I", len(f)) + f for f in fields)
+                connection.sendall(struct.pack(">I", len(body)) + body)
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.join(5)
+        self.listener.close()
+
+
+def test_the_client_checks_the_header_of_a_file_the_agent_sealed(bare):
+    """Item 7, checked by the client, not by trusting the agent: whatever listens on the agent's
+    socket (here a process of the same user that claims to hold the directory and seals with a
+    header of its own) does not decide how a new file is encrypted. The new profile's file takes
+    the header the directory's files carry, opened with the passphrase (before: the agent's file
+    was written as it came, its header the attacker's)."""
+    from test_stores import age_parts
+
+    signed_in_on_file(bare)
+    directory = state_dir(bare)
+    own = header_of((directory / "default.age").read_bytes())
+    _, _, foreign = age_parts(b'{"items":[]}', "the attacker's own passphrase", 10)
+    private_socket_directory(bare)
+    liar = LyingAgent(socket_path(bare), directory, own, foreign)
+    liar.start()
+    try:
+        r = new_profile_signin(bare, env=with_passphrase(bare))
+    finally:
+        liar.stop()
+        socket_path(bare).unlink()
+    assert liar.seals >= 1, "the client asked the agent to seal"
+    assert r.code == 0, r
+    assert header_of((directory / "prod.age").read_bytes()) == own
+
+
+def test_a_slow_client_blocks_no_one_and_an_expired_key_is_not_served(bare):
+    """Item 8: a client sending one byte every 1.5 s held the agent (each read had 2 s, the request
+    none) while every other client waited: a normal `token` failed; and when its request was in,
+    past `--for`, it was answered with the plaintext. Now a connection has 2 s for its whole
+    request, connections are served side by side, and a key's time is checked when it is used."""
+    signed_in_on_file(bare)
+    unlock(bare, "--for", "4s")
+    body = bytes([1, 1]) + b"".join(struct.pack(">I", len(f)) + f for f in (
+        str(state_dir(bare)).encode(), (state_dir(bare) / "default.age").read_bytes()))
+    frame = struct.pack(">I", len(body)) + body
+    answered: list[bytes] = []
+
+    def slow() -> None:
+        data = b""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(15)
+            s.connect(str(socket_path(bare)))
+            try:
+                for byte in frame[:4]:  # 6 s for the length alone: past --for
+                    s.send(bytes([byte]))
+                    time.sleep(1.5)
+                s.sendall(frame[4:])
+                while chunk := s.recv(65536):
+                    data += chunk
+            except OSError:
+                pass
+        answered.append(data)
+
+    client = threading.Thread(target=slow)
+    client.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    r = bare.run("token", timeout=30)
+    elapsed = time.monotonic() - started
+    client.join(20)
+    assert r.code == 0, r
+    assert elapsed < 5, f"token took {elapsed:.1f} s beside a slow client"
+    assert answered and not (len(answered[0]) > 5 and answered[0][5] == 0x80), "served after --for"
+
+
+def memory_holding(pid: int, needles: dict[str, bytes]) -> dict[str, list[str]]:
+    """Where in the process's writable memory each needle lies: the mapping's name, `locked` when
+    the mapping is mlock'ed (/proc/PID/smaps' Locked:). Read through /proc/PID/mem as root."""
+    regions, current = [], None
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and not fields[0].endswith(":"):
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            current = [start, end, fields[1], fields[5] if len(fields) > 5 else "[anon]", 0]
+            regions.append(current)
+        elif fields[0] == "Locked:" and current:
+            current[4] = int(fields[1])
+    found: dict[str, list[str]] = {name: [] for name in needles}
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        for start, end, perms, name, locked in regions:
+            if not perms.startswith("rw"):
+                continue
+            try:
+                mem.seek(start)
+                data = mem.read(end - start)
+            except OSError:
+                continue
+            for key, needle in needles.items():
+                at = data.find(needle)
+                while at >= 0:
+                    found[key].append(f"{name}{' locked' if locked else ''}")
+                    at = data.find(needle, at + 1)
+    return found
+
+
+def test_the_agent_keeps_keys_and_plaintext_only_in_locked_memory_it_wipes(bare, tmp_path):
+    """Item 9, read as the reviewer did (the agent's memory through /proc/PID/mem, as root): after
+    `unlock`, a `token` (the agent opens the file) and a sign-in (it seals the new one), the file
+    key was also in the heap, the refresh token and the start of the plaintext twice; after one
+    directory's idle time ran out its key was still there. Now the key is in the locked page
+    only, nothing of the plaintext is left anywhere, and an expired directory's key nowhere."""
+    from test_stores import age_file_key, age_parts, age_payload
+
+    if os.geteuid() != 0:
+        pytest.skip("reading a non-dumpable process's memory needs root")
+    signed_in_on_file(bare)
+    unlock(bare)
+    assert bare.run("token").code == 0
+    assert bare.signin("alice", None, timeout=60).code == 0  # sealed by the agent: no passphrase here
+    # A second store directory, one file made here with a key known here, forgotten after 2 s idle.
+    second = tmp_path / "state" / "authctl"
+    second.mkdir(parents=True, mode=0o700)
+    _, expired_key, made = age_parts(b'{"items":[]}', PASSPHRASE, 18)
+    (second / "default.age").write_bytes(made)
+    os.chmod(second / "default.age", 0o600)
+    other = with_passphrase(bare, XDG_STATE_HOME=str(tmp_path / "state"))
+    assert bare.run("unlock", "--idle", "2s", env=other, timeout=180).code == 0
+    file = (state_dir(bare) / "default.age").read_bytes()
+    key = age_file_key(header_of(file), PASSPHRASE)
+    plaintext = age_payload(file, len(header_of(file)), key)
+    session = next(json.loads(item["secret"]) for item in json.loads(plaintext)["items"] if item["kind"] == "session")
+    deadline = time.monotonic() + 20
+    while len(request(socket_path(bare), 5)[1]) > 4:  # until the second directory is forgotten
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    found = memory_holding(agent_pid(bare), {
+        "file key": key, "refresh token": session["refreshToken"].encode(), "plaintext": plaintext[:48],
+        "expired key": expired_key})
+    assert found["file key"] == ["[anon] locked"], found
+    assert found["refresh token"] == [] and found["plaintext"] == [] and found["expired key"] == [], found
+
+
+def test_lock_finds_an_agent_started_without_xdg_runtime_dir(bare):
+    """Item 10: `unlock` where XDG_RUNTIME_DIR was unset (su, cron) started the agent under /tmp;
+    `lock` with it set said no agent was running while that one still served the key. Item 11:
+    `--idle 8s` was said as "0 min"; the on-demand agent kept the caller's directory open."""
+    signed_in_on_file(bare)
+    env = with_passphrase(bare)
+    del env["XDG_RUNTIME_DIR"]
+    r = bare.run("unlock", "--idle", "8s", env=env, timeout=180)
+    assert r.code == 0 and "or 8 s without use" in r.err, r
+    fallback = Path(f"/tmp/authctl-agent-{os.geteuid()}/agent.sock")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(fallback))
+        pid, _, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    assert os.readlink(f"/proc/{pid}/cwd") == "/"
+    r = bare.run("lock")
+    assert r.code == 0 and f"The key agent on {fallback} forgot every key." in r.err, r
+    assert wait_gone(pid)
+    r = bare.run("lock")
+    assert r.code == 0 and "No key agent was running (looked at" in r.err, r
+    assert str(socket_path(bare)) in r.err and str(fallback) in r.err, r
+
+
+def test_a_socket_path_too_long_is_said_at_once(bare):
+    """Item 11: with a runtime directory whose socket path is over 107 bytes `unlock` derived the
+    key, waited 5 s for an agent that could not listen and then said to run `authctl agent`."""
+    signed_in_on_file(bare)
+    runtime = home(bare) / ("r" * 100)
+    runtime.mkdir(mode=0o700)
+    started = time.monotonic()
+    r = bare.run("unlock", env=with_passphrase(bare, XDG_RUNTIME_DIR=str(runtime)), timeout=60)
+    elapsed = time.monotonic() - started
+    assert r.code == 78 and "longer than 107 bytes" in r.err, r
+    assert elapsed < 3, elapsed

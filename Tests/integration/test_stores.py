@@ -383,6 +383,11 @@ def _age_header(salt: bytes, work_factor: int, body: bytes, file_key: bytes | No
 def age_encrypt_at(plaintext: bytes, passphrase: str, work_factor: int) -> bytes:
     """What `age -p` writes, at any work factor (age's CLI has no option for it): scrypt wraps a
     random file key, HKDF-SHA-256 and ChaCha20-Poly1305 STREAM chunks carry the payload."""
+    return age_parts(plaintext, passphrase, work_factor)[2]
+
+
+def age_parts(plaintext: bytes, passphrase: str, work_factor: int) -> tuple[bytes, bytes, bytes]:
+    """`age_encrypt_at`'s file with its header and file key: (header, file key, file)."""
     import secrets
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -400,7 +405,37 @@ def age_encrypt_at(plaintext: bytes, passphrase: str, work_factor: int) -> bytes
     for index, chunk in enumerate(chunks):
         last = index == len(chunks) - 1
         out += ChaCha20Poly1305(payload_key).encrypt(index.to_bytes(11, "big") + (b"\1" if last else b"\0"), chunk, None)
-    return _age_header(salt, work_factor, body, file_key) + nonce + out
+    header = _age_header(salt, work_factor, body, file_key)
+    return header, file_key, header + nonce + out
+
+
+def age_payload(file: bytes, header_length: int, file_key: bytes) -> bytes:
+    """The plaintext of an age file whose file key is known (no passphrase, no scrypt)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    nonce, sealed = file[header_length:header_length + 16], file[header_length + 16:]
+    payload_key = HKDF(algorithm=hashes.SHA256(), length=32, salt=nonce, info=b"payload").derive(file_key)
+    chunks = [sealed[i:i + 65536 + 16] for i in range(0, len(sealed), 65536 + 16)]
+    return b"".join(ChaCha20Poly1305(payload_key).decrypt(index.to_bytes(11, "big") + (b"\1" if index == len(chunks) - 1 else b"\0"), chunk, None)
+                    for index, chunk in enumerate(chunks))
+
+
+def age_file_key(header: bytes, passphrase: str) -> bytes:
+    """The file key a scrypt header wraps, unwrapped with `passphrase` (as `age -d` does)."""
+    import base64
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+    def b64(text: bytes) -> bytes:
+        return base64.b64decode(text + b"=" * (-len(text) % 4))
+
+    lines = header.split(b"\n")
+    _, _, salt, work_factor = lines[1].split()
+    wrap = Scrypt(salt=b"age-encryption.org/v1/scrypt" + b64(salt), length=32, n=1 << int(work_factor), r=8,
+                  p=1).derive(passphrase.encode())
+    return ChaCha20Poly1305(wrap).decrypt(b"\0" * 12, b64(lines[2]), None)
 
 
 def work_factor_of(path: Path) -> int:

@@ -30,8 +30,21 @@ extension StoreBackend {
                 return "the kernel's user keyring (kernel memory, lost at reboot and when your last session ends)"
             }
         case .file:
-            return
-                "\(StoreLocations.fileDirectory(environment: environment))/ (a file encrypted with your passphrase, age format)"
+            // Whose passphrase opens the file cannot be known without it: only how its header
+            // stands among the directory's files (a file whose header no other file carries was
+            // not written by this store's rules).
+            let directory = StoreLocations.fileDirectory(environment: environment)
+            let standing = try (store(kind, environment: environment) as? AgeFileStore)?.passphraseStanding(
+                profile: profile)
+            switch standing {
+            case .sharedWithEveryFile:
+                return "\(directory)/ (an age file, encrypted with the passphrase of every file there)"
+            case .differsFromOthers:
+                return "\(directory)/ (an age file whose passphrase is not the one of every file there: "
+                    + "`authctl unlock` names the files a passphrase does not open)"
+            case .alone, .noFile, nil:
+                return "\(directory)/ (a passphrase-encrypted file, age format)"
+            }
         }
     }
 

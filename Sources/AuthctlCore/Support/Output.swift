@@ -34,6 +34,16 @@ package enum Format {
         return Int(min(max(seconds.rounded(), -bound), bound))
     }
 
+    /// A duration for people, exactly: `8 s`, `15 min`, `1 h 30 min`, `2 d` (never rounded away:
+    /// an 8-second idle time was once said as "0 min").
+    package static func duration(seconds: UInt64) -> String {
+        let parts: [(UInt64, String)] = [
+            (seconds / 86400, "d"), (seconds % 86400 / 3600, "h"), (seconds % 3600 / 60, "min"), (seconds % 60, "s"),
+        ]
+        let said = parts.filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+        return said.isEmpty ? "0 s" : said.joined(separator: " ")
+    }
+
     /// For people: local time with the zone's abbreviation from the time-zone database, as
     /// `date` shows it: `2026-11-22 06:00:00 CET`. From libc (TZ, /etc/localtime): without ICU,
     /// FoundationEssentials knows no zone but GMT.

@@ -8,6 +8,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `authctl agent`: the key agent in the foreground (a systemd unit, a container, a CI job); with
 /// `--on-demand` (how `authctl unlock` starts it, detached) it exits unless given a key within 30 s.
@@ -36,6 +39,9 @@ struct AgentCommand: ParsableCommand {
         authctl_defer_termination_signals()
         do {
             let environment = ProcessInfo.processInfo.environment
+            // Keep no directory of the caller's busy (an unmount, a removed working directory):
+            // every path the agent uses is absolute.
+            _ = chdir("/")
             let handover = try SocketActivation.handoverToThisProcess()
             let activated = handover != .none
             let server = try KeyAgentServer(

@@ -41,7 +41,7 @@ struct Unlock: AuthctlCommand {
         }
         let report: UnlockReport
         do {
-            report = try store.unlock(lifetime)
+            report = try store.unlock(lifetime, profile: try context.settings.profile)
         } catch let error as SecureStoreError where error.cause == .noPassphrase || error.cause == .storeLocked {
             throw AuthctlError(
                 .configuration,
@@ -56,7 +56,7 @@ struct Unlock: AuthctlCommand {
                 directory: store.directory, socket: KeyAgentClient(environment: context.environment).socketPath,
                 files: report.opened.count, notOpened: report.notOpened,
                 expiresAt: Date(timeIntervalSinceNow: Double(lifetime.lifetime)),
-                idleSeconds: Int(lifetime.idle)))
+                idleSeconds: Int(lifetime.idle), idle: Format.duration(seconds: lifetime.idle)))
     }
 }
 
@@ -67,11 +67,14 @@ struct UnlockedReport: CommandReport {
     var notOpened: [String]
     var expiresAt: Date
     var idleSeconds: Int
+    var idle: String
+
+    enum CodingKeys: String, CodingKey { case directory, socket, files, notOpened, expiresAt, idleSeconds }
 
     var textMessages: [String] {
         var lines = [
             "Unlocked the file store \(directory) (\(files) file\(files == 1 ? "" : "s")) until "
-                + "\(expiresAt.formatted(.iso8601)) or \(idleSeconds / 60) min without use; `authctl lock` forgets it now."
+                + "\(expiresAt.formatted(.iso8601)) or \(idle) without use; `authctl lock` forgets it now."
         ]
         if !notOpened.isEmpty {
             // One passphrase per directory (issue 30): a file of another passphrase stays locked.
@@ -94,25 +97,44 @@ struct UnlockedReport: CommandReport {
 struct LockCommand: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock",
-        abstract: "Make the key agent forget every key of the file store now (it then exits).")
+        abstract: "Make every key agent of this user forget the file store's keys now (they then exit).",
+        discussion: """
+            Looks where agents of this user listen: $XDG_RUNTIME_DIR/authctl/agent.sock, /run/user/UID/authctl/ \
+            and /tmp/authctl-agent-UID/ (where an agent started without XDG_RUNTIME_DIR listens), and names the \
+            sockets it looked at when none was running.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let client = KeyAgentClient(environment: context.environment)
-        let wasRunning: Bool
-        do {
-            wasRunning = try client.lock()
-        } catch let error as SecureStoreError {
-            throw AuthctlError.from(error)
+        // Every place an agent of this user may listen: one started without XDG_RUNTIME_DIR (su,
+        // cron) listens under /tmp, and a `lock` with it set would otherwise miss that one.
+        var locked: [String] = []
+        var checked: [String] = []
+        for client in KeyAgentClient.everyPlace(environment: context.environment) {
+            checked.append(client.socketPath)
+            do {
+                if try client.lock() { locked.append(client.socketPath) }
+            } catch let error as SecureStoreError {
+                // The environment's own place must be usable; another place that is not is skipped.
+                if checked.count == 1 { throw AuthctlError.from(error) }
+            }
         }
-        context.emit(LockedReport(wasRunning: wasRunning))
+        context.emit(LockedReport(wasRunning: !locked.isEmpty, locked: locked, checked: checked))
     }
 }
 
 struct LockedReport: CommandReport {
     var wasRunning: Bool
+    /// The sockets whose agent forgot its keys.
+    var locked: [String]
+    /// Every socket looked at.
+    var checked: [String]
+
     var textMessages: [String] {
-        [wasRunning ? "The key agent forgot every key." : "No key agent was running; nothing was unlocked."]
+        guard !locked.isEmpty else {
+            return ["No key agent was running (looked at \(checked.joined(separator: ", "))); nothing was unlocked."]
+        }
+        return locked.map { "The key agent on \($0) forgot every key." }
     }
 }
