@@ -94,6 +94,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// SECONDARY allows only "end-user operations that do not create or change attributes of a
     /// user"), and an INACTIVE replica to end users' requests.
     case operationNotEnabled
+    /// UserPoolAddOnNotEnabledException: the pool has no threat protection (its sign-in events
+    /// and their feedback are not kept).
+    case threatProtectionOff
     /// Any other error type.
     case other
 
@@ -145,6 +148,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "WebAuthnCredentialNotSupportedException": return .webAuthnCredentialNotSupported
         case "ForbiddenException": return .forbidden
         case "OperationNotEnabledException": return .operationNotEnabled
+        case "UserPoolAddOnNotEnabledException": return .threatProtectionOff
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
             "UserLambdaValidationException":
             return .poolConfiguration
