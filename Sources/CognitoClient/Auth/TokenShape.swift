@@ -35,6 +35,12 @@ public enum TokenShape {
         }
     }
 
+    /// `token` when it is a JWT, else the decoder's error naming the member (`name`).
+    static func checked(_ token: String, as name: String) throws -> String {
+        guard isJWT(token) else { throw TokenShapeError(description: "\(name) is not a JWT (three base64url parts)") }
+        return token
+    }
+
     /// Nil when every token present has its shape; else which one does not.
     static func problem(accessToken: String, idToken: String?, refreshToken: String?) -> String? {
         if !isJWT(accessToken) { return "the access token is not a JWT (three base64url parts)" }

@@ -131,7 +131,7 @@ struct OpsContain: AuthctlCommand {
         let recordPath = record ?? IncidentRecord.defaultPath(state, stem)
         let incident =
             IncidentRecord.incidentId(at: recordPath) ?? IncidentRecord.newId(poolId: admin.poolId, now: context.now())
-        let investigator = Investigator(poolId: admin.poolId, bounds: request.events, sessions: nil)
+        let investigator = Investigator(poolId: admin.poolId, bounds: request.events)
         let steps = request.steps
         var containment: Containment?
         func opened() throws -> Containment {

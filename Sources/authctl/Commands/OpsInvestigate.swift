@@ -33,7 +33,7 @@ struct OpsInvestigate: AuthctlCommand {
         let operation = BulkOperation(
             service: admin.service, poolId: admin.poolId, action: .contain, selection: chosen, rate: 1,
             listingRate: listing.rate, readRate: read.rate, clock: MonotonicClock())
-        let investigator = Investigator(poolId: admin.poolId, bounds: events.bounds(now: context.now()), sessions: nil)
+        let investigator = Investigator(poolId: admin.poolId, bounds: events.bounds(now: context.now()))
         let users = try operation.source(from: PageCursor())
         var count = 0
         while let page = try users.nextPage() {

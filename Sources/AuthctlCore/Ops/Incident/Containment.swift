@@ -158,18 +158,23 @@ package final class Containment: UserSteps {
             }
             return outcome(devices.isEmpty ? "nothingToDo" : "done", "\(devices.count) devices forgotten")
         case .sessions:
-            guard let directory = investigator.sessions else {
-                return outcome("notPossible", "this build cannot revoke sessions (AdminRevokeUserSession)")
+            var listed: [UserSession] = []
+            do {
+                try calls.read { listed = try service.adminListUserSessions(userPoolId: poolId, username: username) }
+            } catch let error as CognitoError where Investigator.notKept(error) {
+                return outcome(
+                    "notPossible", "the pool does not track sessions: a managed-login session lives about an hour")
             }
-            var listed: [TrackedSession]?
-            try calls.read { listed = try directory.sessions(poolId: poolId, username: username, service: service) }
-            guard let listed else { return outcome("notPossible", "the pool does not track sessions") }
-            for session in listed {
+            // The managed-login (SSO) sessions, each with the token sessions it started; the
+            // remaining token sessions end with the global sign-out.
+            let single = listed.filter { $0.kind == .sso }.compactMap(\.validId)
+            for id in single {
                 try calls.update {
-                    try directory.revoke(poolId: poolId, username: username, sessionId: session.id, service: service)
+                    try service.adminRevokeUserSession(
+                        userPoolId: poolId, username: username, sessionId: id, linked: .linked)
                 }
             }
-            return outcome(listed.isEmpty ? "nothingToDo" : "done", "\(listed.count) sessions revoked")
+            return outcome(single.isEmpty ? "nothingToDo" : "done", "\(single.count) managed-login sessions revoked")
         case .password:
             return try resetPassword(calls, outcome)
         case .disable:

@@ -82,11 +82,22 @@ package final class ExposureCalculator {
             try calls.read { devices = try service.adminListDevices(userPoolId: poolId, username: username).count }
         } catch let error as CognitoError where Investigator.notKept(error) {}
         let until = signedOutAt.addingTimeInterval(lifetime.seconds)
-        let revoked = request.steps.contains(.sessions) && !request.skipped.contains(.sessions)
-        let sessionWords =
-            revoked
-            ? "revoked where the pool tracks sessions (see the sessions step); otherwise it lives about an hour, until about \(Format.localTime(signedOutAt.addingTimeInterval(Self.managedLoginSessionLifetime)))"
-            : "not revoked: it lets its holder into the pool's other apps for about an hour, until about \(Format.localTime(signedOutAt.addingTimeInterval(Self.managedLoginSessionLifetime)))"
+        var ssoLeft: Int?
+        do {
+            try calls.read {
+                ssoLeft = try service.adminListUserSessions(userPoolId: poolId, username: username)
+                    .filter { $0.kind == .sso }.count
+            }
+        } catch let error as CognitoError where Investigator.notKept(error) {}
+        let hourLater = Format.localTime(signedOutAt.addingTimeInterval(Self.managedLoginSessionLifetime))
+        let sessionWords: String
+        switch ssoLeft {
+        case 0?: sessionWords = "none left (revoked, or none was open)"
+        case let left?: sessionWords = "\(left) still open: they let their holder into the pool's other apps"
+        case nil:
+            sessionWords =
+                "not tracked by the pool, so not revocable: a managed-login session lives about an hour, until about \(hourLater)"
+        }
         let passkeys = factors?.contains("WEB_AUTHN") ?? false
         let authenticator =
             (factors?.contains("SOFTWARE_TOKEN") ?? false)

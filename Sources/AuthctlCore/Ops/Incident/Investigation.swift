@@ -90,13 +90,6 @@ package struct TrackedSession: Codable, Equatable {
     }
 }
 
-/// Where a pool's session operations are reached (AdminListUserSessions, AdminRevokeUserSession):
-/// nil from `sessions` when the pool (or this service) tracks none.
-package protocol UserSessionDirectory {
-    func sessions(poolId: String, username: String, service: CognitoService) throws -> [TrackedSession]?
-    func revoke(poolId: String, username: String, sessionId: String, service: CognitoService) throws
-}
-
 /// How far back `investigate` reads sign-in events.
 package struct EventBounds: Equatable {
     package var since: Date?
@@ -114,14 +107,12 @@ package struct EventBounds: Equatable {
 package struct Investigator {
     package let poolId: String
     package let bounds: EventBounds
-    package let sessions: UserSessionDirectory?
     /// Outside strings are cut to this length before they are kept or printed.
     package static let fieldLimit = 256
 
-    package init(poolId: String, bounds: EventBounds, sessions: UserSessionDirectory?) {
+    package init(poolId: String, bounds: EventBounds) {
         self.poolId = poolId
         self.bounds = bounds
-        self.sessions = sessions
     }
 
     package func investigate(
@@ -174,18 +165,23 @@ package struct Investigator {
         _ username: String, service: CognitoService, read: (() throws -> Void) throws -> Void,
         into found: inout UserInvestigation
     ) throws {
-        guard let sessions else {
-            found.sessionsNote = "this build cannot list the pool's sessions (AdminListUserSessions)"
-            return
-        }
         do {
-            var listed: [TrackedSession]?
-            try read { listed = try sessions.sessions(poolId: poolId, username: username, service: service) }
-            found.sessions = listed.map { Array($0.prefix(1000)) }
-            if listed == nil { found.sessionsNote = "the pool does not track sessions" }
+            var listed: [UserSession] = []
+            try read { listed = try service.adminListUserSessions(userPoolId: poolId, username: username) }
+            found.sessions = listed.prefix(1000).compactMap(Self.session)
         } catch let error as CognitoError where Self.notKept(error) {
-            found.sessionsNote = "the pool does not track sessions (\(Self.bounded(error.errorType ?? "refused")))"
+            found.sessionsNote =
+                "the pool does not track sessions (\(Self.bounded(error.errorType ?? "refused"))): a managed-login session lives about an hour"
         }
+    }
+
+    static func session(_ session: UserSession) -> TrackedSession? {
+        guard let id = session.validId else { return nil }
+        let place = [session.lastLocation?.city, session.lastLocation?.country].compactMap { $0 }
+        return TrackedSession(
+            id: id, kind: session.sessionType.map(bounded), clientId: session.clientId.map(bounded),
+            device: session.deviceType.map(bounded), lastIp: session.lastIPAddress.map(bounded),
+            location: place.isEmpty ? nil : bounded(place.joined(separator: ", ")), lastActive: session.lastActive)
     }
 
     private func readEvents(
@@ -230,7 +226,8 @@ package struct Investigator {
     package static func notKept(_ error: CognitoError) -> Bool {
         guard error.kind == .service, !error.isThrottling, !error.isServerError else { return false }
         switch error.refusal {
-        case .threatProtectionOff?, .poolConfiguration?, .operationNotEnabled?, .operationUnsupported?,
+        case .threatProtectionOff?, .sessionTrackingDisabled?, .poolConfiguration?, .operationNotEnabled?,
+            .operationUnsupported?,
             .invalidParameter?:
             return true
         default: return false
