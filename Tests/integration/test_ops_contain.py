@@ -132,7 +132,8 @@ def test_contain_a_compromised_account_then_restore_it(attacker, fake, cognito, 
         assert secret not in text
 
     # The attacker's way back in is gone.
-    assert attacker.signin("alice").code != 0, "the password no longer signs in"
+    denied = attacker.signin("alice")
+    assert denied.code != 0, "the password no longer signs in"
     assert refused(cognito, pool, refresh_token), "the refresh token is refused"
     assert mfa_state(fake, pool)["secret"] is None, "the authenticator no longer answers"
     listed = fake._admin("GET", "/_fake/config")  # the event's feedback, as threat protection keeps it
@@ -150,7 +151,8 @@ def test_contain_a_compromised_account_then_restore_it(attacker, fake, cognito, 
     assert audit(tmp_path)[-1]["detail"].startswith("incident incident-"), audit(tmp_path)[-1]
     # The remembered device no longer lets anyone skip MFA: the service knows it no more.
     again = attacker.signin("alice", "N3w-Passw0rd!x")
-    assert again.code == 0 and "refused this machine's remembered device" in again.err, again
+    assert again.code == 0 and "refused this machine's remembered device" in denied.err + again.err, (denied, again)
+    assert "This device is remembered as" in again.err, again  # a new device, after a full sign-in
 
 
 def test_kill_9_mid_run_and_a_rerun_does_every_step_once(pool, fake, cognito, tmp_path):
@@ -159,6 +161,7 @@ def test_kill_9_mid_run_and_a_rerun_does_every_step_once(pool, fake, cognito, tm
         cognito.admin_create_user(UserPoolId=pool.pool_id, Username=name, MessageAction="SUPPRESS",
                                   UserAttributes=[{"Name": "email", "Value": f"{name}@example.com"},
                                                   {"Name": "email_verified", "Value": "true"}])
+        cognito.admin_set_user_password(UserPoolId=pool.pool_id, Username=name, Password="Mall0ry-Passw0rd!", Permanent=True)
     users = tmp_path / "users.txt"
     users.write_text("\n".join(names) + "\n")
     args = ["contain", "--users-file", str(users), "--execute", "--yes"]

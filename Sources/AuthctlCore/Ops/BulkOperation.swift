@@ -176,6 +176,10 @@ package struct StepOutcome {
     package var detail: String?
     package var error: String?
     package var requestIds: [String]
+    /// Whether a rerun tries the step again (a failure, or a step that was not possible and
+    /// leaves the user exposed); otherwise it is done for good.
+    package var tryAgain: Bool { result == "failed" || leavesExposed }
+    package var leavesExposed = false
 
     package init(step: String, result: String, detail: String? = nil, error: String? = nil, requestIds: [String] = []) {
         self.step = step

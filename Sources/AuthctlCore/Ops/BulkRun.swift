@@ -66,7 +66,11 @@ extension BulkOperation {
                 try actInOrder(rest) { index, outcome in
                     try ledger.lock.withLock {
                         let username = rest[index]
-                        page.value.stepsDone?.removeValue(forKey: username)
+                        // A failed user keeps its steps done: a retry of the finished run does only the rest.
+                        if case .failed = outcome.result {
+                        } else {
+                            page.value.stepsDone?.removeValue(forKey: username)
+                        }
                         if page.value.stepsDone?.isEmpty == true { page.value.stepsDone = nil }
                         let line = try OpsAuditLog.line(
                             self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
@@ -152,8 +156,8 @@ final class StepLedger {
                 error: outcome.error, requestId: outcome.requestIds.last, requestIds: outcome.requestIds,
                 operator: record.who, detail: outcome.detail)
             let line = try OpsAuditLog.line(entry)
-            // Only a step that did something is kept as done; a failed one is tried again.
-            if outcome.result != "failed" {
+            // A step that failed, or left the user exposed, is tried again by a rerun.
+            if !outcome.tryAgain {
                 page.value.stepsDone = page.value.stepsDone ?? [:]
                 page.value.stepsDone?[username, default: []].append(outcome.step)
             }

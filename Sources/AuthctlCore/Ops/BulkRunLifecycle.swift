@@ -154,6 +154,7 @@ package final class BulkRunLifecycle {
             userPoolId: admin.poolId, action: action.rawValue, selection: "retry:" + selection.key,
             total: users.count, auditLog: auditLog, auditOffset: audit.size,
             startedAt: now, updatedAt: now)
+        retried.stepsDone = earlier.stepsDone
         let (stop, meanRate) = act(
             retrying, &retried, stem: retryStem, audit: audit, total: users.count, alreadyDone: 0)
         var merged = earlier
@@ -162,6 +163,7 @@ package final class BulkRunLifecycle {
         merged.failedUsers =
             (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
         merged.counts.absorb(retry: retried.counts, stillFailing: merged.failedUsers?.count ?? 0)
+        merged.stepsDone = retried.stepsDone
         merged.updatedAt = context.now()
         try state.save(merged, stem)
         state.remove(retryStem)

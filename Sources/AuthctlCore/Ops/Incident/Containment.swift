@@ -99,7 +99,7 @@ package final class Containment: UserSteps {
             do {
                 outcome = try run(step, calls)
             } catch let error as CognitoError {
-                if error.refusal == .userNotFound || BulkOperation.stopsTheRun(error) { throw error }
+                if error.refusal == .userNotFound || Self.stopsTheRun(error, in: step) { throw error }
                 outcome = StepOutcome(
                     step: step.rawValue, result: "failed", detail: Investigator.bounded(error.message),
                     error: error.errorType
@@ -107,9 +107,8 @@ package final class Containment: UserSteps {
                     requestIds: calls.requestIds)
             }
             if step == .signOut && outcome.result == "done" { signedOutAt = now() }
-            if outcome.result == "failed" || (step == .password && outcome.result == "notPossible") {
-                firstFailure = firstFailure ?? outcome.error ?? "NotPossible"
-            }
+            if step == .password && outcome.result == "notPossible" { outcome.leavesExposed = true }
+            if outcome.tryAgain { firstFailure = firstFailure ?? outcome.error ?? "PasswordUnchanged" }
             try finished(outcome)
             try record.step(username, outcome, at: now())
         }
@@ -119,6 +118,15 @@ package final class Containment: UserSteps {
         lock.withLock { if exposures.count < Self.exposuresShown { exposures.append(exposed) } }
         if let firstFailure { return .failed(code: firstFailure) }
         return request.steps.contains(.disable) ? .disabled : .signedOut
+    }
+
+    /// What stops the run rather than one user's step: the service unreachable, the AWS
+    /// credentials refused, no such pool (the snapshot's first call). A NotAuthorizedException here
+    /// is the user's state ("User is disabled.", a password that cannot be reset now): that user's.
+    static func stopsTheRun(_ error: CognitoError, in step: ContainStep) -> Bool {
+        if error.kind == .transport { return true }
+        guard error.kind == .service, !error.isServerError else { return false }
+        return error.refusal == .awsCredentialsRefused || (error.refusal == .resourceNotFound && step == .snapshot)
     }
 
     private func run(_ step: ContainStep, _ calls: StepCalls) throws -> StepOutcome {
@@ -198,6 +206,12 @@ package final class Containment: UserSteps {
         var user: AdminUser?
         try calls.read { user = try service.adminGetUser(userPoolId: poolId, username: username) }
         if user?.userStatus == "RESET_REQUIRED" { return outcome("nothingToDo", "the password was already reset") }
+        if user?.userStatus == "FORCE_CHANGE_PASSWORD" {
+            return outcome(
+                "notPossible",
+                "the user has only a temporary password (FORCE_CHANGE_PASSWORD), which the service does not reset: it is UNCHANGED; run again with --temporary-password-stdin"
+            )
+        }
         guard user?.hasVerifiedChannel == true else {
             return outcome(
                 "notPossible",
@@ -210,6 +224,11 @@ package final class Containment: UserSteps {
             return outcome(
                 "notPossible",
                 "the user is already disabled and the service resets no disabled user's password: the password is UNCHANGED; run again with --temporary-password-stdin"
+            )
+        } catch let error as CognitoError where error.refusal?.deniesAuthorization == true {
+            return outcome(
+                "notPossible",
+                "the service refused the reset (\(Investigator.bounded(error.message))): the password is UNCHANGED; run again with --temporary-password-stdin"
             )
         }
         return outcome("done", "password reset: a code went to the verified email or phone")
