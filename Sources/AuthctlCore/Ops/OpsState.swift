@@ -325,7 +325,7 @@ package final class OpsAuditLog {
 
         package init(
             time: Date, pool: String, user: String, action: String, result: String, error: String? = nil,
-            requestId: String?, requestIds: [String], operator: Operator, detail: String? = nil
+            requestId: String? = nil, requestIds: [String], operator: Operator, detail: String? = nil
         ) {
             self.time = time
             self.pool = pool
