@@ -554,7 +554,6 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
     """`authctl ops contain` of CONTAIN_USERS users (a users file) at the fake's UserUpdate and
     UserRead quotas, against the floor of the slower category; then the peak memory of a dry run
     over a file of CONTAIN_FILE_USERS names. Two rows of the ops table, or None when a run failed."""
-    import json
     from concurrent.futures import ThreadPoolExecutor
 
     names = [f"mal-{i:05d}" for i in range(CONTAIN_USERS)]
@@ -573,13 +572,10 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
     argv = [str(Path(authctl).resolve()), "ops", "contain", "--users-file", str(users), "--execute", "--yes",
             "--rate", str(OPS_RATE), "--output", "json"]
     print(f"bench ops: authctl ops contain of {CONTAIN_USERS} users...", file=sys.stderr)
-    proc = subprocess.run([spawn, *argv], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    m = re.search(r"bench-spawn (\d+) (\d+) (\d+) (\d+)\s*$", proc.stderr)
-    if not m or m.group(3) != "0":
-        print(f"bench ops: the contain run failed: {proc.stderr[-2000:]}", file=sys.stderr)
+    run = spawned(spawn, argv, env, "the contain run")
+    if run is None:
         return None
-    summary = json.loads(proc.stdout)
-    seconds, rss = int(m.group(1)) / 1e9, int(m.group(2)) * 1024
+    summary, seconds, rss = run
     floor = max(CONTAIN_USERS * CONTAIN_UPDATES / OPS_RATE, CONTAIN_USERS * CONTAIN_READS / CONTAIN_READ_QUOTA)
     ratio = seconds / floor
     row = (f"| `authctl ops contain --users-file` at `--rate {OPS_RATE}`, fake quotas {OPS_RATE}/s updates, "
@@ -591,15 +587,25 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
         for i in range(CONTAIN_FILE_USERS):
             f.write(f"user-{i:07d}\n")
     argv = [str(Path(authctl).resolve()), "ops", "contain", "--users-file", str(big), "--output", "json"]
+    run = spawned(spawn, argv, env, "the million-name dry run")
+    if run is None:
+        return None
+    dry, seconds, rss = run
+    row += (f"\n| `authctl ops contain --users-file` of {CONTAIN_FILE_USERS:,} names, dry run (the selection counted) | "
+            f"{dry['selected']} | {seconds:.1f} s | | | flat memory | | | | {rss / MIB:.1f} MiB |")
+    return row
+
+
+def spawned(spawn: str, argv: list[str], env: dict[str, str], what: str):
+    """`argv` through bench-spawn: (its JSON report, seconds, peak RSS in bytes), or None when it failed."""
+    import json
+
     proc = subprocess.run([spawn, *argv], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     m = re.search(r"bench-spawn (\d+) (\d+) (\d+) (\d+)\s*$", proc.stderr)
     if not m or m.group(3) != "0":
-        print(f"bench ops: the million-user dry run failed: {proc.stderr[-2000:]}", file=sys.stderr)
+        print(f"bench ops: {what} failed: {proc.stderr[-2000:]}", file=sys.stderr)
         return None
-    dry = json.loads(proc.stdout)
-    row += (f"\n| `authctl ops contain --users-file` of {CONTAIN_FILE_USERS:,} names, dry run (the selection counted) | "
-            f"{dry['selected']} | {int(m.group(1)) / 1e9:.1f} s | | | flat memory | | | | {int(m.group(2)) * 1024 / MIB:.1f} MiB |")
-    return row
+    return json.loads(proc.stdout), int(m.group(1)) / 1e9, int(m.group(2)) * 1024
 
 
 if __name__ == "__main__":
