@@ -729,3 +729,32 @@ def test_sessions_tracked_listed_and_revoked(fake, pool, wire):
     assert status == 200 and body["Sessions"] == []
     status, _, body = wire.call("GetUserPoolSessionConfiguration", {"UserPoolId": pool.pool_id})
     assert body["UserSessionTracking"] == "ENABLED"
+
+
+def test_managed_login_sign_ins_have_an_sso_session_that_linked_revocation_ends(fake, pool, wire):
+    """sessions.py: a sign-in marked as fake_managed_login.py's has an SSO session (one per user
+    while it lasts), named by its token sessions; RevokeToken with LINKED ends both."""
+    fake.set_config(sessionTracking={pool.pool_id: True})
+
+    def managed_sign_in() -> dict[str, Any]:
+        body = json.dumps({"UserPoolId": pool.pool_id, "ClientId": pool.client_id, "AuthFlow": "ADMIN_USER_PASSWORD_AUTH",
+                           "AuthParameters": {"USERNAME": "alice", "PASSWORD": ALICE_PASSWORD}})
+        wire.conn.request("POST", "/", body=body, headers={
+            "Content-Type": "application/x-amz-json-1.1", "X-Fake-Managed-Login": "alice",
+            "X-Amz-Target": "AWSCognitoIdentityProviderService.AdminInitiateAuth"})
+        r = wire.conn.getresponse()
+        answer = json.loads(r.read())
+        assert r.status == 200, answer
+        return answer["AuthenticationResult"]
+
+    one, two = managed_sign_in(), managed_sign_in()
+    status, _, body = wire.call("AdminListUserSessions", {"UserPoolId": pool.pool_id, "Username": "alice"})
+    kinds = sorted(s["SessionType"] for s in body["Sessions"])
+    assert status == 200 and kinds == ["SSO", "TOKEN", "TOKEN"], body
+    sso = next(s["SessionId"] for s in body["Sessions"] if s["SessionType"] == "SSO")
+    assert all(s.get("OriginSessionId") == sso for s in body["Sessions"] if s["SessionType"] == "TOKEN")
+    assert wire.call("RevokeToken", {"Token": one["RefreshToken"], "ClientId": pool.client_id,
+                                     "RevokeAssociatedSessions": "LINKED"})[0] == 200
+    status, _, body = wire.call("AdminListUserSessions", {"UserPoolId": pool.pool_id, "Username": "alice"})
+    assert [s["SessionType"] for s in body["Sessions"]] == ["TOKEN"], "the SSO session ended with the linked one"
+    assert wire.call("GetUser", {"AccessToken": two["AccessToken"]})[0] == 200

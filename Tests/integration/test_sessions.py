@@ -8,7 +8,11 @@ validated against it), with tracking off by default and turned on per pool.
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from harness import run_authctl
 
 HOSTILE_DEVICE = "Evil\x1b[2J\x1b]0;pwned\x07Browser\nsecond line"
 HOSTILE_CITY = "Oslo\x1b[31m\r"
@@ -104,3 +108,33 @@ def test_signout_with_linked_sends_linked(cli, fake):
     assert [c["operation"] for c in fake.calls(mark, operation="RevokeToken")] == ["RevokeToken"]
     assert fake.calls(mark, operation="RevokeToken")[0]["note"] == "RevokeAssociatedSessions=LINKED"
     assert cli.keyring.session() is None
+
+
+def test_ops_sessions_revoke_ends_one_session_of_a_user_and_audits_it(devices, fake, tmp_path):
+    """An operator (SigV4, through the checking proxy) ends the third device's session; the
+    audit log has one line naming the session, the user and the operator."""
+    from sigv4_check import SigV4CheckingProxy
+    from test_ops_signout import ACCESS_KEY, SECRET_KEY, ops_env
+    first, _, third = devices
+    victim = next(s["sessionId"] for s in first.run("sessions", "--output", "json").json()["sessions"]
+                  if s["device"] == "Safari on iOS")
+    proxy = SigV4CheckingProxy(fake.url, {ACCESS_KEY: SECRET_KEY}).start()
+    try:
+        env = ops_env(first, proxy)
+        audit = tmp_path / "audit.jsonl"
+        assert run_authctl(["ops", "sessions", "revoke", "--user", "alice", victim], env).code == 64, "no --yes"
+        r = run_authctl(["ops", "sessions", "revoke", "--user", "alice", victim, "--yes", "--audit-log", str(audit),
+                         "--output", "json"], env)
+        assert r.code == 0, r
+        assert r.json()["results"][0]["result"] == "ended"
+        again = run_authctl(["ops", "sessions", "revoke", "--user", "alice", victim, "--yes", "--audit-log",
+                             str(audit)], env)
+        assert again.code == 0 and "already gone" in again.err, again
+    finally:
+        proxy.stop()
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(e["action"], e["result"], e["session"], e["user"]) for e in lines] == [
+        ("revokeSession", "ended", victim, "alice"), ("revokeSession", "notFound", victim, "alice")]
+    assert lines[0]["operator"]["accessKeyId"] == ACCESS_KEY and lines[0]["requestId"]
+    assert third.run("whoami").code == 77
+    assert first.run("whoami").code == 0

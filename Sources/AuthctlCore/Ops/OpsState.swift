@@ -322,10 +322,13 @@ package final class OpsAuditLog {
         package var `operator`: Operator
         /// A step's result in words (how many devices forgotten, why a step was not possible).
         package var detail: String? = nil
+        /// The session a per-session action (`ops sessions revoke`) ended; nil for per-user actions.
+        package var session: String? = nil
 
         package init(
             time: Date, pool: String, user: String, action: String, result: String, error: String? = nil,
-            requestId: String? = nil, requestIds: [String], operator: Operator, detail: String? = nil
+            requestId: String? = nil, requestIds: [String], operator: Operator, detail: String? = nil,
+            session: String? = nil
         ) {
             self.time = time
             self.pool = pool
@@ -337,6 +340,7 @@ package final class OpsAuditLog {
             self.requestIds = requestIds
             self.operator = `operator`
             self.detail = detail
+            self.session = session
         }
 
         package struct Operator: Codable {

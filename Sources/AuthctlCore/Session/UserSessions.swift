@@ -44,28 +44,22 @@ package struct UserSessions {
 
     /// Ends each of `ids` (never this device's own: the caller checks it against a listing first),
     /// one RevokeUserSession each, and says what became of every one.
-    package func revoke(_ ids: [String], linked: Bool, session: StoredSession) throws -> [SessionRevokeOutcome] {
-        var outcomes: [SessionRevokeOutcome] = []
-        for id in ids {
-            let outcome: SessionRevokeOutcome
-            do {
-                outcome = try sessions.withFreshSession { session, service in
-                    do {
-                        try service.revokeUserSession(
-                            accessToken: session.accessToken, sessionId: id, linked: linked ? .linked : .none)
-                        return SessionRevokeOutcome(sessionId: id, result: .ended)
-                    } catch let error as CognitoError where error.refusal == .resourceNotFound {
-                        return SessionRevokeOutcome(sessionId: id, result: .alreadyGone)
-                    } catch let error as CognitoError where !error.endsSession && error.kind == .service {
-                        return SessionRevokeOutcome(
-                            sessionId: id, result: .refused, reason: String(error.message.prefix(300)),
-                            errorType: error.errorType)
-                    }
+    package func revoke(_ ids: [String], linked: Bool) throws -> [SessionRevokeOutcome] {
+        try ids.map { id in
+            try sessions.withFreshSession { session, service in
+                do {
+                    try service.revokeUserSession(
+                        accessToken: session.accessToken, sessionId: id, linked: linked ? .linked : .none)
+                    return SessionRevokeOutcome(sessionId: id, result: .ended)
+                } catch let error as CognitoError where error.refusal == .resourceNotFound {
+                    return SessionRevokeOutcome(sessionId: id, result: .alreadyGone)
+                } catch let error as CognitoError where !error.endsSession && error.kind == .service {
+                    return SessionRevokeOutcome(
+                        sessionId: id, result: .refused, reason: String(error.message.prefix(300)),
+                        errorType: error.errorType)
                 }
             }
-            outcomes.append(outcome)
         }
-        return outcomes
     }
 
     /// The message for a pool without session tracking (one line; exit 0 for a listing).

@@ -56,7 +56,7 @@ struct SessionsRevoke: AuthctlCommand {
         try Confirmation.require(
             "End \(unique.count == 1 ? "session \(unique[0])" : "\(unique.count) sessions") of \(session.username)? [y/N] ",
             confirmed: yes, console: context.console, withoutTerminal: "this ends sessions and cannot be undone")
-        let results = try owner.revoke(unique, linked: withLinked, session: session)
+        let results = try owner.revoke(unique, linked: withLinked)
         let report = SessionRevokeReport(
             user: session.username, userPoolId: session.userPoolId, results: results,
             lifetime: session.tokenLifetime, now: context.now())

@@ -196,7 +196,7 @@ struct SignOut: AuthctlCommand {
         }
         let report = SessionRevokeReport(
             user: session.username, userPoolId: session.userPoolId,
-            results: try owner.revoke(ends, linked: false, session: session), lifetime: session.tokenLifetime,
+            results: try owner.revoke(ends, linked: false), lifetime: session.tokenLifetime,
             now: context.now())
         context.emit(report)
         if let failure = report.failure { throw failure }

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from . import (accounts, admin_users, attributes, auth, auth_events, client_secrets, devices, issuer, limits, mfa,
-               observers, passkeys, passwordless, quota, sessions, tokens)
+               observers, passkeys, passwordless, quota, sessions, token_exchange, tokens)
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -119,6 +119,8 @@ LINKS: dict[str, list[Handler]] = {
     "AdminRevokeUserSession": [sessions.admin_revoke_user_session],
     "GetUserPoolSessionConfiguration": [sessions.get_user_pool_session_configuration],
     "SetUserPoolSessionConfiguration": [sessions.set_user_pool_session_configuration],
+    "GetDerivedToken": [token_exchange.get_derived_token],
+    "GetClientToken": [token_exchange.get_client_token],
 }
 # The service's request-rate quotas (off unless config "quota" sets them), first: a refused
 # request reaches nothing else.
