@@ -199,28 +199,13 @@ extension CognitoService {
 
     /// AdminListGroupsForUser, every page (at most `maximum` names).
     public func adminListGroupsForUser(userPoolId: String, username: String, maximum: Int = 500) throws -> [String] {
-        try boundedPages(maximum: maximum) { token in
+        try everyPage(maximum: maximum) { token in
             let page: GroupsPage = try admin(
                 "AdminListGroupsForUser",
                 PagedUserRequest(userPoolId: userPoolId, username: username, limit: 60, nextToken: token),
                 idempotent: true)
             return ((page.groups ?? []).compactMap(\.groupName), page.nextToken)
         }
-    }
-
-    /// Follows the next-page token until `maximum` items (a service that keeps answering pages
-    /// cannot make a list without end), or a token it gave before.
-    private func boundedPages<Item>(maximum: Int, _ page: (String?) throws -> ([Item], String?)) throws -> [Item] {
-        var items: [Item] = []
-        var token: String?
-        var seen = Set<String>()
-        repeat {
-            let (more, next) = try page(token)
-            items += more
-            token = next.flatMap { $0.isEmpty || seen.contains($0) ? nil : $0 }
-            if let token { seen.insert(token) }
-        } while token != nil && items.count < maximum
-        return Array(items.prefix(maximum))
     }
 
     /// AdminListUserAuthEvents, newest first, page by page until `keep` says stop (an event older
@@ -298,7 +283,7 @@ extension CognitoService {
 
     /// ListUserPoolClients, every page: the pool's app client ids (at most `maximum`).
     public func listUserPoolClientIds(userPoolId: String, maximum: Int = 1000) throws -> [String] {
-        try boundedPages(maximum: maximum) { token in
+        try everyPage(maximum: maximum) { token in
             let page: ClientsPage = try admin(
                 "ListUserPoolClients", ClientsRequest(userPoolId: userPoolId, nextToken: token), idempotent: true)
             return ((page.userPoolClients ?? []).compactMap(\.clientId), page.nextToken)
