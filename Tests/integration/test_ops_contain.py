@@ -184,7 +184,7 @@ def test_kill_9_mid_run_and_a_rerun_does_every_step_once(pool, fake, cognito, tm
 
 def test_hostile_answers_are_bounded_and_escaped(pool, fake, tmp_path):
     fake.set_config(threatProtection={pool.pool_id: True},
-                    authEvents={f"{pool.pool_id}/alice": events(time.time(), 3000, hostile="x" * 5000)})
+                    authEvents={f"{pool.pool_id}/alice": events(time.time(), 400, hostile="x" * 600)})
     r = ops(pool, fake, tmp_path, "investigate", "--user", "alice", "--max-events", "100")
     assert r.code == 0, r
     assert "\x1b" not in r.out and "\x07" not in r.out and "\x1b" not in r.err
