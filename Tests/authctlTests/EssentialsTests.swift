@@ -30,8 +30,8 @@ final class EssentialsTests: XCTestCase {
         for value in [0, 0.05, 0.15, 0.25, 2.25, 2.35, 19.95, 19.94, 1e6 + 0.05, -0.05, -1.25, 1234567.89, .pi, 1e-9] {
             XCTAssertEqual(Numbers.oneDecimal(value), String(format: "%.1f", value), "\(value)")
         }
-        XCTAssertEqual(OpsSignOut.number(2.5), "2.5")
-        XCTAssertEqual(OpsSignOut.number(25), "25")
+        XCTAssertEqual(BulkRunFlow.number(2.5), "2.5")
+        XCTAssertEqual(BulkRunFlow.number(25), "25")
     }
 
     func testISO8601AsISO8601DateFormatter() {

@@ -295,3 +295,59 @@ final class BulkOperationTests: XCTestCase {
         XCTAssertLessThan(order.count, 60)
     }
 }
+
+/// A multi-step action's steps: each in the checkpoint as it ends, so a rerun does only the rest.
+final class StepLedgerTests: XCTestCase {
+    /// Steps one, two, three for each user; the run stops (as a kill would) in user b's step two.
+    private final class ScriptedSteps: UserSteps {
+        var made: [String] = []
+        var stopAt: String?
+
+        func perform(
+            _ username: String, using service: CognitoService, done: Set<String>, operation: BulkOperation,
+            finished: (StepOutcome) throws -> Void
+        ) throws -> OpsResult {
+            for step in ["one", "two", "three"] where !done.contains(step) {
+                if stopAt == "\(username):\(step)" { throw OpsInterrupted(signal: 9) }
+                made.append("\(username):\(step)")
+                try finished(StepOutcome(step: step, result: "done"))
+            }
+            return .signedOut
+        }
+    }
+
+    func testARerunDoesOnlyTheStepsLeftAndEachIsAuditedOnce() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("steps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let state = try OpsStateDirectory.open(environment: ["XDG_STATE_HOME": dir.path])
+        let audit = try OpsAuditLog(path: state.auditPath("t"))
+        let record = BulkRecord(
+            state: state, stem: "t", audit: audit, who: .init(accessKeyId: "AKIA", local: "me@here"), now: Date.init)
+        let clock = ManualClock()
+        let service = CognitoService(endpoint: "http://127.0.0.1:9/", transport: FakeCognito(), retryPolicy: .none)
+        let op = BulkOperation(
+            service: service, poolId: "p", action: .contain, selection: .users(["a", "b", "c"]), rate: 20,
+            listingRate: 25, clock: clock)
+        op.stopRequested = { 0 }
+        let steps = ScriptedSteps()
+        steps.stopAt = "b:two"
+        op.steps = steps
+        var checkpoint = OpsCheckpoint(
+            userPoolId: "p", action: "contain", selection: "s", total: 3, auditLog: audit.path, startedAt: Date(),
+            updatedAt: Date())
+        let progress = { OpsProgress(console: FakeConsole(), clock: clock, total: 3, alreadyDone: 0) }
+        XCTAssertThrowsError(try op.run(&checkpoint, record: record, progress: progress()))
+        let saved = try XCTUnwrap(try state.load("t"))
+        XCTAssertEqual(saved.stepsDone, ["b": ["one"]], "a counted user's steps are dropped, b's first kept")
+        steps.stopAt = nil
+        var resumed = saved
+        try op.run(&resumed, record: record, progress: progress())
+        XCTAssertEqual(
+            steps.made, ["a:one", "a:two", "a:three", "b:one", "b:two", "b:three", "c:one", "c:two", "c:three"])
+        XCTAssertNil(resumed.stepsDone)
+        let lines = try String(contentsOfFile: audit.path, encoding: .utf8).split(separator: "\n")
+            .compactMap { try? OpsStateDirectory.decoder.decode(OpsAuditLog.Entry.self, from: Data($0.utf8)) }
+        let stepLines = lines.filter { $0.action.hasPrefix("contain:") }.map { "\($0.user):\($0.action.dropFirst(8))" }
+        XCTAssertEqual(stepLines, steps.made, "every step once in the audit log")
+    }
+}

@@ -284,7 +284,7 @@ def test_chain_links_answer_pass_or_see_the_rest():
             assert link.__code__.co_argcount == 3, (op, link)
     state = f.FakeCognito("http://127.0.0.1:9", None, f.CHAIN).state
     assert {name for name in vars(state)} == {"auth", "tokens", "mfa", "accounts", "devices", "attributes", "issuer", "quota", "passkeys",
-                                            "sessions"}
+                                            "sessions", "auth_events", "client_secrets"}
 
 def test_server_and_client_agree_on_the_key():
     f = fake_cognito

@@ -21,7 +21,11 @@ authctl command and its yardstick:
 and one row of its own (`--only ops` runs just that one): `authctl ops signout` of a group of
 OPS_USERS users at --rate 25 against the fake's quota of 25 user updates a second (issue 24): its
 total time against the floor of OPS_USERS / 25 seconds plus the listing (goal: within 10 %), and
-its peak resident memory; recorded between the `make bench ops` markers.
+its peak resident memory; and `authctl ops contain` of CONTAIN_USERS users from a users file at the
+fake's quotas (25 user updates, 120 user reads a second; issue 37): its time against the floor
+the slower category sets (goal: within 10 %), and the peak memory of a dry run over a file of
+CONTAIN_FILE_USERS usernames (flat: the file is read a page at a time). Both recorded between the
+`make bench ops` markers.
 
 Each sample is one process, started by Tests/support/bench-spawn.c and timed from its fork to its
 wait4, whose rusage gives the peak resident memory (ru_maxrss) and the CPU time. Prints medians, ratios against the goals of
@@ -60,6 +64,13 @@ OPS_END_MARK = "<!-- make bench ops: end -->"
 OPS_USERS = 2000
 OPS_RATE = 25  # the service's UserUpdate quota, enforced by the fake, and authctl's --rate
 OPS_LIST_QUOTA = 30
+CONTAIN_USERS = 1000
+CONTAIN_READ_QUOTA = 120  # UserRead
+# A user's calls with the default steps and no device, session or event to act on:
+# mfa 2 + password 1 + disable 1 + signout 1 updates; snapshot 6 + devices 1 + sessions 1 + password 1 +
+# exposure 3 reads (the pool's client lifetimes, read once, left out).
+CONTAIN_UPDATES, CONTAIN_READS = 5, 12
+CONTAIN_FILE_USERS = 1_000_000
 # The profiles `token` is timed on besides the Secret Service's default one (issue 19's stores).
 STORE_PROFILES = [("kernel", "kernel-keyring"), ("file", "file")]
 # The rows whose processes run no Python (the emulator's and the yardsticks' would dominate the
@@ -234,7 +245,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=9, help="timed A/B pairs per row (default 9)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed pairs first (default 2)")
     parser.add_argument("--record", help="replace the `make bench` section of this Markdown file with the results")
-    parser.add_argument("--only", choices=["ops"], help="run only this row (ops: the bulk sign-out at the quota)")
+    parser.add_argument("--only", choices=["ops"], help="run only these rows (ops: the bulk sign-out and containment at the quota)")
     args = parser.parse_args()
     if args.only == "ops":
         return ops_bench(args)
@@ -517,11 +528,15 @@ def ops_bench(args) -> int:
         ratio = seconds / floor
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         report = (f"{when}; {machine()}; load average (1, 5, 15 min) {load_before} before, {load_after} after; one run.\n\n"
-                  "| run | users | total | floor (users / 25 + listing) | ratio | goal | met | throttled | failed | peak RSS |\n"
+                  "| run | users | total | floor | ratio | goal | met | throttled | failed | peak RSS |\n"
                   "|---|---:|---:|---:|---:|---|---|---:|---:|---:|\n"
-                  f"| `authctl ops signout --group` at `--rate {OPS_RATE}`, fake quota {OPS_RATE}/s | {summary['done']} | "
+                  f"| `authctl ops signout --group` at `--rate {OPS_RATE}`, fake quota {OPS_RATE}/s (floor: users / 25 + listing) | {summary['done']} | "
                   f"{seconds:.1f} s | {floor:.1f} s | {ratio:.3f}× | ≤ 1.10× | {'yes' if ratio <= 1.10 else '**no**'} | "
                   f"{summary['throttled']} | {summary['failed']} | {rss / MIB:.1f} MiB |")
+        contained = contain_rows(direct, pool, fake, env, spawn, work, args.authctl)
+        if contained is None:
+            return 1
+        report += "\n" + contained
         print()
         print(report)
         if args.record:
@@ -533,6 +548,64 @@ def ops_bench(args) -> int:
             if stop:
                 stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path, authctl: str) -> str | None:
+    """`authctl ops contain` of CONTAIN_USERS users (a users file) at the fake's UserUpdate and
+    UserRead quotas, against the floor of the slower category; then the peak memory of a dry run
+    over a file of CONTAIN_FILE_USERS names. Two rows of the ops table, or None when a run failed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = [f"mal-{i:05d}" for i in range(CONTAIN_USERS)]
+
+    def one(name: str) -> None:
+        direct.admin_create_user(UserPoolId=pool.pool_id, Username=name, MessageAction="SUPPRESS",
+                                 UserAttributes=[{"Name": "email", "Value": f"{name}@example.com"},
+                                                 {"Name": "email_verified", "Value": "true"}])
+        direct.admin_set_user_password(UserPoolId=pool.pool_id, Username=name, Password="Bench-Passw0rd!", Permanent=True)
+
+    with ThreadPoolExecutor(8) as threads:
+        list(threads.map(one, names))
+    users = work / "contain.users"
+    users.write_text("\n".join(names) + "\n")
+    fake.set_config(quota={"UserUpdate": OPS_RATE, "UserList": OPS_LIST_QUOTA, "UserRead": CONTAIN_READ_QUOTA})
+    argv = [str(Path(authctl).resolve()), "ops", "contain", "--users-file", str(users), "--execute", "--yes",
+            "--rate", str(OPS_RATE), "--output", "json"]
+    print(f"bench ops: authctl ops contain of {CONTAIN_USERS} users...", file=sys.stderr)
+    run = spawned(spawn, argv, env, "the contain run")
+    if run is None:
+        return None
+    summary, seconds, rss = run
+    floor = max(CONTAIN_USERS * CONTAIN_UPDATES / OPS_RATE, CONTAIN_USERS * CONTAIN_READS / CONTAIN_READ_QUOTA)
+    ratio = seconds / floor
+    row = (f"| `authctl ops contain --users-file` at `--rate {OPS_RATE}`, fake quotas {OPS_RATE}/s updates, "
+           f"{CONTAIN_READ_QUOTA}/s reads (floor: the slower category, {CONTAIN_UPDATES} updates and {CONTAIN_READS} reads a user) | "
+           f"{summary['done']} | {seconds:.1f} s | {floor:.1f} s | {ratio:.3f}× | ≤ 1.10× | {'yes' if ratio <= 1.10 else '**no**'} | "
+           f"{summary['throttled']} | {summary['failed']} | {rss / MIB:.1f} MiB |")
+    big = work / "million.users"
+    with big.open("w") as f:
+        for i in range(CONTAIN_FILE_USERS):
+            f.write(f"user-{i:07d}\n")
+    argv = [str(Path(authctl).resolve()), "ops", "contain", "--users-file", str(big), "--output", "json"]
+    run = spawned(spawn, argv, env, "the million-name dry run")
+    if run is None:
+        return None
+    dry, seconds, rss = run
+    row += (f"\n| `authctl ops contain --users-file` of {CONTAIN_FILE_USERS:,} names, dry run (the selection counted) | "
+            f"{dry['selected']} | {seconds:.1f} s | | | flat memory | | | | {rss / MIB:.1f} MiB |")
+    return row
+
+
+def spawned(spawn: str, argv: list[str], env: dict[str, str], what: str):
+    """`argv` through bench-spawn: (its JSON report, seconds, peak RSS in bytes), or None when it failed."""
+    import json
+
+    proc = subprocess.run([spawn, *argv], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    m = re.search(r"bench-spawn (\d+) (\d+) (\d+) (\d+)\s*$", proc.stderr)
+    if not m or m.group(3) != "0":
+        print(f"bench ops: {what} failed: {proc.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout), int(m.group(1)) / 1e9, int(m.group(2)) * 1024
 
 
 if __name__ == "__main__":

@@ -60,7 +60,13 @@ package struct AdminSignOut {
                 "Access and id tokens issued before now keep passing offline JWT checks for up to the app client's token lifetime (\(Format.duration(lifetime.seconds))): until \(Format.localTime(exposureUntil)) at the latest."
             )
         }
+        report.textMessages.append(Self.notContainment(username: username))
         context.emit(report)
+    }
+
+    /// The one added line: a sign-out ends sessions, the password still signs in.
+    package static func notContainment(username: String) -> String {
+        "A sign-out is not containment: the same password signs straight back in. To contain the account (evidence, MFA, devices, password, disable): authctl ops contain --user \(OutsideText(ShellWord.quoted(username))) --execute"
     }
 
     /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,

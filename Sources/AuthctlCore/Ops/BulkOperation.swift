@@ -33,6 +33,12 @@ package final class BulkOperation {
     package let selection: UserSelection
     package let updates: Pacer
     package let listing: Pacer
+    /// The user-read calls (AdminGetUser, AdminListDevices, ...) of a multi-step action.
+    package let reads: Pacer
+    /// A multi-step action's work for each user (`ops contain`); nil: `action`'s calls.
+    package var steps: UserSteps?
+    /// Records each finished step while a run is on (BulkRun sets it).
+    var ledger: StepLedger?
     package let clock: PaceClock
     /// Jitter for the backoff after a 5xx or a timeout, in 0..<1 (injectable).
     package var random: () -> Double = { Double.random(in: 0..<1) }
@@ -50,7 +56,7 @@ package final class BulkOperation {
 
     package init(
         service: CognitoService, poolId: String, action: OpsAction, selection: UserSelection,
-        rate: Double, listingRate: Double, clock: PaceClock
+        rate: Double, listingRate: Double, readRate: Double = 100, clock: PaceClock
     ) {
         self.service = service
         self.poolId = poolId
@@ -59,6 +65,7 @@ package final class BulkOperation {
         self.clock = clock
         updates = Pacer(name: "updates", rate: rate, clock: clock)
         listing = Pacer(name: "listing", rate: listingRate, clock: clock)
+        reads = Pacer(name: "reads", rate: readRate, clock: clock)
     }
 
     /// The users, from `start`.
@@ -137,6 +144,13 @@ package final class BulkOperation {
     ) {
         var requestIds: [String] = []
         do {
+            if let steps {
+                let ledger = self.ledger
+                let result = try steps.perform(
+                    username, using: service, done: ledger?.stepsDone(username) ?? [], operation: self
+                ) { outcome in try ledger?.finished(username, outcome, operation: self) }
+                return (result, [])
+            }
             try action.perform(on: service, poolId: poolId, username: username) { call in
                 try paced(updates) {
                     defer { if let id = service.lastRequestId { requestIds.append(id) } }
@@ -151,6 +165,38 @@ package final class BulkOperation {
             return (.failed(code: code), requestIds)
         }
     }
+}
+
+/// One finished step of a multi-step action, as its audit line says it.
+package struct StepOutcome {
+    package var step: String
+    /// `done`, `nothingToDo`, `notPossible` (reported: the service or the account does not allow
+    /// it), `failed`.
+    package var result: String
+    package var detail: String?
+    package var error: String?
+    package var requestIds: [String]
+    /// Whether a rerun tries the step again (a failure, or a step that was not possible and
+    /// leaves the user exposed); otherwise it is done for good.
+    package var tryAgain: Bool { result == "failed" || leavesExposed }
+    package var leavesExposed = false
+
+    package init(step: String, result: String, detail: String? = nil, error: String? = nil, requestIds: [String] = []) {
+        self.step = step
+        self.result = result
+        self.detail = detail
+        self.error = error
+        self.requestIds = requestIds
+    }
+}
+
+/// A multi-step action's work on one user: the steps not in `done`, each handed to `finished`
+/// (which records it) as it ends; the user's outcome. Throws only what stops the run.
+package protocol UserSteps: AnyObject {
+    func perform(
+        _ username: String, using service: CognitoService, done: Set<String>, operation: BulkOperation,
+        finished: (StepOutcome) throws -> Void
+    ) throws -> OpsResult
 }
 
 extension BulkOperation {

@@ -48,6 +48,9 @@ extension BulkOperation {
             checkpoint.updatedAt = record.now()
             try record.state.save(checkpoint, record.stem)
         }
+        let ledger = StepLedger(record: record, save: save)
+        self.ledger = steps == nil ? nil : ledger
+        defer { self.ledger = nil }
         do {
             let users = try source(from: checkpoint.cursor)
             var skip = checkpoint.doneInPage
@@ -58,20 +61,29 @@ extension BulkOperation {
                 // What stops the run (credentials refused, the service unreachable) is thrown with
                 // the users not yet committed not counted: the next run starts with them.
                 let page = CheckpointBox(checkpoint)
+                ledger.page = page
                 defer { checkpoint = page.value }
                 try actInOrder(rest) { index, outcome in
-                    let username = rest[index]
-                    let line = try OpsAuditLog.line(
-                        self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
-                    page.value.counts.add(outcome.result)
-                    if case .failed = outcome.result {
-                        page.value.failedUsers = (page.value.failedUsers ?? []) + [username]
+                    try ledger.lock.withLock {
+                        let username = rest[index]
+                        // A failed user keeps its steps done: a retry of the finished run does only the rest.
+                        if case .failed = outcome.result {
+                        } else {
+                            page.value.stepsDone?.removeValue(forKey: username)
+                        }
+                        if page.value.stepsDone?.isEmpty == true { page.value.stepsDone = nil }
+                        let line = try OpsAuditLog.line(
+                            self.entry(username, outcome.result, requestIds: outcome.requestIds, record))
+                        page.value.counts.add(outcome.result)
+                        if case .failed = outcome.result {
+                            page.value.failedUsers = (page.value.failedUsers ?? []) + [username]
+                        }
+                        page.value.doneInPage += 1
+                        page.value.lastLine = .init(offset: page.value.auditOffset, line: line)
+                        try save(&page.value)
+                        page.value.auditOffset = try record.audit.append(line)
+                        progress.update(done: page.value.counts.done, failed: page.value.counts.failed)
                     }
-                    page.value.doneInPage += 1
-                    page.value.lastLine = .init(offset: page.value.auditOffset, line: line)
-                    try save(&page.value)
-                    page.value.auditOffset = try record.audit.append(line)
-                    progress.update(done: page.value.counts.done, failed: page.value.counts.failed)
                 }
                 skip = 0
             }
@@ -112,7 +124,46 @@ extension BulkOperation {
 }
 
 /// The checkpoint while a page's users are committed (from the workers' threads, one at a time).
-private final class CheckpointBox {
-    package var value: OpsCheckpoint
-    package init(_ value: OpsCheckpoint) { self.value = value }
+final class CheckpointBox {
+    var value: OpsCheckpoint
+    init(_ value: OpsCheckpoint) { self.value = value }
+}
+
+/// A multi-step run's steps as they finish, from the workers' threads: each is in the checkpoint
+/// (with its audit line pending) before its line is in the audit log, under the one lock the
+/// users' commits take too, so a kill anywhere leaves a rerun to do only the steps left.
+final class StepLedger {
+    let lock = Lock()
+    let record: BulkRecord
+    let save: (inout OpsCheckpoint) throws -> Void
+    var page: CheckpointBox?
+
+    init(record: BulkRecord, save: @escaping (inout OpsCheckpoint) throws -> Void) {
+        self.record = record
+        self.save = save
+    }
+
+    func stepsDone(_ username: String) -> Set<String> {
+        lock.withLock { Set(page?.value.stepsDone?[username] ?? []) }
+    }
+
+    func finished(_ username: String, _ outcome: StepOutcome, operation: BulkOperation) throws {
+        try lock.withLock {
+            guard let page else { return }
+            let entry = OpsAuditLog.Entry(
+                time: record.now(), pool: operation.poolId, user: username,
+                action: operation.action.auditName + ":" + outcome.step, result: outcome.result,
+                error: outcome.error, requestId: outcome.requestIds.last, requestIds: outcome.requestIds,
+                operator: record.who, detail: outcome.detail)
+            let line = try OpsAuditLog.line(entry)
+            // A step that failed, or left the user exposed, is tried again by a rerun.
+            if !outcome.tryAgain {
+                page.value.stepsDone = page.value.stepsDone ?? [:]
+                page.value.stepsDone?[username, default: []].append(outcome.step)
+            }
+            page.value.lastLine = .init(offset: page.value.auditOffset, line: line)
+            try save(&page.value)
+            page.value.auditOffset = try record.audit.append(line)
+        }
+    }
 }

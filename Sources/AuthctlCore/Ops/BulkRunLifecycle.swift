@@ -47,15 +47,21 @@ package final class BulkRunLifecycle {
     /// Calls a second for the action, and for the listing.
     package let rate: Double
     package let listingRate: Double
+    package let readRate: Double
+    /// Calls each user costs in the update and read buckets (contain: its steps').
+    package var callsPerUser: (updates: Int, reads: Int)
     private let context: CommandContext
 
     /// `rate` calls a second for the action (with calls side by side, so an answer's latency does
     /// not set the pace: enough for 200 ms answers, at most 8), `listingRate` for the listing.
     package init(
         context: CommandContext, admin: AdminService, state: OpsStateDirectory, action: OpsAction,
-        selection: UserSelection, rate: Double, listingRate: Double, clock: PaceClock = MonotonicClock()
+        selection: UserSelection, rate: Double, listingRate: Double, readRate: Double = 100,
+        steps: UserSteps? = nil, clock: PaceClock = MonotonicClock()
     ) throws {
         self.context = context
+        self.readRate = readRate
+        callsPerUser = (action.callsPerUser, 0)
         self.admin = admin
         self.state = state
         self.action = action
@@ -65,7 +71,8 @@ package final class BulkRunLifecycle {
         stem = OpsStateDirectory.stem(poolId: admin.poolId, action: action, selection: selection)
         operation = BulkOperation(
             service: admin.service, poolId: admin.poolId, action: action, selection: selection,
-            rate: rate, listingRate: listingRate, clock: clock)
+            rate: rate, listingRate: listingRate, readRate: readRate, clock: clock)
+        operation.steps = steps
         let inFlight = max(1, min(8, Int((rate / 5).rounded(.up))))
         if inFlight > 1 {
             let settings = try context.settings
@@ -100,7 +107,9 @@ package final class BulkRunLifecycle {
 
     /// Seconds a run of `users` takes at the pace asked for (listing pages included).
     package func expectedSeconds(users: Int, listing: Bool = true) -> Double {
-        let acting = Double(users * action.callsPerUser) / rate
+        // The buckets fill side by side: the slower one sets the pace.
+        let acting = max(
+            Double(users * callsPerUser.updates) / rate, Double(users * callsPerUser.reads) / readRate)
         return listing ? acting + Double(users / CognitoService.maximumPageSize + 1) / listingRate : acting
     }
 
@@ -134,8 +143,9 @@ package final class BulkRunLifecycle {
     package func retry(_ users: [String], of earlier: OpsCheckpoint, auditLog: String) throws -> BulkRunOutcome {
         let retrying = BulkOperation(
             service: admin.service, poolId: admin.poolId, action: action, selection: .users(users),
-            rate: rate, listingRate: listingRate, clock: operation.clock)
+            rate: rate, listingRate: listingRate, readRate: readRate, clock: operation.clock)
         retrying.workers = operation.workers
+        retrying.steps = operation.steps
         let retryStem = stem + ".retry"
         state.remove(retryStem)
         let audit = try OpsAuditLog(path: auditLog)
@@ -144,6 +154,7 @@ package final class BulkRunLifecycle {
             userPoolId: admin.poolId, action: action.rawValue, selection: "retry:" + selection.key,
             total: users.count, auditLog: auditLog, auditOffset: audit.size,
             startedAt: now, updatedAt: now)
+        retried.stepsDone = earlier.stepsDone
         let (stop, meanRate) = act(
             retrying, &retried, stem: retryStem, audit: audit, total: users.count, alreadyDone: 0)
         var merged = earlier
@@ -152,6 +163,7 @@ package final class BulkRunLifecycle {
         merged.failedUsers =
             (earlier.failedUsers ?? []).filter { !retriedUsers.contains($0) } + (retried.failedUsers ?? [])
         merged.counts.absorb(retry: retried.counts, stillFailing: merged.failedUsers?.count ?? 0)
+        merged.stepsDone = retried.stepsDone
         merged.updatedAt = context.now()
         try state.save(merged, stem)
         state.remove(retryStem)

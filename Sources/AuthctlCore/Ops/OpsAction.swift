@@ -8,16 +8,23 @@ import Foundation
 
 /// What an ops command does to each user: AdminUserGlobalSignOut, then with `--disable`
 /// AdminDisableUser. The one place these calls are made for a user (`signout --global --user`
-/// makes its call here too).
+/// makes its call here too). `contain` is a sequence of steps (Containment), each recorded.
 package enum OpsAction: String, Codable {
     case signOut = "signout"
     case signOutAndDisable = "signout-disable"
+    case contain = "contain"
 
-    /// The calls each user costs.
+    /// The user-update calls each user costs (contain: at least; Containment counts its own).
     package var callsPerUser: Int { self == .signOut ? 1 : 2 }
 
     /// In the audit log and the summary.
-    package var auditName: String { self == .signOut ? "signOut" : "signOut+disable" }
+    package var auditName: String {
+        switch self {
+        case .signOut: return "signOut"
+        case .signOutAndDisable: return "signOut+disable"
+        case .contain: return "contain"
+        }
+    }
 
     /// The result when every call went through.
     package var success: OpsResult { self == .signOut ? .signedOut : .disabled }

@@ -34,6 +34,9 @@ package struct OpsCheckpoint: Codable, Equatable {
     /// The audit line of the last user counted, and where in the log it goes: the checkpoint is
     /// written before the line, so a run killed between the two writes appends it on resume.
     package var lastLine: PendingLine? = nil
+    /// For a multi-step action (contain): the steps done for each user not yet counted, so a rerun
+    /// after a kill does only the steps left.
+    package var stepsDone: [String: [String]]? = nil
 
     package struct PendingLine: Codable, Equatable {
         package var offset: Int64
@@ -255,22 +258,26 @@ package final class OpsAuditLog {
     package let path: String
     private let fd: Int32
 
-    package init(path: String) throws {
+    /// `naming` says what the file is in messages (the incident record is written the same way).
+    package init(path: String, naming: String = "the audit log") throws {
         self.path = path
+        self.naming = naming
         let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             throw AuthctlError(
-                .configuration, "cannot open the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
+                .configuration, "cannot open \(naming) \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
         if let refusal = Self.refusal(fd, path: path) {
             Glibc.close(fd)
             throw AuthctlError(
                 .configuration,
-                "the audit log \(OutsideText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)"
+                "\(naming) \(OutsideText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)"
             )
         }
         self.fd = fd
     }
+
+    private let naming: String
 
     deinit { Glibc.close(fd) }
 
@@ -313,8 +320,28 @@ package final class OpsAuditLog {
         package var requestId: String?
         package var requestIds: [String]
         package var `operator`: Operator
+        /// A step's result in words (how many devices forgotten, why a step was not possible).
+        package var detail: String? = nil
         /// The session a per-session action (`ops sessions revoke`) ended; nil for per-user actions.
         package var session: String? = nil
+
+        package init(
+            time: Date, pool: String, user: String, action: String, result: String, error: String? = nil,
+            requestId: String? = nil, requestIds: [String], operator: Operator, detail: String? = nil,
+            session: String? = nil
+        ) {
+            self.time = time
+            self.pool = pool
+            self.user = user
+            self.action = action
+            self.result = result
+            self.error = error
+            self.requestId = requestId
+            self.requestIds = requestIds
+            self.operator = `operator`
+            self.detail = detail
+            self.session = session
+        }
 
         package struct Operator: Codable {
             package var accessKeyId: String
@@ -342,7 +369,7 @@ package final class OpsAuditLog {
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
             throw AuthctlError(
-                .configuration, "cannot write the audit log \(OutsideText(path)): \(String(cString: strerror(errno)))")
+                .configuration, "cannot write \(naming) \(OutsideText(path)): \(String(cString: strerror(errno)))")
         }
         return size
     }

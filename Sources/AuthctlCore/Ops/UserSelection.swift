@@ -49,6 +49,11 @@ package enum UserSelection: Equatable {
 package struct PageCursor: Codable, Equatable {
     package var token: String?
     package var line: Int = 0
+
+    package init(token: String? = nil, line: Int = 0) {
+        self.token = token
+        self.line = line
+    }
 }
 
 /// Users page by page, so memory stays flat whatever their number.

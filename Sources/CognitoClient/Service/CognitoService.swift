@@ -123,8 +123,8 @@ public final class CognitoService {
 
     /// Every page of a listing: `page` is called with the previous page's token (nil first) and
     /// answers its items and the next token; a service that hands back a token it gave before is
-    /// not followed round.
-    func everyPage<Item>(_ page: (String?) throws -> ([Item], String?)) throws -> [Item] {
+    /// not followed round, nor one that keeps answering pages past `maximum` items.
+    func everyPage<Item>(maximum: Int = .max, _ page: (String?) throws -> ([Item], String?)) throws -> [Item] {
         var items: [Item] = []
         var token: String?
         var seen = Set<String>()
@@ -133,8 +133,8 @@ public final class CognitoService {
             items += more
             token = next.flatMap { $0.isEmpty || seen.contains($0) ? nil : $0 }
             if let token { seen.insert(token) }
-        } while token != nil
-        return items
+        } while token != nil && items.count < maximum
+        return items.count > maximum ? Array(items.prefix(maximum)) : items
     }
 
     static func pascalCase(_ key: String) -> String {

@@ -94,6 +94,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// SECONDARY allows only "end-user operations that do not create or change attributes of a
     /// user"), and an INACTIVE replica to end users' requests.
     case operationNotEnabled
+    /// UserPoolAddOnNotEnabledException: the pool has no threat protection (its sign-in events
+    /// and their feedback are not kept).
+    case threatProtectionOff
     /// The pool does not track sessions (ListUserSessions and the other session operations):
     /// OperationNotEnabledException naming session tracking, which is off by default and needs
     /// the Essentials tier. Not a failure of the caller's session.
@@ -158,6 +161,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "ForbiddenException": return .forbidden
         case "OperationNotEnabledException":
             return message.lowercased().contains("session tracking") ? .sessionTrackingDisabled : .operationNotEnabled
+        case "UserPoolAddOnNotEnabledException": return .threatProtectionOff
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
             "UserLambdaValidationException":
             return .poolConfiguration

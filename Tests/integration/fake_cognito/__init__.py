@@ -54,6 +54,11 @@ The package, one job per module:
   observers    learning passwords, clients and tokens from what passes through
   faults       FaultRule and the answers faults make
   quota        the service's request-rate quotas (token bucket per category), config "quota"   QuotaState
+  admin_users  AdminGetUserAuthFactors, AdminDeleteSoftwareToken; the service's refusals of
+               AdminResetUserPassword and AdminSetUserMFAPreference
+  auth_events  threat protection's sign-in events and their feedback                      AuthEventState
+  limits       GetProvisionedLimit
+  client_secrets an app client's secrets (two at most)                                     ClientSecretState
   server       the HTTP server and main()
 
 How a request is answered: its operation's links in chain.LINKS, first to last; each answers

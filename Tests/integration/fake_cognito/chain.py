@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import (accounts, attributes, auth, devices, issuer, mfa, observers, passkeys, passwordless, quota, sessions,
-               token_exchange, tokens)
+from . import (accounts, admin_users, attributes, auth, auth_events, client_secrets, devices, issuer, limits, mfa,
+               observers, passkeys, passwordless, quota, sessions, token_exchange, tokens)
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -47,6 +47,8 @@ class FakeState:
     quota: quota.QuotaState = field(default_factory=quota.QuotaState)  # the request-rate buckets, refusals counted
     passkeys: passkeys.PasskeyState = field(default_factory=passkeys.PasskeyState)  # passkeys, WebAuthn challenges
     sessions: sessions.SessionState = field(default_factory=sessions.SessionState)  # tracked token and SSO sessions
+    auth_events: auth_events.AuthEventState = field(default_factory=auth_events.AuthEventState)  # event feedback
+    client_secrets: client_secrets.ClientSecretState = field(default_factory=client_secrets.ClientSecretState)
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
@@ -77,7 +79,18 @@ LINKS: dict[str, list[Handler]] = {
     "AssociateSoftwareToken": [mfa.associate_software_token],
     "VerifySoftwareToken": [mfa.verify_software_token],
     "SetUserMFAPreference": [mfa.set_user_mfa_preference],
-    "AdminSetUserMFAPreference": [mfa.admin_set_user_mfa_preference],
+    "AdminSetUserMFAPreference": [admin_users.admin_set_user_mfa_preference, mfa.admin_set_user_mfa_preference],
+    # Incident response: an administrator's view and reset of a user, threat protection's events,
+    # the account's limits, an app client's secrets.
+    "AdminGetUserAuthFactors": [admin_users.admin_get_user_auth_factors],
+    "AdminDeleteSoftwareToken": [admin_users.admin_delete_software_token],
+    "AdminResetUserPassword": [admin_users.admin_reset_user_password],
+    "AdminListUserAuthEvents": [auth_events.admin_list_user_auth_events],
+    "AdminUpdateAuthEventFeedback": [auth_events.admin_update_auth_event_feedback],
+    "GetProvisionedLimit": [limits.get_provisioned_limit],
+    "AddUserPoolClientSecret": [client_secrets.add_user_pool_client_secret],
+    "ListUserPoolClientSecrets": [client_secrets.list_user_pool_client_secrets],
+    "DeleteUserPoolClientSecret": [client_secrets.delete_user_pool_client_secret],
     # The signed-in user's attributes (user_of_access_token refuses a revoked access token first).
     "UpdateUserAttributes": [attributes.update_user_attributes],
     "GetUserAttributeVerificationCode": [attributes.get_user_attribute_verification_code],

@@ -3,8 +3,10 @@ as Cognito does (HTTP 400, x-amzn-ErrorType TooManyRequestsException, {"__type",
 exceeded"}), before the request reaches moto.
 
 Cognito meters admin operations per category, per account and region: UserUpdate
-(AdminUserGlobalSignOut, AdminDisableUser, ...) 25 requests a second by default, UserList (ListUsers,
-ListUsersInGroup) 30. Off until a test turns it on with POST /_fake/config
+(AdminUserGlobalSignOut, AdminDisableUser, AdminResetUserPassword, AdminForgetDevice, ...) 25 requests
+a second by default, UserRead (AdminGetUser, AdminListDevices, AdminListUserAuthEvents, ...) 120,
+UserList (ListUsers, ListUsersInGroup) 30 (the category of each operation is the fake's reading of
+the quotas page). Off until a test turns it on with POST /_fake/config
 {"quota": {"UserUpdate": 25, "UserList": 30}} (requests a second; a bucket holds one second's worth,
 as the service allows a short burst); {"quota": {}} turns it off. Every refusal is counted in
 fake.state.quota.refused[category] (GET /_fake/config shows the config; the counts are in the log:
@@ -23,9 +25,13 @@ if False:  # typing only
     from .proxy import FakeCognito
 
 CATEGORIES = {
-    "AdminUserGlobalSignOut": "UserUpdate",
-    "AdminDisableUser": "UserUpdate",
-    "AdminEnableUser": "UserUpdate",
+    **{op: "UserUpdate" for op in (
+        "AdminUserGlobalSignOut", "AdminDisableUser", "AdminEnableUser", "AdminResetUserPassword", "AdminSetUserPassword",
+        "AdminSetUserMFAPreference", "AdminDeleteSoftwareToken", "AdminForgetDevice", "AdminUpdateAuthEventFeedback",
+        "AdminRevokeUserSession")},
+    **{op: "UserRead" for op in (
+        "AdminGetUser", "AdminGetUserAuthFactors", "AdminListGroupsForUser", "AdminListDevices", "AdminListUserAuthEvents",
+        "AdminListUserSessions")},
     "ListUsers": "UserList",
     "ListUsersInGroup": "UserList",
 }
