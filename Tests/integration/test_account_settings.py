@@ -203,7 +203,8 @@ def test_verify_on_a_terminal_without_echo(signed_in, cognito, fake, terminals):
 def test_whoami_factors(signed_in, cognito):
     r = signed_in.run("whoami", "--factors", "--output", "json")
     assert r.code == 0, r
-    assert r.json()["factors"] == {"preferredMfa": None, "configuredMfa": [], "firstFactors": ["PASSWORD"]}, r
+    assert r.json()["factors"] == {"preferredMfa": None, "configuredMfa": [], "firstFactors": ["PASSWORD"],
+                                      "mfaOnlyFactors": []}, r
     t = signed_in.run("whoami", "--factors")
     assert "sign in with:  password" in t.out and "preferred MFA: (none)" in t.out, t
     assert "factors" not in signed_in.run("whoami", "--output", "json").json()

@@ -651,6 +651,20 @@ def test_mfa_status(cli, fake):
     assert re.search(r"enabled:\s+sms", r.out) and re.search(r"preferred:\s+sms", r.out), r
 
 
+def test_whoami_factors_lists_the_authenticator_as_mfa_only(cli, fake):
+    """GetUserAuthFactors (the July 2026 model) answers SOFTWARE_TOKEN among the auth factors of a
+    user with an authenticator app; it is an MFA-only factor: not under "sign in with:"."""
+    assert cli.signin().code == 0
+    set_mfa(fake, cli.pool, "totp")
+    r = cli.run("whoami", "--factors", "--output", "json")
+    assert r.code == 0, r
+    factors = r.json()["factors"]
+    assert factors["firstFactors"] == ["PASSWORD"] and factors["mfaOnlyFactors"] == ["SOFTWARE_TOKEN"], factors
+    r = cli.run("whoami", "--factors")
+    assert "sign in with:  password\n" in r.out, r
+    assert "MFA factors:   authenticator app\n" in r.out, r
+
+
 def test_mfa_status_before_and_after_setup(cli, fake):
     _, out = start_setup(cli, fake)
     assert cli.run("signin", "--mfa-code", fresh_totp(out["secretCode"])).code == 0

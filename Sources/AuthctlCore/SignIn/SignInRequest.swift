@@ -168,13 +168,13 @@ extension SignInPipeline {
     }
 
     /// `token`: the stored session when it is fresh and of the user asked for, else a sign-in as
-    /// `request` asks (where no store answers, it keeps nothing and sends no remembered device).
+    /// `request` asks, kept (a store that cannot keep it is refused before the first request).
     package static func obtain(
         _ request: SignInRequest, in command: CommandContext,
         minValidity: Double
     ) throws -> ObtainedSession {
-        try obtain(try command.sessions, minValidity: minValidity, as: request.username) { storeAvailable in
-            try prepare(request, in: command, storeRequired: false, remembersDevices: storeAvailable)
+        try obtain(try command.sessions, minValidity: minValidity, as: request.username) {
+            try prepare(request, in: command, storeRequired: true, remembersDevices: true)
         }
     }
 }
