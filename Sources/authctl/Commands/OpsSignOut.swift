@@ -55,13 +55,13 @@ struct OpsSignOut: AuthctlCommand {
 
     @Option(
         help: ArgumentHelp(
-            "User-update calls a second at most (default 20; the account's quota is 25 a second, shared with its other traffic).",
+            "User-update calls a second at most (the account's quota is 25 a second, shared with its other traffic).",
             valueName: "n"))
     var rate: Double = 20
 
     @Option(
         help: ArgumentHelp(
-            "Listing calls (ListUsers, ListUsersInGroup) a second at most (default 25; the quota is 30).",
+            "Listing calls (ListUsers, ListUsersInGroup) a second at most (the quota is 30).",
             valueName: "n"))
     var listingRate: Double = 25
 
