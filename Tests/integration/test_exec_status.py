@@ -412,7 +412,9 @@ def test_status_without_a_secret_service(pool, fake, keyrings, mode):
     entry = doc["profiles"][0]
     assert entry["state"] == "store-unavailable" and entry["signedIn"] is False, doc
     assert "Secret Service" in entry["problem"], doc
-    assert cli.run("configure", "--profile", "work", "--region", "eu-west-1").code == 0
+    config = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[profiles.work]\nregion = "eu-west-1"\n')
     r = cli.run("status")
     assert r.code == 78, r
     assert r.out.splitlines() == [
