@@ -6,7 +6,8 @@ import Foundation
 
 /// What a refusal from Cognito means, decided once, here: from the error type first, and from
 /// the message only for `NotAuthorizedException`, which the service uses for a dozen different
-/// refusals and tells apart by its text alone (a long-standing complaint, e.g.
+/// refusals and tells apart by its text alone (and for the one `InvalidParameterException` that
+/// is a refusal of the user, not of the request: "User is already confirmed.") (a long-standing complaint, e.g.
 /// https://github.com/amazon-archives/amazon-cognito-identity-js/issues/479 and
 /// https://github.com/aws-amplify/amplify-js/issues/1234 for "Password attempts exceeded").
 ///
@@ -61,6 +62,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case resourceNotFound
     /// InvalidParameterException.
     case invalidParameter
+    /// InvalidParameterException "User is already confirmed." (ResendConfirmationCode): the
+    /// account needs no confirmation code.
+    case userAlreadyConfirmed
     /// The pool's configuration or its Lambda triggers failed the request.
     case poolConfiguration
     /// UsernameExistsException (SignUp): the username is taken.
@@ -135,7 +139,8 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
             "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId",
             "SignatureDoesNotMatch":
             return .awsCredentialsRefused
-        case "InvalidParameterException": return .invalidParameter
+        case "InvalidParameterException":
+            return message.lowercased().contains("already confirmed") ? .userAlreadyConfirmed : .invalidParameter
         case "WebAuthnNotEnabledException": return .webAuthnNotEnabled
         case "WebAuthnConfigurationMissingException": return .webAuthnConfigurationMissing
         case "WebAuthnChallengeNotFoundException": return .webAuthnChallengeNotFound

@@ -107,7 +107,7 @@ struct OpsSignOut: AuthctlCommand {
             report.take(earlier)
             report.complete = true
             report.textMessages = [
-                "Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."
+                "Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(Format.counted(earlier.counts.done, "user")); checkpoint \(report.checkpoint)). Use --restart to do it again."
             ]
             return context.emit(report)
         case .fresh, .resumable:
@@ -123,7 +123,7 @@ struct OpsSignOut: AuthctlCommand {
             report.take(earlier)
             report.resumed = true
             text.append(
-                "Resuming: \(plan.alreadyDone) of \(plan.total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining)."
+                "Resuming: \(plan.alreadyDone) of \(Format.counted(plan.total, "user")) \(plan.alreadyDone == 1 ? "was" : "were") done by an earlier run (checkpoint \(report.checkpoint)); \(execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining)."
             )
         }
 
@@ -175,7 +175,7 @@ struct OpsSignOut: AuthctlCommand {
         report.throttled = throttled
         report.complete = checkpoint.complete
         let summary =
-            "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
+            "\(checkpoint.counts.done) of \(Format.counted(total, "user")) done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down). Audit log: \(report.auditLog)"
         switch stop {
         case nil:
             report.textMessages = [summary]
@@ -183,7 +183,7 @@ struct OpsSignOut: AuthctlCommand {
             if checkpoint.counts.failed > 0 {
                 throw AuthctlError(
                     .someFailed,
-                    "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them"
+                    "\(Format.counted(checkpoint.counts.failed, "user")) failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them"
                 )
             }
         case let interrupted as OpsInterrupted:
@@ -191,7 +191,7 @@ struct OpsSignOut: AuthctlCommand {
             context.emit(report)
             throw AuthctlError(
                 .partiallyDone,
-                "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))"
+                "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(Format.counted(total, "user")); the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))"
             )
         case let error?:
             report.textMessages = [summary]
@@ -199,7 +199,7 @@ struct OpsSignOut: AuthctlCommand {
             let failure = AuthctlError.from(error, endpoint: admin.endpoint)
             throw AuthctlError(
                 failure.code,
-                "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the rest."
+                "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(Format.counted(total, "user")); the checkpoint is written: run the same command again to finish the rest."
             )
         }
     }
@@ -208,12 +208,13 @@ struct OpsSignOut: AuthctlCommand {
     private func planText(_ report: OpsSignOutReport, remaining: Int) -> [String] {
         let verb = disable ? "Sign out and disable" : "Sign out"
         var text = [
-            "\(verb) \(report.selected ?? 0) users (\(selectionDescription)) of \(report.userPoolId), at most \(Self.number(rate)) calls a second (\(action.callsPerUser) per user): about \(OpsProgress.clockTime(report.expectedSeconds ?? 0)) for \(remaining) users."
+            "\(verb) \(Format.counted(report.selected ?? 0, "user")) (\(selectionDescription)) of \(report.userPoolId), at most \(Self.number(rate)) calls a second (\(action.callsPerUser) per user): about \(OpsProgress.clockTime(report.expectedSeconds ?? 0)) for \(Format.counted(remaining, "user"))."
         ]
         if !report.firstUsers.isEmpty {
             let more = (report.selected ?? 0) > report.firstUsers.count ? ", ..." : ""
             text.append(
-                "First users: " + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
+                (report.firstUsers.count == 1 ? "First user: " : "First users: ")
+                    + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
         }
         return text
     }

@@ -188,6 +188,12 @@ extension AccountFailure {
             return SignInFailure.message(error, client: support.client, hasSecret: hasSecret)
         case .userNotFound?:
             return AuthctlError(.notAuthorized, "This pool has no account named \(OutsideText(username))")
+        case .userAlreadyConfirmed?:
+            // As confirm-signup's refusal of a confirmed account (NotAuthorizedException): 77.
+            return AuthctlError(
+                .notAuthorized,
+                "The account \(OutsideText(username)) is already confirmed: no code is needed; sign in with `authctl signin --username \(user)`"
+            )
         default:
             break
         }
