@@ -275,10 +275,9 @@ def test_email_change_on_a_pool_that_sends_no_code(signed_in, cognito):
 
 
 @pytest.mark.parametrize("code,said", [
-    ("   ", "the code is empty"),
     ("1" * 1_000_000, "bytes long; a confirmation code is at most 2048"),
     ("12 34 ab", "has no spaces inside"),
-], ids=["blank", "1MB", "spaces"])
+], ids=["1MB", "spaces"])
 def test_a_malformed_confirmation_code_says_what_is_wrong(signed_in, code, said):
     r = signed_in.run("account", "verify", "email", "--code-stdin", "--no-send", input=code + "\n")
     assert r.code == 65, r
