@@ -6,10 +6,11 @@ import Foundation
 
 /// What a refusal from Cognito means, decided once, here: from the error type first, and from
 /// the message only for `NotAuthorizedException`, which the service uses for a dozen different
-/// refusals and tells apart by its text alone (and for the one `InvalidParameterException` that
-/// is a refusal of the user, not of the request: "User is already confirmed.") (a long-standing complaint, e.g.
+/// refusals and tells apart by its text alone (a long-standing complaint, e.g.
 /// https://github.com/amazon-archives/amazon-cognito-identity-js/issues/479 and
-/// https://github.com/aws-amplify/amplify-js/issues/1234 for "Password attempts exceeded").
+/// https://github.com/aws-amplify/amplify-js/issues/1234 for "Password attempts exceeded"), and
+/// for the few `InvalidParameterException`s told apart the same way (`invalidParameter(message:)`,
+/// "User is already confirmed." among them).
 ///
 /// The messages matched are those real Cognito sends, as recorded in `ServiceRefusalTests`
 /// with their sources; the error types are the ones botocore's service model (cognito-idp
@@ -98,6 +99,18 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// SECONDARY allows only "end-user operations that do not create or change attributes of a
     /// user"), and an INACTIVE replica to end users' requests.
     case operationNotEnabled
+    /// The pool does not track sessions (ListUserSessions and the other session operations):
+    /// OperationNotEnabledException naming session tracking, which is off by default and needs
+    /// the Essentials tier. Not a failure of the caller's session.
+    case sessionTrackingDisabled
+    /// RevokeUserSession of the session the calling access token belongs to (the service never
+    /// lets a session end itself that way: RevokeToken or GlobalSignOut do).
+    case currentSessionNotRevocable
+    /// GetDerivedToken refused because the app client allows no token exchange
+    /// (`ALLOW_TOKEN_EXCHANGE_IMPERSONATION`, or `..._DELEGATION` with an actor token).
+    case tokenExchangeNotAllowed
+    /// GetClientToken refused because `ALLOW_CLIENT_TOKEN_AUTH` is not the client's flow.
+    case clientTokenAuthNotAllowed
     /// Any other error type.
     case other
 
@@ -139,8 +152,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
             "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId",
             "SignatureDoesNotMatch":
             return .awsCredentialsRefused
-        case "InvalidParameterException":
-            return message.lowercased().contains("already confirmed") ? .userAlreadyConfirmed : .invalidParameter
+        case "InvalidParameterException": return invalidParameter(message: message)
         case "WebAuthnNotEnabledException": return .webAuthnNotEnabled
         case "WebAuthnConfigurationMissingException": return .webAuthnConfigurationMissing
         case "WebAuthnChallengeNotFoundException": return .webAuthnChallengeNotFound
@@ -149,7 +161,8 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "WebAuthnClientMismatchException": return .webAuthnClientMismatch
         case "WebAuthnCredentialNotSupportedException": return .webAuthnCredentialNotSupported
         case "ForbiddenException": return .forbidden
-        case "OperationNotEnabledException": return .operationNotEnabled
+        case "OperationNotEnabledException":
+            return message.lowercased().contains("session tracking") ? .sessionTrackingDisabled : .operationNotEnabled
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
             "UserLambdaValidationException":
             return .poolConfiguration
@@ -175,6 +188,18 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         if text.contains("user is disabled") { return .userDisabled }
         if text.contains("incorrect username or password") { return .incorrectCredentials }
         return .notAuthorized
+    }
+
+    /// InvalidParameterException names the new operations' refusals of a client's flows and of the
+    /// caller's own session, and a confirmed account's refusal of a new confirmation code, in its
+    /// text only; anything else stays `invalidParameter`.
+    private static func invalidParameter(message: String) -> ServiceRefusal {
+        let text = message.lowercased()
+        if text.contains("allow_token_exchange") { return .tokenExchangeNotAllowed }
+        if text.contains("allow_client_token_auth") { return .clientTokenAuthNotAllowed }
+        if text.contains("current session") { return .currentSessionNotRevocable }
+        if text.contains("already confirmed") { return .userAlreadyConfirmed }
+        return .invalidParameter
     }
 
     /// The scope the user-pool API's self-service calls (GetUser, GlobalSignOut, ChangePassword,
