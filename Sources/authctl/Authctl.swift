@@ -29,7 +29,8 @@ struct Authctl: ParsableCommand {
             default, the kernel keyring, or an age-encrypted file (--store); never in a plain file.
             Exit codes: 0 ok, 1 unexpected error, 64 usage, 65 input rejected, 69 service unreachable, \
             3 an ops run stopped part-way (run it again to resume), 4 an ops run done with some users failed, \
-            75 throttled, 77 not signed in or authentication failed, 78 configuration or secure store missing.
+            75 throttled, 77 not signed in or authentication failed, 78 configuration or secure store missing, \
+            126 and 127 exec's command cannot be run or was not found, 141 stdout closed by its reader.
             """,
         version: version,
         subcommands: [

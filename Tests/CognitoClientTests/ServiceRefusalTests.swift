@@ -168,6 +168,13 @@ final class ServiceRefusalTests: XCTestCase {
             expected: .clientTokenAuthNotAllowed,
             source: "service model 1.44.8: GetClientToken needs the flow; worded as InitiateAuth's"),
         Recorded(
+            operation: "ResendConfirmationCode",
+            body: #"{"__type":"InvalidParameterException","message":"User is already confirmed."}"#,
+            expected: .userAlreadyConfirmed,
+            source:
+                "https://github.com/furaiev/amazon-cognito-identity-dart-2/issues/103 and https://github.com/aws-amplify/amplify-js/issues/13220"
+        ),
+        Recorded(
             operation: "InitiateAuth",
             body:
                 #"{"__type":"UserLambdaValidationException","message":"PreAuthentication failed with error Blocked."}"#,

@@ -106,3 +106,42 @@ final class AccountTests: XCTestCase {
         }
     }
 }
+
+/// A confirmation code's refusals say what is wrong: empty, too long, or white space inside.
+final class AccountCodeTests: XCTestCase {
+    func testEachRefusalSaysWhatIsWrong() {
+        let cases: [(String, String)] = [
+            ("", "the code is empty"),
+            ("   ", "the code is empty"),
+            (
+                String(repeating: "1", count: 1_000_000),
+                "the code is 1000000 bytes long; a confirmation code is at most 2048"
+            ),
+            (String(repeating: "a", count: 2049), "the code is 2049 bytes long"),
+            ("12 34 ab", "has no spaces inside"),
+        ]
+        for (code, said) in cases {
+            XCTAssertThrowsError(try AccountCode.normalized(code)) { error in
+                let failure = AuthctlError.from(error)
+                XCTAssertEqual(failure.code, .inputRejected)
+                XCTAssertTrue(failure.message.contains(said), "\(code.prefix(20)): \(failure.message)")
+            }
+        }
+        XCTAssertEqual(try AccountCode.normalized(" 123 456 "), "123456")
+        XCTAssertEqual(try AccountCode.normalized(String(repeating: "a", count: 2048)).count, 2048)
+    }
+
+    /// One-time codes: the shapes no factor has are refused, in the words docs/cli.md gives.
+    func testOneTimeCodeShapes() {
+        for (code, format) in [("12345", CodeFormat.any), ("1234567", .any), ("12345678", .authenticator)] {
+            XCTAssertThrowsError(try OneTimeCode.normalized(code, format: format)) { error in
+                XCTAssertTrue(
+                    AuthctlError.from(error).message.hasPrefix("a code from the authenticator app is 6 digits"),
+                    "\(error)")
+            }
+        }
+        XCTAssertEqual(try OneTimeCode.normalized("123 456", format: .authenticator), "123456")
+        XCTAssertEqual(try OneTimeCode.normalized("12345678", format: .delivered), "12345678")
+        XCTAssertThrowsError(try OneTimeCode.normalized(String(repeating: "1", count: 100_000)))
+    }
+}

@@ -94,6 +94,20 @@ final class OpsPacingTests: XCTestCase {
             OpsProgress.line(done: 1000, total: 2000, failed: 0, rate: 25, bar: true),
             "[############............] 1000/2000 50%  25.0/s  ETA 0:40  0 failed")
         XCTAssertEqual(OpsProgress.clockTime(3909), "1:05:09")
+        XCTAssertEqual(
+            OpsProgress.line(done: 1, total: 1, failed: 0, rate: 1, bar: false),
+            "ops: 1/1 user done (100%), 1.0/s, ETA 0:00, 0 failed")
+    }
+
+    /// A rate over the paced window never exceeds the pace: one user answered in 10 ms at 20 a
+    /// second is not 100 a second, and a full bucket's burst is inside the window.
+    func testARateOverThePacedWindowNeverExceedsThePace() {
+        let pacer = Pacer(name: "t", rate: 20, clock: ManualClock())
+        XCTAssertLessThanOrEqual(1 / pacer.pacedWindow(0.01), 20)
+        XCTAssertLessThanOrEqual((2 + 20 * 3) / pacer.pacedWindow(3), 20)
+        XCTAssertEqual(1000 / pacer.pacedWindow(50), 1000 / 50.1, accuracy: 1e-9)
+        XCTAssertEqual(Format.counted(1, "user"), "1 user")
+        XCTAssertEqual(Format.counted(0, "user"), "0 users")
     }
 }
 

@@ -168,14 +168,17 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stdout, [])
     }
 
-    func testSignsInWithoutKeyringAndSaysSoOnce() throws {
+    /// A store that cannot keep the answer is refused before the first request, as `signin` is.
+    func testAStoreThatCannotKeepIsRefusedBeforeSigningIn() throws {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), store: UnavailableStore(), now: now)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
-        try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.host)
-        XCTAssertEqual(harness.console.stdout.count, 1)
-        XCTAssertEqual(harness.console.stdout[0].split(separator: ".").count, 3)
-        XCTAssertEqual(harness.console.stderr.count, 1)
-        XCTAssertEqual(harness.console.stderr[0], Messages.sessionNotKept(UnavailableStore.failure.message))
+        XCTAssertThrowsError(
+            try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.host)
+        ) { error in
+            XCTAssertEqual(AuthctlError.from(error).code, .configuration, "\(error)")
+        }
+        XCTAssertEqual(harness.console.stdout, [])
+        XCTAssertEqual(harness.cognito.calls.count, 0)
     }
 
     func testSignsInWhenNotSignedInAndStores() throws {

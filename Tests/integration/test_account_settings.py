@@ -203,7 +203,8 @@ def test_verify_on_a_terminal_without_echo(signed_in, cognito, fake, terminals):
 def test_whoami_factors(signed_in, cognito):
     r = signed_in.run("whoami", "--factors", "--output", "json")
     assert r.code == 0, r
-    assert r.json()["factors"] == {"preferredMfa": None, "configuredMfa": [], "firstFactors": ["PASSWORD"]}, r
+    assert r.json()["factors"] == {"preferredMfa": None, "configuredMfa": [], "firstFactors": ["PASSWORD"],
+                                      "mfaOnlyFactors": []}, r
     t = signed_in.run("whoami", "--factors")
     assert "sign in with:  password" in t.out and "preferred MFA: (none)" in t.out, t
     assert "factors" not in signed_in.run("whoami", "--output", "json").json()
@@ -260,3 +261,24 @@ def test_change_password_signs_out_the_others(signed_in, keyrings, fake):
     t = signed_in.run("change-password", "--stdin", "--sign-out-others", input=f"{NEW_PASSWORD}\n{ALICE_PASSWORD}\n")
     assert t.code == 0, t
     assert t.err.strip().splitlines() == ["Password changed; every other session was signed out and this device signed in again."], t
+
+
+def test_email_change_on_a_pool_that_sends_no_code(signed_in, cognito):
+    """No AutoVerifiedAttributes: UpdateUserAttributes sends nothing. The message says so and what
+    sends one, without asking the user to enter a code that never came."""
+    cognito.update_user_pool(UserPoolId=signed_in.pool.pool_id, AutoVerifiedAttributes=[],
+                             UserAttributeUpdateSettings={"AttributesRequireVerificationBeforeUpdate": []})
+    r = signed_in.run("account", "update", "--email", "new@example.com", "--yes", **ADMIN)
+    assert r.code == 0, r
+    assert "no code was sent; authctl account verify email sends one and asks for it" in r.err, r
+    assert "enter it" not in r.err and "--no-send" not in r.err, r
+
+
+@pytest.mark.parametrize("code,said", [
+    ("1" * 1_000_000, "bytes long; a confirmation code is at most 2048"),
+    ("12 34 ab", "has no spaces inside"),
+], ids=["1MB", "spaces"])
+def test_a_malformed_confirmation_code_says_what_is_wrong(signed_in, code, said):
+    r = signed_in.run("account", "verify", "email", "--code-stdin", "--no-send", input=code + "\n")
+    assert r.code == 65, r
+    assert said in r.err, r

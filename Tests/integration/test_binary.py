@@ -138,3 +138,21 @@ def test_libsecret_declarations_match_its_headers():
 
 def test_uses_no_foundation_networking():
     assert "libFoundationNetworking" not in _ldd(), "every request must go through libcurl"
+
+
+def test_help_says_what_the_docs_say():
+    """`authctl --help` lists every exit code docs/cli.md's table has, and no option's help says its
+    default twice (the text's own "(default N)" and ArgumentParser's "(default: N)")."""
+    import re
+
+    table = (REPO / "docs" / "cli.md").read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    documented = {int(code) for row in re.findall(r"^\| ([\d, ]+) \|", table, re.M) for code in row.split(",")}
+    assert {0, 1, 64, 78, 126, 127, 141} <= documented, documented
+    top = subprocess.run([str(authctl_bin()), "--help"], capture_output=True, text=True, timeout=30)
+    listed = set(map(int, re.findall(r"\b(\d+)\b", top.stdout.split("Exit codes:", 1)[1].split("\n\n", 1)[0])))
+    assert documented <= listed, sorted(documented - listed)
+    for command in ("signin", "token", "signout", "configure", "ops signout"):
+        r = subprocess.run([str(authctl_bin()), *command.split(), "--help"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r
+        twice = re.findall(r"\(default [^)]*\)\.?\s*\(default: [^)]*\)", " ".join(r.stdout.split()))
+        assert twice == [], (command, twice)

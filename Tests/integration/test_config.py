@@ -230,3 +230,39 @@ def test_configures_at_once_each_keep_their_profile(cli):
         assert sorted(profiles) == sorted(names), sorted(profiles)
         assert all(profiles[n]["username"] == n for n in names)
         path.unlink()
+
+
+@pytest.mark.parametrize("args,stdin,written", [
+    # README's identity pool, browser sign-in and machine token set-ups, and the advice authctl
+    # prints where no Secret Service answers: none of them names a user pool.
+    (["--profile", "aws", "--identity-pool-id", "eu-west-1:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"], None,
+     ['identity_pool_id = "eu-west-1:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"']),
+    (["--domain", "https://example.auth.eu-west-1.amazoncognito.com"], None,
+     ['domain = "https://example.auth.eu-west-1.amazoncognito.com"']),
+    (["--client-id", "4abcdefgh", "--client-secret-stdin", "--domain", "https://example.auth.eu-west-1.amazoncognito.com"],
+     "s3cr3t-of-the-machine-client\n", ['client_id = "4abcdefgh"']),
+    (["--store", "kernel-keyring"], None, ['store = "kernel-keyring"']),
+])
+def test_configure_writes_a_setting_without_a_user_pool(cli, args, stdin, written):
+    """A fresh set-up with no terminal, AUTHCTL_USER_POOL_ID exported or not: each writes what it
+    names (exit 0); the pool id is needed by the commands that call the user pool, not here."""
+    path = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    for extra in ({}, {"AUTHCTL_USER_POOL_ID": cli.pool.pool_id}):
+        if path.exists():
+            path.unlink()
+        r = run_authctl(["configure", *args], base_env(cli.keyring, **extra), input=stdin)
+        assert r.code == 0, (args, r)
+        text = path.read_text()
+        assert all(line in text for line in written), text
+        assert "user_pool_id" not in text, text
+        if stdin:
+            assert stdin.strip() not in text
+            assert len(cli.keyring.search(kind="client-secret")) == 1
+
+
+def test_configure_with_nothing_to_write_and_no_terminal(cli):
+    r = run_authctl(["configure"], base_env(cli.keyring))
+    assert r.code == 64, r
+    assert "--user-pool-id" in r.err and "terminal" in r.err, r
+    r = run_authctl(["configure", "--client-secret-stdin"], base_env(cli.keyring), input="x\n")
+    assert r.code == 64 and "--client-id" in r.err, r

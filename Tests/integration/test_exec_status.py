@@ -403,7 +403,8 @@ def test_exec_type_sets_authctl_token(cli):
 @pytest.mark.parametrize("mode", ["nobus", "noprovider"])
 def test_status_without_a_secret_service(pool, fake, keyrings, mode):
     """No Secret Service: status still prints a line (and JSON) for every profile, says why it
-    cannot tell, and exits 78."""
+    cannot tell, and exits 78. In text: one line of state per profile on stdout, the store's
+    advice once on stderr (two profiles in the one store share it)."""
     from harness import Cli
     cli = Cli(pool, keyrings(mode), fake.endpoint)
     r, doc = status_json(cli)
@@ -411,9 +412,17 @@ def test_status_without_a_secret_service(pool, fake, keyrings, mode):
     entry = doc["profiles"][0]
     assert entry["state"] == "store-unavailable" and entry["signedIn"] is False, doc
     assert "Secret Service" in entry["problem"], doc
+    config = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[profiles.work]\nregion = "eu-west-1"\n')
     r = cli.run("status")
     assert r.code == 78, r
-    assert r.out.startswith("* default: unknown:"), r
+    assert r.out.splitlines() == [
+        "* default: unknown: the Secret Service cannot be used (why: on stderr)",
+        "  work: unknown: the Secret Service cannot be used (why: on stderr)",
+    ], r
+    assert r.err.count("Secret Service unavailable") == 1, r
+    assert r.err.startswith("authctl: No Secret Service on this host"), r
 
 
 def test_status_unreadable_session(cli, fake):

@@ -9,12 +9,16 @@ The fake hands out a pool's tokens with the issuer set by POST /_fake/config {"i
 
 from __future__ import annotations
 
+import ssl
+import subprocess
 import time
 
 import pytest
 
 import harness
 from harness import jwt_claims
+from local_servers import QuietHandler, serve, stop
+from test_jwks_cache import _Forwarder
 from test_aws_credentials import ROLE_ARN, identity  # noqa: F401  (fixture)
 
 
@@ -104,3 +108,73 @@ def test_profile_identity_provider_name(cli, identity):
     config.write_text(f'[profiles.default]\nidentity_provider_name = "{provider}"\n')
     r = cli.run("aws-credentials", **env)
     assert r.code == 0, r
+
+
+class _Intercepted(_Forwarder):
+    """Inside the proxy's tunnel: Cognito calls go to the fake; the key set is answered per host,
+    the genuine one at the token's issuer and a forged one (same kid, another key) elsewhere."""
+
+    def do_GET(self) -> None:
+        host = (self.headers.get("Host") or "").split(":")[0]
+        self.server.jwks_hosts.append(host)  # type: ignore[attr-defined]
+        self.server.forge = not host.startswith("issuer-cognito-idp.")  # type: ignore[attr-defined]
+        super().do_GET()
+
+
+class _TLSInterceptingProxy(QuietHandler):
+    """An HTTPS proxy (CONNECT) that ends the TLS itself with a certificate for the real AWS host
+    names, signed by the test's CA: authctl runs with no endpoint override, as on a real host."""
+
+    def do_CONNECT(self) -> None:
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        tunnel = self.server.tls.wrap_socket(self.connection, server_side=True)  # type: ignore[attr-defined]
+        _Intercepted(tunnel, self.client_address, self.server)
+        self.close_connection = True
+
+
+@pytest.fixture
+def aws_hosts(fake, pool, tmp_path):
+    """HTTPS_PROXY and a CA that make https://cognito-idp.<region>.amazonaws.com and
+    https://issuer-cognito-idp.<region>.amazonaws.com this test's, in front of the fake."""
+    region = pool.pool_id.split("_")[0]
+    hosts = [f"cognito-idp.{region}.amazonaws.com", f"issuer-cognito-idp.{region}.amazonaws.com"]
+    ca, ca_key, cert, key = (tmp_path / n for n in ("ca.pem", "ca.key", "cert.pem", "key.pem"))
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    subprocess.run(["openssl", "req", "-x509", *ec, "-keyout", str(ca_key), "-out", str(ca), "-days", "1",
+                    "-subj", "/CN=authctl test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                    "-addext", "keyUsage=critical,keyCertSign"], check=True, capture_output=True)
+    (tmp_path / "san.cnf").write_text("subjectAltName=" + ",".join(f"DNS:{h}" for h in hosts) + "\n")
+    subprocess.run(["openssl", "req", *ec, "-keyout", str(key), "-out", str(tmp_path / "cert.csr"),
+                    "-subj", f"/CN={hosts[0]}"], check=True, capture_output=True)
+    subprocess.run(["openssl", "x509", "-req", "-in", str(tmp_path / "cert.csr"), "-CA", str(ca), "-CAkey", str(ca_key),
+                    "-CAcreateserial", "-out", str(cert), "-days", "1", "-extfile", str(tmp_path / "san.cnf")],
+                   check=True, capture_output=True)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(str(cert), str(key))
+    server = serve(_TLSInterceptingProxy, tls=tls, upstream=fake.endpoint, forge=False, jwks_gets=0, jwks_hosts=[])
+    server.env = {"HTTPS_PROXY": f"http://127.0.0.1:{server.server_address[1]}", "AWS_CA_BUNDLE": str(ca),
+                  "AUTHCTL_ENDPOINT": None, "NO_PROXY": None, "no_proxy": None}
+    server.hosts = hosts
+    yield server
+    stop(server)
+
+
+def test_verify_fetches_the_keys_from_the_issuer_not_the_regional_endpoint(cli, on_issuer, aws_hosts):
+    """No endpoint override, a pool on the multi-Region issuer: `token --verify` and `whoami
+    --verify` take the key set from the token's issuer (the regional endpoint serves a forged one
+    here). An endpoint named explicitly is an emulator's: its own key set is used."""
+    on_issuer("updated")
+    env = aws_hosts.env
+    assert cli.signin(**env).code == 0
+    assert cli.keyring.session()["endpoint"].startswith("https://" + aws_hosts.hosts[0]), cli.keyring.session()
+    r = cli.run("token", "--verify", **env)
+    assert r.code == 0, r
+    assert aws_hosts.jwks_hosts == [aws_hosts.hosts[1]], aws_hosts.jwks_hosts
+    w = cli.run("whoami", "--verify", **env)
+    assert w.code == 0, w
+    # Named explicitly (as an emulator is), the endpoint's own set: here the forged one.
+    named = dict(env, AUTHCTL_ENDPOINT=f"https://{aws_hosts.hosts[0]}")
+    r = cli.run("token", "--verify", **named)
+    assert r.code == 77 and "signature" in r.err, r
+    assert aws_hosts.jwks_hosts[-1] == aws_hosts.hosts[0], aws_hosts.jwks_hosts

@@ -651,6 +651,20 @@ def test_mfa_status(cli, fake):
     assert re.search(r"enabled:\s+sms", r.out) and re.search(r"preferred:\s+sms", r.out), r
 
 
+def test_whoami_factors_lists_the_authenticator_as_mfa_only(cli, fake):
+    """GetUserAuthFactors (the July 2026 model) answers SOFTWARE_TOKEN among the auth factors of a
+    user with an authenticator app; it is an MFA-only factor: not under "sign in with:"."""
+    assert cli.signin().code == 0
+    set_mfa(fake, cli.pool, "totp")
+    r = cli.run("whoami", "--factors", "--output", "json")
+    assert r.code == 0, r
+    factors = r.json()["factors"]
+    assert factors["firstFactors"] == ["PASSWORD"] and factors["mfaOnlyFactors"] == ["SOFTWARE_TOKEN"], factors
+    r = cli.run("whoami", "--factors")
+    assert "sign in with:  password\n" in r.out, r
+    assert "MFA factors:   authenticator app\n" in r.out, r
+
+
 def test_mfa_status_before_and_after_setup(cli, fake):
     _, out = start_setup(cli, fake)
     assert cli.run("signin", "--mfa-code", fresh_totp(out["secretCode"])).code == 0
@@ -805,14 +819,24 @@ def test_too_many_wrong_codes_is_not_too_slow(cli, fake):
     assert pending_items(cli.keyring) == []
 
 
-@pytest.mark.parametrize("code", ["1234567", "12345"])
-def test_authenticator_code_of_the_wrong_length_is_not_sent(cli, fake, code):
+@pytest.mark.parametrize("code,mfa_type,said", [
+    ("12345", None, "a code from the authenticator app is 6 digits"),
+    ("1234567", None, "a code from the authenticator app is 6 digits"),
+    ("1234567", "totp", "a code from the authenticator app is 6 digits, e.g. 123456"),
+    ("12345678", "totp", "a code from the authenticator app is 6 digits, e.g. 123456"),
+])
+def test_authenticator_code_of_the_wrong_length_is_not_sent(cli, fake, code, mfa_type, said):
+    """A code no factor has (5 or 7 digits; 8 with --mfa-type totp) is refused before the first
+    request, so before the password is checked, with the words docs/cli.md promises."""
     set_mfa(fake, cli.pool, "totp")
     mark = fake.mark()
-    r = cli.signin("alice", None, "--mfa-code", code)
-    # 5 digits is refused before the password is sent; 7 when the challenge says it wants 6.
-    assert r.code == 65 and re.search(r"\b6 (to 8 )?digits", r.err) and "validation error" not in r.err, r
-    assert [c for c in challenge_calls(fake, mark, cli) if c[1] == TOTP] == []
+    more = ["--mfa-type", mfa_type] if mfa_type else []
+    r = cli.signin("alice", None, "--mfa-code", code, *more)
+    assert r.code == 65 and said in r.err and "validation error" not in r.err, r
+    assert fake.calls(mark, client_ids=[cli.client_id]) == [], "nothing sent, the password not checked"
+    t = cli.run("token", "--username", "alice", "--password-stdin", "--code", code, *more, input=ALICE_PASSWORD + "\n")
+    assert t.code == 65 and said in t.err, t
+    assert fake.calls(mark, client_ids=[cli.client_id]) == []
 
 
 def test_setup_output_json_needs_the_secret_service(pool, fake, keyrings):
@@ -876,3 +900,13 @@ def test_code_sent_without_a_terminal_nor_a_secret_service(pool, fake, keyrings)
     r = cli.signin("alice", None, "--no-store")
     assert r.code == 78, r
     assert "cannot wait" in r.err and "--code" not in r.err, r
+
+
+def test_signin_code_with_nothing_waiting_says_so(cli, fake):
+    """`signin --code CODE` finishes a waiting sign-in; with none it says so (exit 64, nothing
+    sent), instead of starting a new sign-in that asks for a username."""
+    mark = fake.mark()
+    r = cli.run("signin", "--code", "123456", AUTHCTL_USERNAME=None)
+    assert r.code == 64, r
+    assert "no sign-in is waiting for a code (profile default)" in r.err and "username" not in r.err.split(":")[1], r
+    assert fake.calls(mark) == []

@@ -512,3 +512,29 @@ def test_a_filter_selecting_the_whole_pool_asks_what_all_users_asks(cognito, fak
     # A filter selecting part of the pool needs only --yes.
     r = ops(small, fake, tmp_path / "part", "--filter", 'username = "alice"', "--execute", "--yes")
     assert r.code == 0, r
+
+
+def test_one_user_reads_as_one_and_no_rate_above_the_pace(pool, fake, tmp_path):
+    """A run of one user says "1 user" (not "1 users"), and the rate it reports is over the paced
+    window: it cannot exceed --rate however fast the one answer came (it said 93.5/s at 20)."""
+    d = ops(pool, fake, tmp_path, "--user", "nobody-at-all")
+    assert d.code == 0 and "Sign out 1 user (--user)" in d.err and "for 1 user." in d.err, d
+    r = ops(pool, fake, tmp_path, "--user", "nobody-at-all", "--execute", "--yes", "--rate", "20", "--output", "json")
+    assert r.code == 0, r
+    s = r.json()
+    assert (s["done"], s["notFound"]) == (1, 1), s
+    assert 0 < s["meanRate"] <= 20, s
+    t = ops(pool, fake, tmp_path, "--user", "nobody-else", "--execute", "--yes")
+    assert t.code == 0 and "1 of 1 user done" in t.err and "First user: nobody-else" in t.err, t
+    assert not re.search(r"\b1 users\b", d.err + t.err), (d, t)
+
+
+def test_a_group_the_pool_does_not_have(pool, fake, tmp_path):
+    """ListUsersInGroup's ResourceNotFoundException for a missing group: said as such (exit 65),
+    not as an unknown pool or app client; nothing is signed out."""
+    mark = fake.mark()
+    r = ops(pool, fake, tmp_path, "--group", "nosuchgroup", "--execute", "--yes")
+    assert r.code == 65, r
+    assert f"the user pool {pool.pool_id} has no group nosuchgroup" in r.err, r
+    assert "does not know this user pool" not in r.err, r
+    assert fake.calls(mark, operation="AdminUserGlobalSignOut") == []

@@ -183,8 +183,12 @@ def test_built_in_verification(passkey_cli, authenticators, fake):
 
 
 def test_no_device(passkey_cli, sockets):
-    r = passkey_cli.run("passkey", "add", "--fido-device", f"unix:{sockets}/none.sock")
-    assert r.code == 69 and "cannot open the security key" in r.err, r
+    """A --fido-device path that is not there is "no such device", checked before libfido2 opens it
+    (which said FIDO_ERR_INTERNAL twice); the same check serves a passkey sign-in (SecurityKeyUse)."""
+    for device in (f"unix:{sockets}/none.sock", "/dev/hidraw-not-there"):
+        r = passkey_cli.run("passkey", "add", "--fido-device", device)
+        assert r.code == 69 and f"no such device: {device}" in r.err, r
+        assert "FIDO_ERR" not in r.err, r
     r = passkey_cli.run("passkey", "add", env=passkey_cli.env(SSH_CONNECTION="10.0.0.1 5 10.0.0.2 22"))
     assert r.code == 69 and "no security key found" in r.err and "signin --browser" in r.err, r
 

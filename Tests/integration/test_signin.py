@@ -242,3 +242,24 @@ def test_signing_in_again_says_when_the_old_token_could_not_be_revoked(cli, fake
     assert r.code == 0, r
     assert "could not be revoked" in r.err and "stays usable until it expires" in r.err, r
     assert cli.run("whoami").code == 0
+
+
+@pytest.mark.parametrize("args,prompt", [
+    (["signin", "--username", "alice"], "Password for alice: "),  # echo off
+    (["signin"], "Username: "),  # echo on
+])
+def test_ctrl_c_at_a_prompt_ends_its_line(cli, args, prompt):
+    """Ctrl-C at a prompt: the process ends on the signal, the cursor on a line of its own (the
+    shell's prompt no longer starts after "Password for alice: "), echo restored."""
+    import pexpect
+
+    from harness import authctl_bin
+
+    env = cli.env(AUTHCTL_USERNAME=None)
+    child = pexpect.spawn(str(authctl_bin()), args, env=env, cwd=env["HOME"], timeout=30, encoding="utf-8")
+    child.expect_exact(prompt)
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.signalstatus == 2 or child.exitstatus == 130, (child.signalstatus, child.exitstatus)
+    assert child.before.endswith("\n") and child.before.strip(" ^C\r\n") == "", repr(child.before)

@@ -189,22 +189,23 @@ def test_password_stdin_wrong_password(cli):
     assert cli.keyring.session_items() == []
 
 
-def test_password_stdin_without_a_secret_service(pool, fake, keyrings):
-    """nobus: no session bus at all. The token is printed, nothing is kept, one stderr line says so."""
+def test_password_stdin_without_a_secret_service_is_refused_before_signing_in(pool, fake, keyrings):
+    """nobus: no session bus at all. As `signin`, `token --password-stdin` is refused before the
+    first request (exit 78), nothing on stdout, and the message opens with the one store this host
+    can use (not the gnome-keyring recipe)."""
     cli = Cli(pool, keyrings("nobus"), fake.endpoint)
     assert "DBUS_SESSION_BUS_ADDRESS" not in cli.env()
+    mark = fake.mark()
     p = run_bytes(cli, "token", "--username", "alice", "--password-stdin", input=b"Corr3ct-Horse!\n")
-    assert p.returncode == 0, p
-    out = p.stdout.decode()
-    assert out.endswith("\n") and out.count("\n") == 1, out
-    assert_access_token(cli, out[:-1])
-    err_lines = p.stderr.decode().splitlines()
-    assert len(err_lines) == 1, p.stderr
-    assert "not kept" in err_lines[0] or "nothing" in err_lines[0].lower(), err_lines
-    assert "secret service" in err_lines[0].lower(), err_lines
-    assert out[:-1] not in p.stderr.decode()
-    for path in cli.keyring.files():  # kept nowhere, in particular in no file
-        assert b"eyJ" not in path.read_bytes(), path
+    assert p.returncode == 78, p
+    assert p.stdout == b"", p
+    assert fake.calls(mark) == [], "refused before any request"
+    first = p.stderr.decode().splitlines()[0]
+    assert first.startswith("authctl: No Secret Service on this host"), first
+    assert "configure --store" in first and "gnome-keyring" not in first, first
+    # The same refusal as signin's: one check.
+    r = cli.run("signin", "--username", "alice", "--password-stdin", input="Corr3ct-Horse!\n")
+    assert r.code == 78 and r.err.splitlines()[0] == first, r
     # Without --password-stdin and no store: the store's error, not a token.
     r = cli.run("token")
     assert r.code == 78, r

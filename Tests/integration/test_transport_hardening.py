@@ -66,3 +66,23 @@ def test_sslkeylogfile_gets_no_tls_secrets(cli, tls_cognito, tmp_path):
     assert r.code == 77, r
     written = keylog.read_text() if keylog.exists() else ""
     assert written == "", f"TLS secrets were written to SSLKEYLOGFILE: {written[:200]!r}"
+
+
+def test_no_connection_is_said_once_in_plain_words(cli, fake):
+    """Nothing listening (and a proxy that is not there): one sentence naming where and the
+    system's reason, not libcurl's "Couldn't connect" three times; exit 69, nothing sent."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    cases = [
+        ({"AUTHCTL_ENDPOINT": f"http://127.0.0.1:{port}/"}, f"cannot connect to 127.0.0.1 port {port}: connection refused"),
+        ({"AUTHCTL_ENDPOINT": None, "HTTPS_PROXY": f"http://127.0.0.1:{port}", "NO_PROXY": None, "no_proxy": None},
+         f"cannot connect to 127.0.0.1 port {port} (the proxy for cognito-idp."),
+    ]
+    for env, said in cases:
+        r = cli.run("signin", "--username", "alice", "--password-stdin", "--no-store", "--timeout", "1", input="x\n", **env)
+        assert r.code == 69, r
+        assert said in r.err, r
+        assert "couldn't connect" not in r.err.lower() and r.err.lower().count("connect to") == 1, r

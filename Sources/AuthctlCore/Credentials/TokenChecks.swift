@@ -62,9 +62,11 @@ package struct TokenChecks {
     }
 
     /// The key set of the token's own issuer (one of the pool's two, `CognitoIssuer`); with an
-    /// endpoint override (an emulator), the override's, as the emulator publishes it.
-    private func jwksURL(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws -> String {
-        if settings.endpoint != nil { return service.jwksURL(userPoolId: session.userPoolId) }
+    /// endpoint override (an emulator), the override's, as the emulator publishes it. The regional
+    /// endpoint derived from the region is no override: a pool on the multi-Region issuer
+    /// publishes its keys there.
+    package func jwksURL(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws -> String {
+        if settings.endpointIsOverride { return service.jwksURL(userPoolId: session.userPoolId) }
         let region = Settings.region(fromPoolId: session.userPoolId) ?? session.region
         guard let issuer = (try? JWTClaims(token: token(session, type)))?.issuer,
             CognitoIssuer.accepted(region: region, userPoolId: session.userPoolId).contains(issuer)

@@ -184,12 +184,13 @@ package final class BulkRunLifecycle {
             who: .current(accessKeyId: admin.credentials.accessKeyId, environment: context.environment),
             now: context.now)
         let progress = OpsProgress(
-            console: context.console, clock: operation.clock, total: total, alreadyDone: alreadyDone)
+            console: context.console, clock: operation.clock, total: total, alreadyDone: alreadyDone,
+            window: operation.updates.pacedWindow)
         let doneBefore = checkpoint.counts.done
         let started = operation.clock.now()
         let stop = operation.runDeferringSignals(&checkpoint, record: record, progress: progress)
-        let thisRun = operation.clock.now() - started
-        return (stop, thisRun > 0 ? Double(checkpoint.counts.done - doneBefore) / thisRun : 0)
+        let window = operation.updates.pacedWindow(operation.clock.now() - started)
+        return (stop, Double(checkpoint.counts.done - doneBefore) / window)
     }
 }
 

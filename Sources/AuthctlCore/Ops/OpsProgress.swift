@@ -15,10 +15,15 @@ package final class OpsProgress {
     private let started: Double
     private let onTerminal: Bool
     private let interval: Double
+    /// The paced window of an elapsed time (`Pacer.pacedWindow`): the rate is users over it.
+    private let window: (Double) -> Double
     private var lastShown: Double
     package private(set) var lines = 0
 
-    package init(console: Console, clock: PaceClock, total: Int?, alreadyDone: Int, interval: Double = 10) {
+    package init(
+        console: Console, clock: PaceClock, total: Int?, alreadyDone: Int, interval: Double = 10,
+        window: @escaping (Double) -> Double = { $0 }
+    ) {
         self.console = console
         self.clock = clock
         self.total = total
@@ -26,6 +31,7 @@ package final class OpsProgress {
         self.started = clock.now()
         self.onTerminal = console.messagesGoToTerminal
         self.interval = interval
+        self.window = window
         self.lastShown = started
     }
 
@@ -51,7 +57,7 @@ package final class OpsProgress {
     }
 
     private func rate(done: Int, now: Double) -> Double {
-        let elapsed = now - started
+        let elapsed = window(now - started)
         return elapsed > 0 ? Double(done - startDone) / elapsed : 0
     }
 
@@ -75,7 +81,7 @@ package final class OpsProgress {
             return "[\(drawn)] \(count)\(percent)  \(speed)  \(eta)  \(failed) failed"
         }
         return
-            "ops: \(count) users done\(percent.isEmpty ? "" : " (\(percent.dropFirst()))"), \(speed), \(eta), \(failed) failed"
+            "ops: \(count) \(total ?? done == 1 ? "user" : "users") done\(percent.isEmpty ? "" : " (\(percent.dropFirst()))"), \(speed), \(eta), \(failed) failed"
     }
 
     /// `1:05:09`, `3:08`.

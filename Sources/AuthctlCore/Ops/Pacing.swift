@@ -102,6 +102,11 @@ package final class Pacer {
     /// The rate now, in calls per second.
     package var rate: Double { lock.withLock { bucket.rate } }
 
+    /// The window a count of calls made at this pace is measured over: the time taken plus the
+    /// burst the full bucket lets through at once. A rate over it never exceeds the pace (a run
+    /// of one user in 10 ms is not 100 a second).
+    package func pacedWindow(_ elapsed: Double) -> Double { elapsed + bucket.capacity / ceiling }
+
     /// Waits until the next call may go (the turn is taken at once, the wait is outside the lock).
     package func waitForTurn() {
         let wait = lock.withLock { bucket.take(now: clock.now()) }

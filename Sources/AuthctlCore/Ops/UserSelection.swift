@@ -82,7 +82,20 @@ package final class ListingSource: UserSource {
         case .group(let group):
             fetch = { token in
                 var page: ListUsersInGroupResponse?
-                try call { page = try service.listUsersInGroup(userPoolId: poolId, groupName: group, nextToken: token) }
+                do {
+                    try call {
+                        page = try service.listUsersInGroup(userPoolId: poolId, groupName: group, nextToken: token)
+                    }
+                } catch let missing as CognitoError where missing.refusal == .resourceNotFound && token == nil {
+                    // One error type for a missing pool and a missing group: the pool is listed
+                    // once to tell which (a pool that answers has no such group).
+                    do {
+                        try call { _ = try service.listUsers(userPoolId: poolId, filter: nil, paginationToken: nil) }
+                    } catch {
+                        throw missing
+                    }
+                    throw AuthctlError(.inputRejected, "the user pool \(poolId) has no group \(OutsideText(group))")
+                }
                 return (page?.users ?? [], page?.nextToken)
             }
         default:

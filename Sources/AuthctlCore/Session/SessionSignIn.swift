@@ -69,67 +69,44 @@ extension ProfileSession {
     /// How `token --password-stdin` gets its session: the stored one when it is fresh and of the
     /// user asked for; else a sign-in (`prepare` asks for what it needs, then `signIn` runs), under
     /// the profile's lock so that of many jobs started together on no session one signs in and the
-    /// others take its session. Where no Secret Service answers, the sign-in keeps nothing.
+    /// others take its session. A store that cannot keep the answer is refused before the service
+    /// is asked, with `signin`'s check: a token printed from a session nothing keeps would leave a
+    /// live refresh token at the service that nobody holds.
     package func signInOrReuse(
-        as username: String?, minValidity: Double,
-        prepare: (_ storeAvailable: Bool) throws -> PreparedSignIn
+        as username: String?, minValidity: Double, prepare: () throws -> PreparedSignIn
     ) throws -> ObtainedSession {
-        var storeFailure: SecureStoreError?
         do {
             let (session, service) = try freshSession(minValidity: minValidity)
             // A session of another user than the one asked for is no valid session for this call.
             if username.map({ session.isSignedIn(as: $0) }) ?? true {
-                return ObtainedSession(session: session, service: service, notKept: nil)
+                return ObtainedSession(session: session, service: service)
             }
-        } catch let error as SecureStoreError {
-            storeFailure = error
         } catch let error as SessionError where error.callsForSignIn {
             // Not signed in, the session ended, or it is another client's: sign in below.
         }
-
-        if storeFailure == nil {
-            // A read finds no file store file without asking for its passphrase: open what a
-            // write needs before the service is asked.
-            do {
-                try kept.checkCanKeep()
-            } catch let error as SecureStoreError {
-                storeFailure = error
+        // A read finds no file store file without asking for its passphrase: open what a write
+        // needs before the service is asked.
+        try kept.checkCanKeep()
+        let prepared = try prepare()
+        return try locked { held in
+            // An unreadable item is no session: the sign-in below replaces it.
+            let stored: StoredSession?
+            do { stored = try held.load() } catch SessionError.unreadable { stored = nil }
+            if let current = stored, current.isSignedIn(as: prepared.username),
+                !current.expiresWithin(minValidity, now: context.now()),
+                (try? checkConfiguredClient(current)) != nil
+            {
+                return ObtainedSession(session: current, service: nil)
             }
-        }
-        let prepared = try prepare(storeFailure == nil)
-        if storeFailure == nil {
-            var signInStarted = false
+            let fresh = try prepared.signIn()
             do {
-                let obtained: ObtainedSession = try locked { held in
-                    // An unreadable item is no session: the sign-in below replaces it.
-                    let stored: StoredSession?
-                    do { stored = try held.load() } catch SessionError.unreadable { stored = nil }
-                    if let current = stored, current.isSignedIn(as: prepared.username),
-                        !current.expiresWithin(minValidity, now: context.now()),
-                        (try? checkConfiguredClient(current)) != nil
-                    {
-                        return ObtainedSession(session: current, service: nil, notKept: nil)
-                    }
-                    signInStarted = true
-                    let fresh = try prepared.signIn()
-                    do {
-                        try held.save(fresh)
-                        return ObtainedSession(session: fresh, service: nil, notKept: nil)
-                    } catch let error as SecureStoreError {
-                        return ObtainedSession(session: fresh, service: nil, notKept: error)
-                    } catch {
-                        // A store the person chose failed after the answer: nothing is handed out.
-                        throw notKept(fresh, appClient: prepared.appClient, because: error)
-                    }
-                }
-                return obtained
-            } catch let error as SecureStoreError where !signInStarted {
-                // The store failed before any sign-in (reading it): sign in without it below. A
-                // failure during the sign-in is thrown: another try would send another code.
-                storeFailure = error
+                try held.save(fresh)
+            } catch {
+                // The store answered the check, then failed: nothing is handed out.
+                throw notKept(fresh, appClient: prepared.appClient, because: error)
             }
+            return ObtainedSession(session: fresh, service: nil)
         }
-        return ObtainedSession(session: try prepared.signIn(), service: nil, notKept: storeFailure)
     }
 }
 
@@ -141,10 +118,8 @@ package struct PreparedSignIn {
     package var signIn: () throws -> StoredSession
 }
 
-/// The session `signInOrReuse` found or made. `service` is set when it came from the store;
-/// `notKept` is the keyring's failure when a new session could not be stored.
+/// The session `signInOrReuse` found or made. `service` is set when it came from the store.
 package struct ObtainedSession {
     package var session: StoredSession
     package var service: CognitoService?
-    package var notKept: SecureStoreError?
 }

@@ -11,10 +11,14 @@ extension Format {
     /// `1 hour`, `2 hours`, `30 minutes`, `90 seconds`.
     package static func duration(_ seconds: Double) -> String {
         let whole = Format.wholeSeconds(seconds)
-        func plural(_ n: Int, _ unit: String) -> String { n == 1 ? "1 \(unit)" : "\(n) \(unit)s" }
-        if whole >= 3600 && whole % 3600 == 0 { return plural(whole / 3600, "hour") }
-        if whole >= 60 && whole % 60 == 0 { return plural(whole / 60, "minute") }
-        return plural(whole, "second")
+        if whole >= 3600 && whole % 3600 == 0 { return counted(whole / 3600, "hour") }
+        if whole >= 60 && whole % 60 == 0 { return counted(whole / 60, "minute") }
+        return counted(whole, "second")
+    }
+
+    /// `1 user`, `2 users`, `0 users`.
+    package static func counted(_ count: Int, _ noun: String) -> String {
+        count == 1 ? "1 \(noun)" : "\(count) \(noun)s"
     }
 }
 

@@ -94,6 +94,11 @@ extension SignInPipeline {
     ) throws -> (SignInContext, SignInFlow) {
         let settings = try command.settings
         let client = try ClientSettings(settings)
+        // A malformed code fails before anything is sent (before the password is checked, too):
+        // its shape is the factor's when --mfa-type names it, else any factor's.
+        if let code = request.mfa.mfaCode {
+            _ = try OneTimeCode.normalized(code, format: CodeFormat(request.mfa.mfaType))
+        }
         var flow: SignInFlow?
         if request.finishesPendingSignIn, let code = request.mfa.mfaCode, !request.passwordFromStdin, !request.isBrowser
         {
@@ -101,6 +106,14 @@ extension SignInPipeline {
             let kept = command.kept(settings.profile)
             let pending = storeRequired ? try kept.pendingChallenge() : ((try? kept.pendingChallenge()) ?? nil)
             flow = pending.map { PendingCodeFlow(pending: $0, code: code, givenUsername: request.username) }
+            // `signin --code CODE` alone finishes a waiting sign-in: with none, it says so
+            // (with --username, the code answers a new sign-in's challenge instead).
+            if flow == nil && request.username == nil {
+                throw AuthctlError(
+                    .usage,
+                    "no sign-in is waiting for a code (profile \(settings.profile)): `authctl signin --code CODE` finishes one that a sign-in left waiting; start one with `authctl signin`, or give --username to answer a new sign-in's challenge with this code"
+                )
+            }
         }
         if flow == nil && !request.isBrowser && request.checksForAPerson {
             let console = command.console
@@ -168,13 +181,13 @@ extension SignInPipeline {
     }
 
     /// `token`: the stored session when it is fresh and of the user asked for, else a sign-in as
-    /// `request` asks (where no store answers, it keeps nothing and sends no remembered device).
+    /// `request` asks, kept (a store that cannot keep it is refused before the first request).
     package static func obtain(
         _ request: SignInRequest, in command: CommandContext,
         minValidity: Double
     ) throws -> ObtainedSession {
-        try obtain(try command.sessions, minValidity: minValidity, as: request.username) { storeAvailable in
-            try prepare(request, in: command, storeRequired: false, remembersDevices: storeAvailable)
+        try obtain(try command.sessions, minValidity: minValidity, as: request.username) {
+            try prepare(request, in: command, storeRequired: true, remembersDevices: true)
         }
     }
 }

@@ -21,6 +21,10 @@ package struct Settings: Equatable {
     package var clientSecret: String?
     package var region: String?
     package var endpoint: String?
+    /// The endpoint was named (a flag, the environment, the profile), not derived from the region:
+    /// an emulator's, whose key set it publishes itself. A derived one is the region's, and the
+    /// keys come from the token's (checked) issuer instead.
+    package var endpointIsOverride: Bool
     package var username: String?
     package var caBundle: String?
     package var timeout: Double
@@ -122,6 +126,7 @@ package struct Settings: Equatable {
         self.clientSecret = clientSecret
         self.region = region
         self.endpoint = endpoint
+        endpointIsOverride = endpoint != nil
         self.username = username
         self.caBundle = caBundle
         self.timeout = timeout
@@ -296,10 +301,11 @@ package enum SettingsResolver {
             nonEmpty(options.region) ?? nonEmpty(env["AUTHCTL_REGION"]) ?? nonEmpty(profile.region)
             ?? poolId.flatMap(Settings.region(fromPoolId:)) ?? nonEmpty(env["AWS_REGION"])
             ?? nonEmpty(env["AWS_DEFAULT_REGION"])
-        let endpoint =
+        let namedEndpoint =
             nonEmpty(options.endpoint) ?? nonEmpty(env["AUTHCTL_ENDPOINT"])
             ?? nonEmpty(env["AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER"]) ?? nonEmpty(env["AWS_ENDPOINT_URL"])
-            ?? nonEmpty(profile.endpoint) ?? region.map(Settings.defaultEndpoint(region:))
+            ?? nonEmpty(profile.endpoint)
+        let endpoint = namedEndpoint ?? region.map(Settings.defaultEndpoint(region:))
 
         var settings = Settings(
             profile: profileName,
@@ -315,6 +321,7 @@ package enum SettingsResolver {
             domain: nonEmpty(env["AUTHCTL_DOMAIN"]) ?? nonEmpty(profile.domain),
             redirectPort: nonEmpty(profile.redirectPort),
             profilesInFile: file.profiles.keys.sorted())
+        settings.endpointIsOverride = namedEndpoint != nil
         settings.identityPoolId = nonEmpty(env["AUTHCTL_IDENTITY_POOL_ID"]) ?? nonEmpty(profile.identityPoolId)
         settings.identityProviderName =
             nonEmpty(env["AUTHCTL_IDENTITY_PROVIDER_NAME"]) ?? nonEmpty(profile.identityProviderName)

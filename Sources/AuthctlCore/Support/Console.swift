@@ -95,14 +95,12 @@ package final class TerminalConsole: Console {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
             quiet.c_lflag |= tcflag_t(ECHONL)
-            TerminalEcho.remember(fd: fd, settings: saved)
             tcsetattr(fd, TCSAFLUSH, &quiet)
         }
+        TerminalEcho.remember(fd: fd, settings: canHideEcho ? saved : nil)
         defer {
-            if canHideEcho {
-                tcsetattr(fd, TCSAFLUSH, &saved)
-                TerminalEcho.forget()
-            }
+            if canHideEcho { tcsetattr(fd, TCSAFLUSH, &saved) }
+            TerminalEcho.forget()
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
@@ -122,22 +120,30 @@ package final class TerminalConsole: Console {
     }
 }
 
-/// Restores terminal echo if the process is interrupted (Ctrl-C), terminated or hung up on while a
-/// secret prompt has it off.
+/// While a prompt waits: if the process is interrupted (Ctrl-C), terminated or hung up on, ends
+/// the prompt's line (so the shell's next prompt starts on a line of its own) and restores the
+/// terminal's echo when a secret prompt has it off.
 package enum TerminalEcho {
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
 
     // Unsafe: written before the handlers are installed, then read only by the signal handler,
     // which may take no lock.
     nonisolated(unsafe) private static var fd: Int32 = -1
+    nonisolated(unsafe) private static var restoresEcho = false
     nonisolated(unsafe) private static var settings = termios()
 
-    package static func remember(fd: Int32, settings: termios) {
-        self.settings = settings
+    /// `settings`: the terminal's own, to restore (nil: echo was left on).
+    package static func remember(fd: Int32, settings: termios?) {
+        if let settings { self.settings = settings }
+        restoresEcho = settings != nil
         self.fd = fd
         for signo in signals {
             signal(signo) { signo in
-                if TerminalEcho.fd >= 0 { tcsetattr(TerminalEcho.fd, TCSAFLUSH, &TerminalEcho.settings) }
+                if TerminalEcho.fd >= 0 {
+                    if TerminalEcho.restoresEcho { tcsetattr(TerminalEcho.fd, TCSAFLUSH, &TerminalEcho.settings) }
+                    var newline = UInt8(ascii: "\n")
+                    _ = Glibc.write(TerminalEcho.fd, &newline, 1)
+                }
                 signal(signo, SIG_DFL)
                 raise(signo)
             }

@@ -81,10 +81,6 @@ package enum Messages {
         "authctl: warning: the refreshed session could not be stored (\(reason)); the next command may have to sign in again."
     }
 
-    package static func sessionNotKept(_ reason: String) -> String {
-        "authctl: no store (\(reason)); the session was not kept."
-    }
-
     package static let incorrectCredentials = "Incorrect username or password"
     package static let codeDidNotMatch = "The code did not match"
     package static let tooManyAttempts = "Too many attempts; wait a few minutes and try again"
@@ -92,8 +88,7 @@ package enum Messages {
 
     package static func keyringUnavailable(_ detail: String) -> String {
         """
-        Secret Service unavailable: \(detail). Without any store, `authctl signin --no-store` prints the tokens \
-        and `authctl token --username U --password-stdin` signs in each time
+        Secret Service unavailable: \(detail). Without any store, `authctl signin --no-store` prints the tokens
         """
     }
 }

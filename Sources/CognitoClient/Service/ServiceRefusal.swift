@@ -8,7 +8,9 @@ import Foundation
 /// the message only for `NotAuthorizedException`, which the service uses for a dozen different
 /// refusals and tells apart by its text alone (a long-standing complaint, e.g.
 /// https://github.com/amazon-archives/amazon-cognito-identity-js/issues/479 and
-/// https://github.com/aws-amplify/amplify-js/issues/1234 for "Password attempts exceeded").
+/// https://github.com/aws-amplify/amplify-js/issues/1234 for "Password attempts exceeded"), and
+/// for the few `InvalidParameterException`s told apart the same way (`invalidParameter(message:)`,
+/// "User is already confirmed." among them).
 ///
 /// The messages matched are those real Cognito sends, as recorded in `ServiceRefusalTests`
 /// with their sources; the error types are the ones botocore's service model (cognito-idp
@@ -61,6 +63,9 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case resourceNotFound
     /// InvalidParameterException.
     case invalidParameter
+    /// InvalidParameterException "User is already confirmed." (ResendConfirmationCode): the
+    /// account needs no confirmation code.
+    case userAlreadyConfirmed
     /// The pool's configuration or its Lambda triggers failed the request.
     case poolConfiguration
     /// UsernameExistsException (SignUp): the username is taken.
@@ -190,12 +195,14 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     }
 
     /// InvalidParameterException names the new operations' refusals of a client's flows and of the
-    /// caller's own session in its text only; anything else stays `invalidParameter`.
+    /// caller's own session, and a confirmed account's refusal of a new confirmation code, in its
+    /// text only; anything else stays `invalidParameter`.
     private static func invalidParameter(message: String) -> ServiceRefusal {
         let text = message.lowercased()
         if text.contains("allow_token_exchange") { return .tokenExchangeNotAllowed }
         if text.contains("allow_client_token_auth") { return .clientTokenAuthNotAllowed }
         if text.contains("current session") { return .currentSessionNotRevocable }
+        if text.contains("already confirmed") { return .userAlreadyConfirmed }
         return .invalidParameter
     }
 

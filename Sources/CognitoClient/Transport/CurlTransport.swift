@@ -344,6 +344,22 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         return error
     }
 
+    /// No connection: where to (libcurl's "Failed to connect to ADDRESS port N after …", which
+    /// names a proxy when one was used) and the system's reason, in one sentence.
+    private func notConnected(host: String, detail: String) -> String {
+        var place = host
+        let lead = "Failed to connect to "
+        if detail.hasPrefix(lead), let end = detail.firstRange(of: " after ") ?? detail.firstRange(of: ": ") {
+            place = String(detail[detail.index(detail.startIndex, offsetBy: lead.count)..<end.lowerBound])
+        }
+        var osError = 0
+        let reason =
+            authctl_curl_easy_getinfo_long(easy.raw, CURLINFO_OS_ERRNO, &osError) == CURLE_OK && osError != 0
+            ? String(cString: strerror(Int32(osError))).lowercased() : "nothing answered"
+        let proxy = place.hasPrefix(host) ? "" : " (the proxy for \(host))"
+        return "cannot connect to \(place)\(proxy): \(reason)"
+    }
+
     private func classify(_ code: CURLcode, host: String, accumulator: ResponseAccumulator) -> TransportError {
         let detail = String(cString: easy.errorBuffer).trimmed()
         let text = curlErrorText(code)
@@ -351,13 +367,15 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
-            return TransportError(kind: .notConnected, message: "cannot resolve \(host): \(diagnosis)")
+            // One sentence, not libcurl's three ways of saying the same.
+            return TransportError(
+                kind: .notConnected, message: "cannot resolve \(host) (no address for it: is the network up?)")
         case CURLE_COULDNT_RESOLVE_PROXY:
             return TransportError(kind: .notConnected, message: "cannot resolve the proxy for \(host): \(diagnosis)")
         case CURLE_PROXY:
             return TransportError(kind: .connection, message: "proxy failure reaching \(host): \(diagnosis)")
         case CURLE_COULDNT_CONNECT:
-            return TransportError(kind: .notConnected, message: "cannot connect to \(host): \(diagnosis)")
+            return TransportError(kind: .notConnected, message: notConnected(host: host, detail: detail))
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
             CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_HTTP3:
             return TransportError(kind: .connection, message: "connection to \(host) failed: \(diagnosis)")

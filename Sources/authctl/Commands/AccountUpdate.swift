@@ -182,24 +182,26 @@ struct AccountUpdateReport: CommandReport {
     var textMessages: [String] {
         var lines = ["Updated: \(updated.map { OutsideText($0).description }.joined(separator: ", "))."]
         for change in addresses where !change.verified {
-            let sent =
-                change.codeDelivery.map { "a code was sent to \(CodeDeliveryText.describe($0))" }
-                ?? "no code was sent (ask for one with `authctl account verify \(change.attribute.rawValue)`)"
-            let verify = "enter it with: authctl account verify \(change.attribute.rawValue) --no-send"
+            // What to do next: enter the code sent, or (none was sent) have one sent and enter it.
+            let verify = "authctl account verify \(change.attribute.rawValue)"
+            let next =
+                change.codeDelivery.map {
+                    "a code was sent to \(CodeDeliveryText.describe($0)); enter it with: \(verify) --no-send"
+                } ?? "no code was sent; \(verify) sends one and asks for it"
             switch change.keptUntilVerified {
             case true?:
                 let current = change.inForce.map { " (\(OutsideText($0)))" } ?? ""
                 lines.append(
-                    "Your \(change.attribute.words) stays the current one\(current) until the new one is verified: \(sent); \(verify)"
+                    "Your \(change.attribute.words) stays the current one\(current) until the new one is verified: \(next)"
                 )
             case false?:
                 lines.append(
-                    "Your \(change.attribute.words) is now \(OutsideText(change.requested)), not verified yet: \(sent); \(verify)"
+                    "Your \(change.attribute.words) is now \(OutsideText(change.requested)), not verified yet: \(next)"
                 )
             case nil:
                 // Neither DescribeUserPool (no AWS credentials) nor the read-back (GetUser failed) told.
                 lines.append(
-                    "Your \(change.attribute.words) was changed to \(OutsideText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(sent); \(verify)"
+                    "Your \(change.attribute.words) was changed to \(OutsideText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(next)"
                 )
             }
         }

@@ -18,7 +18,8 @@ struct Configure: AuthctlCommand {
         abstract: "Write a profile to the config file (and an app client secret to the profile's store).",
         discussion: """
             Settings come from the global flags (--profile, --user-pool-id, --client-id, --region, --endpoint) \
-            and --username; on a terminal, what is missing is asked. The file is \
+            and the options below, and only those (a domain, an identity pool, a store or a machine client \
+            need no user pool id); with no setting at all, the pool and client id are asked on a terminal. The file is \
             $XDG_CONFIG_HOME/authctl/config.toml (default ~/.config/authctl/config.toml) and never holds a secret. \
             --store records where the profile keeps its session and caches (items already kept in \
             another store are not moved: `authctl store migrate --to STORE` moves them).
@@ -83,29 +84,26 @@ struct Configure: AuthctlCommand {
                 try KeyAgentLauncher.boolean(value, origin: "--unlock-after-prompt", code: .usage))
         }
 
-        if console.isInteractive && !clientSecretStdin {
-            if profile.userPoolId == nil { profile.userPoolId = ask("User pool id (e.g. eu-west-1_AbC123): ", console) }
-            if profile.clientId == nil { profile.clientId = ask("App client id: ", console) }
-        }
-        guard let poolId = profile.userPoolId else {
-            throw AuthctlError(.usage, "configure needs --user-pool-id (or a terminal to ask on)")
-        }
-        guard Settings.isValidPoolId(poolId) else {
-            throw AuthctlError(
-                .configuration,
-                "user pool id \"\(poolId)\" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123")
-        }
-        guard let clientId = profile.clientId else {
-            throw AuthctlError(.usage, "configure needs --client-id (or a terminal to ask on)")
+        // A first set-up with nothing given asks, on a terminal, for the pool and the client; a
+        // command naming settings writes those alone (a machine client, a domain, an identity
+        // pool, a store need no user pool id).
+        if nothingGiven && profile.userPoolId == nil && profile.clientId == nil {
+            guard console.isInteractive else {
+                throw AuthctlError(
+                    .usage,
+                    "configure needs settings to write (--user-pool-id, --client-id, --domain, --identity-pool-id, --store, ...), or a terminal to ask on"
+                )
+            }
+            profile.userPoolId = ask("User pool id (e.g. eu-west-1_AbC123): ", console)
+            profile.clientId = ask("App client id: ", console)
         }
         // What the commands would refuse later is refused now, before anything is written.
-        if let region = profile.region, !AWSName.isRegion(region) {
-            throw AuthctlError(.configuration, "region \"\(region)\" is malformed: expected e.g. eu-west-1")
+        try Self.check(profile)
+        // The secret is kept for its client only.
+        if clientSecretStdin && profile.clientId == nil {
+            throw AuthctlError(
+                .usage, "--client-secret-stdin keeps the secret of an app client: name it with --client-id")
         }
-        let written = Settings(
-            profile: profileName, userPoolId: poolId, clientId: clientId, region: profile.region,
-            endpoint: profile.endpoint, timeout: 30, configFile: file.path)
-        _ = try ClientSettings(written)
 
         var storeChange: (from: String?, to: String)?
         if let store = global.store {
@@ -132,8 +130,8 @@ struct Configure: AuthctlCommand {
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
-            try kept.keepClientSecret(secret, userPoolId: poolId, clientId: clientId)
-        } else if let previousClientId, previousClientId != clientId {
+            try kept.keepClientSecret(secret, userPoolId: profile.userPoolId ?? "", clientId: profile.clientId ?? "")
+        } else if let previousClientId, previousClientId != profile.clientId {
             // The secret kept for the previous client belongs to it, not to the new one.
             _ = try? kept.forgetClientSecret()
         }
@@ -150,12 +148,35 @@ struct Configure: AuthctlCommand {
 
         context.emit(
             ConfigureSummary(
-                profile: profileName, configFile: file.path, userPoolId: poolId,
-                clientId: clientId, region: profile.region, endpoint: profile.endpoint,
+                profile: profileName, configFile: file.path, userPoolId: profile.userPoolId,
+                clientId: profile.clientId, region: profile.region, endpoint: profile.endpoint,
                 username: profile.username, identityPoolId: profile.identityPoolId,
                 domain: profile.domain,
                 clientSecretStored: clientSecretStdin, store: profile.store,
                 previousStore: storeChange?.from))
+    }
+
+    /// No setting at all on the command line: the interactive set-up.
+    private var nothingGiven: Bool {
+        global.userPoolId == nil && global.clientId == nil && global.region == nil && global.endpoint == nil
+            && global.store == nil && username == nil && identityPoolId == nil && managedLogin.domain == nil
+            && redirectPort == nil && unlockAfterPrompt == nil && !clientSecretStdin
+    }
+
+    /// The pool id, client id, region and endpoint the profile will hold, as the commands check them.
+    static func check(_ profile: ProfileConfig) throws {
+        if let poolId = profile.userPoolId, !Settings.isValidPoolId(poolId) {
+            throw AuthctlError(
+                .configuration,
+                "user pool id \"\(poolId)\" is malformed: expected <region>_<id>, e.g. eu-west-1_AbCdEf123")
+        }
+        if let clientId = profile.clientId, !AWSName.isClientId(clientId) {
+            throw AuthctlError(.configuration, "app client id \"\(clientId)\" is malformed: letters and digits only")
+        }
+        if let region = profile.region, !AWSName.isRegion(region) {
+            throw AuthctlError(.configuration, "region \"\(region)\" is malformed: expected e.g. eu-west-1")
+        }
+        if let endpoint = profile.endpoint { try ClientSettings.checkEndpoint(endpoint) }
     }
 
     private func ask(_ question: String, _ console: Console) -> String? {
@@ -170,8 +191,8 @@ struct Configure: AuthctlCommand {
 struct ConfigureSummary: CommandReport {
     var profile: String
     var configFile: String
-    var userPoolId: String
-    var clientId: String
+    var userPoolId: String?
+    var clientId: String?
     var region: String?
     var endpoint: String?
     var username: String?

@@ -148,13 +148,13 @@ struct OpsContain: AuthctlCommand {
             options: run, selection: selection, action: .contain, callsPerUser: (updates, reads),
             describe: { selected, remaining, pace, seconds in
                 ([
-                    "Contain \(selected) users (\(selection.summary)) of \(admin.poolId), \(pace.description): about \(OpsProgress.clockTime(seconds)) for \(remaining) users. Steps, in order, for each user:"
+                    "Contain \(Format.counted(selected, "user")) (\(selection.summary)) of \(admin.poolId), \(pace.description): about \(OpsProgress.clockTime(seconds)) for \(Format.counted(remaining, "user")). Steps, in order, for each user:"
                 ]
                     + steps.map { "  \($0.rawValue): \($0.calls)" }
                     + ["Incident record: \(OutsideText(recordPath)) (incident \(incident))."]).joined(separator: "\n")
             },
             summarize: { checkpoint, total, throttled in
-                "\(checkpoint.counts.done) of \(total) users contained or tried: \(checkpoint.counts.failed) with a step failed or not possible, \(checkpoint.counts.notFound) not found (\(throttled) throttling answers absorbed)."
+                "\(checkpoint.counts.done) of \(Format.counted(total, "user")) contained or tried: \(checkpoint.counts.failed) with a step failed or not possible, \(checkpoint.counts.notFound) not found (\(throttled) throttling answers absorbed)."
             })
         // The record opens (and is checked) before the first change; a dry run writes nothing.
         flow.steps = try LazySteps(opened)

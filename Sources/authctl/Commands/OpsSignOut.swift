@@ -44,10 +44,10 @@ struct OpsSignOut: AuthctlCommand {
         let flow = BulkRunFlow(
             options: run, selection: selection, action: action,
             describe: { selected, remaining, pace, seconds in
-                "\(verb) \(selected) users (\(selectionWords)) of \(admin.poolId), at most \(BulkRunFlow.number(pace.rate)) calls a second (\(action.callsPerUser) per user; \(pace.origin)): about \(OpsProgress.clockTime(seconds)) for \(remaining) users."
+                "\(verb) \(Format.counted(selected, "user")) (\(selectionWords)) of \(admin.poolId), at most \(BulkRunFlow.number(pace.rate)) calls a second (\(action.callsPerUser) per user; \(pace.origin)): about \(OpsProgress.clockTime(seconds)) for \(Format.counted(remaining, "user"))."
             },
             summarize: { checkpoint, total, throttled in
-                "\(checkpoint.counts.done) of \(total) users done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down)."
+                "\(checkpoint.counts.done) of \(Format.counted(total, "user")) done: \(checkpoint.counts.signedOut) signed out, \(checkpoint.counts.disabled) disabled, \(checkpoint.counts.notFound) not found, \(checkpoint.counts.failed) failed (\(throttled) throttling answers absorbed by slowing down)."
             })
         try flow.run(in: context, admin: admin, state: state)
     }

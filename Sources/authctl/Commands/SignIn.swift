@@ -72,8 +72,6 @@ struct SignIn: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        // A malformed code fails before anything is sent (the challenge decides 6 or 6–8 digits).
-        if let code = mfa.mfaCode { _ = try OneTimeCode.normalized(code) }
         _ = try ClientSettings(settings)
         let session: StoredSession
         do {

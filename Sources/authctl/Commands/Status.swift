@@ -277,7 +277,9 @@ struct ProfileStatus: Encodable {
             if !kept.isEmpty { text += " (keeps \(kept.joined(separator: ", ")) in \(keptIn ?? store ?? "its store"))" }
         case .ended: text += "session ended (removed)"
         case .unreadable: text += "unreadable session: \(problem ?? "")"
-        case .storeUnavailable: text += "unknown: \(problem ?? "no Secret Service")"
+        case .storeUnavailable:
+            // One line of state; the store's advice is said once, on stderr (StatusReport).
+            text += "unknown: \(StoreKind(rawValue: store ?? "")?.name ?? "the store") cannot be used (why: on stderr)"
         case .locked: text += "locked (the file store): run `authctl unlock`"
         case .valid, .expiredRefreshable:
             text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
@@ -311,5 +313,13 @@ struct StatusReport: CommandReport {
 
     var textOutput: [String] {
         profiles.map { $0.line(now: now) } + (regions.map { ["Regions checked:"] + $0.map(\.line) } ?? [])
+    }
+
+    /// Why a store cannot be used, once each (profiles sharing a store share its failure).
+    var textMessages: [String] {
+        var said: Set<String> = []
+        return profiles.filter { $0.state == .storeUnavailable }.compactMap(\.problem).filter {
+            said.insert($0).inserted
+        }.map { "authctl: \($0)" }
     }
 }

@@ -17,8 +17,8 @@ struct Token: AuthctlCommand {
         discussion: """
             Refreshes first when the token expires within --min-valid seconds. Parallel processes \
             refresh once: the refresh runs under a per-profile lock and re-reads the store. With \
-            --username and --password-stdin, signs in when there is no valid session; where no \
-            Secret Service can be reached it keeps nothing (one line on stderr) and still prints the token.
+            --username and --password-stdin, signs in when there is no valid session and keeps it; a store that cannot keep it is refused \
+            before anything is sent (exit 78), as signin does.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -108,9 +108,6 @@ struct Token: AuthctlCommand {
             password: how.passwordStdin ? .standardInput : .terminal, mfa: mfa.answers,
             securityKey: securityKey.choice(environment: context.environment))
         let obtained = try SignInPipeline.obtain(request, in: context, minValidity: freshness.minValid)
-        if let notKept = obtained.notKept {
-            context.console.message(Messages.sessionNotKept(notKept.message))
-        }
         let service = try obtained.service ?? context.service(settings, client: client)
         try emit(obtained.session, checks: checks, service: service, context: context)
     }

@@ -114,21 +114,29 @@ struct Identity: CommandReport {
 
 /// `whoami --factors`: GetUserAuthFactors in words.
 struct AuthFactors: Encodable {
+    /// The auth factors the service documents as MFA-only (SOFTWARE_TOKEN, from the July 2026
+    /// model): listed with the MFA factors, never as a way to sign in.
+    static let mfaOnly: Set<String> = ["SOFTWARE_TOKEN"]
+
     @Nullable var preferredMfa: String?
     var configuredMfa: [String]
     /// PASSWORD, EMAIL_OTP, SMS_OTP, WEB_AUTHN.
     var firstFactors: [String]
+    /// The configured auth factors that only answer MFA (SOFTWARE_TOKEN).
+    var mfaOnlyFactors: [String]
 
     init(_ answer: GetUserAuthFactorsResponse) {
         preferredMfa = answer.preferredMfaSetting
         configuredMfa = answer.userMFASettingList ?? []
-        firstFactors = answer.configuredUserAuthFactors ?? []
+        let configured = answer.configuredUserAuthFactors ?? []
+        firstFactors = configured.filter { !Self.mfaOnly.contains($0) }
+        mfaOnlyFactors = configured.filter { Self.mfaOnly.contains($0) }
     }
 
     /// A factor's name (the service's challenge names) in words; an unknown one as it came, escaped.
     static func words(_ factor: String) -> String {
         switch ChallengeName(factor) {
-        case .softwareTokenMFA: return "authenticator app"
+        case .softwareTokenMFA, "SOFTWARE_TOKEN": return "authenticator app"
         case .smsMFA, .smsOTP: return "text message code"
         case .emailOTP: return "email code"
         case .password: return "password"
@@ -141,9 +149,12 @@ struct AuthFactors: Encodable {
         func list(_ factors: [String]) -> String {
             factors.isEmpty ? "(none)" : factors.map(Self.words).joined(separator: ", ")
         }
+        // The MFA-only auth factors join the MFA list (once: SOFTWARE_TOKEN is SOFTWARE_TOKEN_MFA's).
+        var mfa = configuredMfa
+        for factor in mfaOnlyFactors where !mfa.map(Self.words).contains(Self.words(factor)) { mfa.append(factor) }
         return [
             "preferred MFA: \(preferredMfa.map(Self.words) ?? "(none)")",
-            "MFA factors:   \(list(configuredMfa))",
+            "MFA factors:   \(list(mfa))",
             "sign in with:  \(list(firstFactors))",
         ]
     }

@@ -198,6 +198,10 @@ def get_user_auth_factors(fake: FakeCognito, req: Request, pool_id: str, usernam
         mfa = fake.state.mfa.users.get((pool_id, username))
         if mfa and mfa.enabled:
             body["UserMFASettingList"] = list(mfa.enabled)
+            # The July 2026 model's auth factors: SOFTWARE_TOKEN, an MFA-only factor, for a user
+            # with an authenticator app (botocore 1.44.8's AuthFactorType documents it so).
+            if "SOFTWARE_TOKEN_MFA" in mfa.enabled:
+                first.append("SOFTWARE_TOKEN")
         if mfa and mfa.preferred:
             body["PreferredMfaSetting"] = mfa.preferred
     return json_reply(body, handled_by="fake+moto")

@@ -2,27 +2,38 @@ import CognitoClient
 
 /// How a one-time code looks. The service model: VerifySoftwareToken's UserCode is `[0-9]{6}`;
 /// challenge answers are free strings, and Cognito sends 6-digit SMS codes and 6- or 8-digit
-/// email codes.
+/// email codes: no code of any kind has 7 digits, so a 7-digit one is refused before anything
+/// is sent, as a 5-digit one is.
 package enum CodeFormat {
     /// An authenticator app's code: 6 digits.
     case authenticator
-    /// A code sent by text message or email: 6 to 8 digits.
+    /// A code sent by text message (6 digits) or email (6 or 8).
     case delivered
-    /// Not known yet (a code given before the challenge is seen): 6 to 8 digits.
+    /// Not known yet (a code given before the challenge is seen): any of these.
     case any
 
-    package var digits: ClosedRange<Int> {
+    package init(_ type: MFAType?) {
+        switch type {
+        case .totp?: self = .authenticator
+        case .sms?, .email?: self = .delivered
+        case nil: self = .any
+        }
+    }
+
+    package func allows(digits: Int) -> Bool {
         switch self {
-        case .authenticator: return 6...6
-        case .delivered, .any: return 6...8
+        case .authenticator: return digits == 6
+        case .delivered, .any: return digits == 6 || digits == 8
         }
     }
 
     package var rule: String {
         switch self {
         case .authenticator: return "a code from the authenticator app is 6 digits, e.g. 123456"
-        case .delivered: return "the code sent to you is 6 to 8 digits, e.g. 123456"
-        case .any: return "a one-time code is 6 to 8 digits, e.g. 123456"
+        case .delivered: return "the code sent to you is 6 digits (8 in some emails), e.g. 123456"
+        case .any:
+            return
+                "a code from the authenticator app is 6 digits, one sent by text message 6 and by email 6 or 8, e.g. 123456"
         }
     }
 }
@@ -37,8 +48,10 @@ package struct CodeDidNotMatch: Error {
 package enum OneTimeCode {
     /// The digits of a code as a person may write it (`123 456`, `123-456`), checked against `format`.
     package static func normalized(_ code: String, format: CodeFormat = .any) throws -> String {
+        // A person writes a code in a few characters: anything long is not one (and is not scanned).
+        guard code.utf8.count <= 64 else { throw AuthctlError(.inputRejected, format.rule) }
         let digits = code.filter { !$0.isWhitespace && $0 != "-" }
-        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), format.digits.contains(digits.count) else {
+        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), format.allows(digits: digits.count) else {
             throw AuthctlError(.inputRejected, format.rule)
         }
         return digits

@@ -80,14 +80,14 @@ package struct SignInPipeline {
     }
 
     /// `token --password-stdin`/`--method`: the stored session when it is fresh and of the user
-    /// asked for, else a sign-in with the flow `prepare` makes (told whether a store answers;
-    /// see `ProfileSession.signInOrReuse`, which keeps it).
+    /// asked for, else a sign-in with the flow `prepare` makes (see
+    /// `ProfileSession.signInOrReuse`, which keeps it).
     package static func obtain(
         _ sessions: ProfileSession, minValidity: Double, as username: String?,
-        prepare: (_ storeAvailable: Bool) throws -> (SignInContext, SignInFlow)
+        prepare: () throws -> (SignInContext, SignInFlow)
     ) throws -> ObtainedSession {
-        try sessions.signInOrReuse(as: username, minValidity: minValidity) { storeAvailable in
-            let (context, flow) = try prepare(storeAvailable)
+        try sessions.signInOrReuse(as: username, minValidity: minValidity) {
+            let (context, flow) = try prepare()
             return PreparedSignIn(username: flow.username ?? "", appClient: context.appClient) {
                 try run(flow, in: context)
             }

@@ -131,6 +131,16 @@ package struct SecurityKeyUse {
     /// the one the person touches.
     private func devicePath() throws -> String {
         var candidates = choice.devicePaths
+        // A path that is not there is said as such (libfido2 would answer FIDO_ERR_INTERNAL).
+        for named in candidates {
+            let file = named.hasPrefix("unix:") ? String(named.dropFirst("unix:".count)) : named
+            if !FileManager.default.fileExists(atPath: file) {
+                throw AuthctlError(
+                    .unavailable,
+                    "no such device: \(OutsideText(named)) (from --fido-device or AUTHCTL_FIDO_DEVICE); attached keys are /dev/hidrawN"
+                )
+            }
+        }
         if candidates.isEmpty {
             do {
                 candidates = try SecurityKey.attached()

@@ -43,7 +43,7 @@ struct BrowserSignInOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "With --browser: give up after this many seconds without an answer (default 180).", valueName: "seconds"))
+            "With --browser: give up after this many seconds without an answer.", valueName: "seconds"))
     var browserTimeout: Double = 180
 
     @OptionGroup var managedLogin: ManagedLoginOptions

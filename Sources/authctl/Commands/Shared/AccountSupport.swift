@@ -121,11 +121,24 @@ enum AccountCode {
         throw AuthctlError(.inputRejected, "no well-formed code after 5 tries: \(rule)")
     }
 
+    /// The service model's bound on a confirmation code.
+    static let maxLength = 2048
+
     static func normalized(_ code: String) throws -> String {
+        // Bounded before it is scanned; each refusal says what is wrong.
+        guard code.utf8.count <= maxLength else {
+            throw AuthctlError(
+                .inputRejected,
+                "the code is \(code.utf8.count) bytes long; a confirmation code is at most \(maxLength) (Cognito sends 6 digits, e.g. 123456)"
+            )
+        }
         let trimmed = code.trimmedBlanks()
+        guard !trimmed.isEmpty else {
+            throw AuthctlError(.inputRejected, "the code is empty: give the code Cognito sent, e.g. 123456")
+        }
         let digits = trimmed.filter { $0 != " " && $0 != "-" }
         if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) { return digits }
-        guard !trimmed.isEmpty, trimmed.count <= 2048, !trimmed.contains(where: { $0.isWhitespace }) else {
+        guard !trimmed.contains(where: { $0.isWhitespace }) else {
             throw AuthctlError(.inputRejected, rule)
         }
         return trimmed
@@ -188,6 +201,12 @@ extension AccountFailure {
             return SignInFailure.message(error, client: support.client, hasSecret: hasSecret)
         case .userNotFound?:
             return AuthctlError(.notAuthorized, "This pool has no account named \(OutsideText(username))")
+        case .userAlreadyConfirmed?:
+            // As confirm-signup's refusal of a confirmed account (NotAuthorizedException): 77.
+            return AuthctlError(
+                .notAuthorized,
+                "The account \(OutsideText(username)) is already confirmed: no code is needed; sign in with `authctl signin --username \(user)`"
+            )
         default:
             break
         }

@@ -58,7 +58,7 @@ struct BulkRunFlow {
             report.take(earlier)
             report.complete = true
             report.textMessages = [
-                "Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(earlier.counts.done) users; checkpoint \(report.checkpoint)). Use --restart to do it again."
+                "Nothing left to do: this run finished on \(Format.localTime(earlier.updatedAt)) (\(Format.counted(earlier.counts.done, "user")); checkpoint \(report.checkpoint)). Use --restart to do it again."
             ]
             return context.emit(report)
         case .fresh, .resumable:
@@ -73,13 +73,14 @@ struct BulkRunFlow {
         if !report.firstUsers.isEmpty {
             let more = plan.total > report.firstUsers.count ? ", ..." : ""
             text.append(
-                "First users: " + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
+                (report.firstUsers.count == 1 ? "First user: " : "First users: ")
+                    + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
         }
         if let earlier {
             report.take(earlier)
             report.resumed = true
             text.append(
-                "Resuming: \(plan.alreadyDone) of \(plan.total) users were done by an earlier run (checkpoint \(report.checkpoint)); \(options.execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining)."
+                "Resuming: \(plan.alreadyDone) of \(Format.counted(plan.total, "user")) \(plan.alreadyDone == 1 ? "was" : "were") done by an earlier run (checkpoint \(report.checkpoint)); \(options.execute ? "finishing" : "--execute finishes") the remaining \(plan.remaining)."
             )
         }
         guard options.execute else {
@@ -139,19 +140,19 @@ struct BulkRunFlow {
             if checkpoint.counts.failed > 0 {
                 throw AuthctlError(
                     .someFailed,
-                    "\(checkpoint.counts.failed) users failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them"
+                    "\(Format.counted(checkpoint.counts.failed, "user")) failed: the audit log \(report.auditLog) says which, with the service's error code; run the same command again to retry them"
                 )
             }
         case let interrupted as OpsInterrupted:
             throw AuthctlError(
                 .partiallyDone,
-                "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))"
+                "interrupted (signal \(interrupted.signal)) after \(checkpoint.counts.done) of \(Format.counted(total, "user")); the checkpoint is written: run the same command again to finish the remaining \(max(0, total - checkpoint.counts.done))"
             )
         case let error?:
             let failure = AuthctlError.from(error, endpoint: admin.endpoint)
             throw AuthctlError(
                 failure.code,
-                "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(total) users; the checkpoint is written: run the same command again to finish the rest."
+                "\(failure.message)\nStopped after \(checkpoint.counts.done) of \(Format.counted(total, "user")); the checkpoint is written: run the same command again to finish the rest."
             )
         }
     }
