@@ -333,13 +333,16 @@ def test_an_extra_ca_works_with_a_libcurl_before_7_77(old_system, tmp_path):
         (old_system.root / inside.relative_to("/")).unlink(missing_ok=True)
 
 
-def test_a_missing_optional_library_is_named(old_system, cognito, pool):
+def test_a_missing_optional_library_is_named(old_system, cognito, pool, fake):
     """libfido2 is not installed in the root: a passkey command stops with exit 78 naming the
-    package; the commands before it ran."""
+    package, before anything is asked of the service; the commands before it ran."""
     allow_first_factors(cognito, pool, ["PASSWORD", "WEB_AUTHN"])
     r = old_system.run("signin", "--username", "alice", "--password-stdin", "--store", "kernel-keyring",
                        input=pool.users["alice"] + "\n")
     assert r.returncode == 0, r
-    r = old_system.run("passkey", "add", "--fido-device", "/dev/null")
+    mark = fake.mark()
+    r = old_system.run("passkey", "add", "--fido-device", "/dev/null", "--rp-id", "auth.example.com")
     assert r.returncode == 78, r
+    # Known before the first request: StartWebAuthnRegistration used to go first.
+    assert fake.calls(mark) == [], fake.calls(mark)
     assert "cannot load libfido2.so.1" in r.stderr and "install libfido2-1" in r.stderr, r.stderr
