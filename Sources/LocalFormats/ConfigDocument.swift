@@ -31,7 +31,7 @@ public struct ProfileConfig: Equatable, Sendable {
     /// The replica pool's region for failover.
     public var failoverRegion: String?
     /// The relying party the profile's passkeys are for: the only rpId a security key is asked to
-    /// sign for (recorded at the first `passkey add`, or set by hand).
+    /// sign for (named once with `passkey add --rp-id` and recorded, or set by hand).
     public var passkeyRpId: String?
     /// `true` (a TOML boolean, or the same as a string) once `mfa enable passkey` turned passkey
     /// MFA on for the profile's user: a passkey sign-in then always asks the key for user

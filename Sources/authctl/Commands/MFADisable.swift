@@ -31,10 +31,7 @@ struct MFADisable: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
         let settings = try context.settings
-        let stored = try sessions.signedIn()
-        let user = try sessions.withFreshSession { session, service in
-            try service.getUser(accessToken: session.accessToken)
-        }
+        let (stored, user) = try MFAFactor.account(of: sessions)
         if factor == .passkey {
             let on = user.enabledFactors.contains(.webAuthn)
             if on {

@@ -37,10 +37,7 @@ struct MFAEnable: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
         let settings = try context.settings
-        let stored = try sessions.signedIn()
-        let user = try sessions.withFreshSession { session, service in
-            try service.getUser(accessToken: session.accessToken)
-        }
+        let (stored, user) = try MFAFactor.account(of: sessions)
         // Cognito asks for another factor so a lost key locks nobody out; said here, before the change.
         guard user.enabledFactors.contains(where: { $0 != .webAuthn }) else {
             throw AuthctlError(
@@ -70,6 +67,15 @@ struct MFAEnable: AuthctlCommand {
 /// The factors `mfa enable` and `mfa disable` name.
 enum MFAFactor: String, CaseIterable, ExpressibleByArgument {
     case totp, sms, email, passkey
+
+    /// The signed-in user, and their factors as Cognito has them (GetUser), before a switch.
+    static func account(of sessions: ProfileSession) throws -> (StoredSession, GetUserResponse) {
+        let stored = try sessions.signedIn()
+        let user = try sessions.withFreshSession { session, service in
+            try service.getUser(accessToken: session.accessToken)
+        }
+        return (stored, user)
+    }
 }
 
 /// The profile's own record of passkey MFA (`passkey_mfa`), which makes its passkey sign-ins ask
