@@ -164,5 +164,5 @@ let package = Package(
             dependencies: ["authctl", "AuthctlCore", "CognitoClient", "LocalFormats", "SecureStore", "SecurityKey"]
         ),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

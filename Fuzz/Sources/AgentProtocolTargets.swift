@@ -5,7 +5,7 @@ import SecureStore
 /// sends another over the agent's socket. Besides "no crash", a frame that parses encodes back
 /// to the same bytes, and every typed field accessor stays within bounds.
 enum AgentProtocolTargets {
-    static let all: [String: (Data) -> Void] = ["agent-message": agentMessage]
+    static let all: [String: @Sendable (Data) -> Void] = ["agent-message": agentMessage]
 
     static func agentMessage(_ data: Data) {
         let frame = [UInt8](data)

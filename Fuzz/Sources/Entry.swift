@@ -4,7 +4,7 @@ import Foundation
 // chosen by AUTHCTL_FUZZ_TARGET. Otherwise (swift build): a replayer of corpus files, so every
 // build checks that the targets still compile and that the committed corpus passes.
 #if FUZZING
-private let target: (Data) -> Void = {
+private let target: @Sendable (Data) -> Void = {
     let name = ProcessInfo.processInfo.environment["AUTHCTL_FUZZ_TARGET"] ?? ""
     guard let run = FuzzTargets.all[name] else {
         FileHandle.standardError.write(

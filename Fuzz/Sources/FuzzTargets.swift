@@ -5,7 +5,8 @@ import Foundation
 /// `LocalFormatTargets`). Each takes the raw bytes libFuzzer (or a
 /// replayed corpus file) gives and must never crash, whatever they are.
 enum FuzzTargets {
-    static let all: [String: (Data) -> Void] = LocalFormatTargets.all.merging(AgentProtocolTargets.all) { local, _ in
+    static let all: [String: @Sendable (Data) -> Void] = LocalFormatTargets.all.merging(AgentProtocolTargets.all) {
+        local, _ in
         local
     }
     .merging(StateFormatTargets.all) { local, _ in local }.merging([

@@ -7,7 +7,7 @@ import LocalFormats
 /// the text an authenticator hand-out draws. Besides "no crash", each checks that what it would
 /// write reads back the same (a failed check is a crash, so libFuzzer keeps the input).
 enum LocalFormatTargets {
-    static let all: [String: (Data) -> Void] = [
+    static let all: [String: @Sendable (Data) -> Void] = [
         "config-toml": configTOML,
         "stored-session": storedSession,
         "pending-challenge": pendingChallenge,

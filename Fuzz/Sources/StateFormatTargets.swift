@@ -6,7 +6,7 @@ import SecureStore
 /// header, and the ops checkpoint and audit log (issue 31). Besides "no crash", what parses is
 /// written and read again to the same value.
 enum StateFormatTargets {
-    static let all: [String: (Data) -> Void] = [
+    static let all: [String: @Sendable (Data) -> Void] = [
         "age-header": ageHeader,
         "ops-checkpoint": opsCheckpoint,
         "ops-audit": opsAudit,

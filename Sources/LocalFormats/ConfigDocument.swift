@@ -57,7 +57,7 @@ public struct ProfileConfig: Equatable, Sendable {
         self.identityProviderName = identityProviderName
     }
 
-    public static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?>)] = [
+    public static let keys: [(toml: String, path: WritableKeyPath<ProfileConfig, String?> & Sendable)] = [
         ("user_pool_id", \.userPoolId),
         ("client_id", \.clientId),
         ("region", \.region),

@@ -29,7 +29,7 @@ import Glibc
 ///   payload key. age's spec asks for a new file key per file; keeping it across rewrites of one
 ///   file saves ~0.5 s and 256 MiB per write and never repeats a key and nonce pair.
 /// - Never prints, never exits, never puts the secret in an error message.
-public final class AgeFileStore: SecretStore, @unchecked Sendable {
+public final class AgeFileStore: SecretStore, Sendable {
     /// age's default work factor (scrypt N = 2^18), used for new files.
     public static let defaultWorkFactor = AgeFormat.defaultWorkFactor
     /// The largest work factor a file may ask for (age's own limit).

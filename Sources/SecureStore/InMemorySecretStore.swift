@@ -2,7 +2,7 @@ import Synchronization
 
 /// A `SecretStore` in memory, for tests of the commands. Thread-safe. Keyed like the
 /// Secret Service: one item per `kind` + `profile`; a write replaces the item whole.
-public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
+public final class InMemorySecretStore: SecretStore, Sendable {
     /// One stored item.
     public struct Item: Sendable, Equatable {
         public var key: SecretKey

@@ -36,7 +36,7 @@ public enum KernelKeyringPersistence: Sendable, Equatable {
 ///   first with an empty one, losing what a concurrent writer had put in it).
 /// - Permissions: possessor and user everything, group and other nothing.
 /// - Never prints, never exits, never puts the secret in an error message.
-public final class KernelKeyringStore: SecretStore, @unchecked Sendable {
+public final class KernelKeyringStore: SecretStore, Sendable {
     /// The largest payload of a `user` key (the kernel's limit).
     public static let maximumPayloadBytes = 32767
 

@@ -23,7 +23,7 @@ import Glibc
 ///   does not answer in time its `GCancellable` is cancelled and `.timeout` is thrown.
 ///   The caller never waits longer than `timeout` (plus thread start-up) per operation.
 /// - Never prints, never exits, never puts the secret in an error message.
-public final class SecretServiceStore: SecretStore, @unchecked Sendable {
+public final class SecretServiceStore: SecretStore, Sendable {
     /// Seconds one operation (read, write or delete) may take.
     public let timeout: Double
     private let environment: [String: String]
@@ -149,7 +149,9 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
     /// Runs `body` on a worker thread with a fresh GCancellable and waits at most `timeout`.
     /// On expiry the cancellable is cancelled and `.timeout` is thrown at once; the worker
     /// finishes on its own and releases what it holds.
-    private func bounded<T>(_ body: @escaping (OpaquePointer?) -> Result<T, LibsecretFailure>) throws -> T {
+    private func bounded<T: Sendable>(
+        _ body: @escaping @Sendable (OpaquePointer?) -> Result<T, LibsecretFailure>
+    ) throws -> T {
         let cancellable = Cancellable()
         let outcome = Outcome<T>()
         let done = DispatchSemaphore(value: 0)
@@ -176,6 +178,7 @@ public final class SecretServiceStore: SecretStore, @unchecked Sendable {
 }
 
 /// Owns one GCancellable; shared by the caller (to cancel) and the worker (to use).
+// Unchecked: a GCancellable may be cancelled from any thread (GLib's thread-safety contract).
 private final class Cancellable: @unchecked Sendable {
     let pointer: OpaquePointer?
     init() { pointer = authctl_secret_cancellable_new() }
@@ -184,7 +187,7 @@ private final class Cancellable: @unchecked Sendable {
 }
 
 /// The worker's result, handed to the caller under a lock.
-private final class Outcome<T>: @unchecked Sendable {
+private final class Outcome<T: Sendable>: Sendable {
     private let result = Mutex<Result<T, LibsecretFailure>?>(nil)
     func set(_ value: Result<T, LibsecretFailure>) { result.withLock { $0 = value } }
     func get() -> Result<T, LibsecretFailure>? { result.withLock { $0 } }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import CognitoClient
@@ -382,19 +383,10 @@ final class CognitoServiceRetryTests: XCTestCase {
     }
 }
 
-final class SleepLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [Double] = []
-    var values: [Double] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-    func append(_ value: Double) {
-        lock.lock()
-        stored.append(value)
-        lock.unlock()
-    }
+final class SleepLog: Sendable {
+    private let stored = Mutex<[Double]>([])
+    var values: [Double] { stored.withLock { $0 } }
+    func append(_ value: Double) { stored.withLock { $0.append(value) } }
 }
 
 final class OutcomeUnknownTests: XCTestCase {

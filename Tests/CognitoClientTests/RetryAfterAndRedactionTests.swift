@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import CognitoClient
@@ -6,8 +7,10 @@ import XCTest
 /// Issue 12, finding 10: Retry-After is honoured (bounded), the time budget ends retries, and
 /// a password echoed in another letter case is still redacted.
 final class RetryAfterAndRedactionTests: XCTestCase {
-    private final class Sleeps: @unchecked Sendable {
-        var values: [Double] = []
+    private final class Sleeps: Sendable {
+        private let stored = Mutex<[Double]>([])
+        var values: [Double] { stored.withLock { $0 } }
+        func append(_ value: Double) { stored.withLock { $0.append(value) } }
     }
 
     private func throttled(retryAfter: String?) -> ScriptedTransport.Step {
@@ -25,7 +28,7 @@ final class RetryAfterAndRedactionTests: XCTestCase {
         Sleeps, ScriptedTransport, Error?
     ) {
         let sleeps = Sleeps()
-        var policy = RetryPolicy(sleep: { sleeps.values.append($0) }, random: { 0.5 })
+        var policy = RetryPolicy(sleep: { sleeps.append($0) }, random: { 0.5 })
         policy.budget = budget
         let transport = ScriptedTransport(steps)
         let service = CognitoService(endpoint: "https://cognito.example/", transport: transport, retryPolicy: policy)

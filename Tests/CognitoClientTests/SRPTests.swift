@@ -1,5 +1,6 @@
 import BigInt
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import CognitoClient
@@ -144,7 +145,7 @@ final class SRPTests: XCTestCase {
         XCTAssertEqual(SRPVerifier.modPow(random, exponent), random.power(exponent, modulus: n))
     }
 
-    private func signIn(
+    private static func signIn(
         client: SRPClient, server: SRPVerifier, userIdForSRP: String? = nil, password: String
     ) throws -> Bool {
         let challenge = try server.challenge(srpAHex: client.srpAHex)
@@ -167,7 +168,8 @@ final class SRPTests: XCTestCase {
             let password = "Corr3ct horse battery staple! \u{FC} \(run)"
             let server = SRPVerifier(userPoolId: pool, userIdForSRP: userId, password: password)
             results.set(
-                run, Result { try signIn(client: SRPClient(userPoolId: pool), server: server, password: password) })
+                run, Result { try Self.signIn(client: SRPClient(userPoolId: pool), server: server, password: password) }
+            )
         }
         for run in 0..<runs {
             XCTAssertTrue(try XCTUnwrap(results.get(run)).get(), "run \(run)")
@@ -177,14 +179,14 @@ final class SRPTests: XCTestCase {
     func testWrongPasswordRefused() throws {
         let pool = "eu-west-1_myPool"
         let server = SRPVerifier(userPoolId: pool, userIdForSRP: "alice", password: "Secret-1")
-        XCTAssertFalse(try signIn(client: SRPClient(userPoolId: pool), server: server, password: "secret-1"))
+        XCTAssertFalse(try Self.signIn(client: SRPClient(userPoolId: pool), server: server, password: "secret-1"))
     }
 
     func testDifferentUserIdForSRPRefused() throws {
         let pool = "eu-west-1_myPool"
         let server = SRPVerifier(userPoolId: pool, userIdForSRP: "alice", password: "Secret-1")
         XCTAssertFalse(
-            try signIn(
+            try Self.signIn(
                 client: SRPClient(userPoolId: pool), server: server, userIdForSRP: "alice@example.com",
                 password: "Secret-1"))
     }
@@ -192,7 +194,7 @@ final class SRPTests: XCTestCase {
     func testDifferentPoolNameRefused() throws {
         let server = SRPVerifier(userPoolId: "eu-west-1_myPool", userIdForSRP: "alice", password: "Secret-1")
         XCTAssertFalse(
-            try signIn(
+            try Self.signIn(
                 client: SRPClient(userPoolId: "eu-west-1_otherPool"), server: server, password: "Secret-1"))
     }
 
@@ -261,12 +263,11 @@ final class SRPTests: XCTestCase {
 }
 
 /// Collects per-run results from `DispatchQueue.concurrentPerform`.
-private final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var results: [Result<Bool, Error>?]
-    init(count: Int) { results = Array(repeating: nil, count: count) }
-    func set(_ index: Int, _ result: Result<Bool, Error>) { lock.withLock { results[index] = result } }
-    func get(_ index: Int) -> Result<Bool, Error>? { lock.withLock { results[index] } }
+private final class ResultBox: Sendable {
+    private let results: Mutex<[Result<Bool, Error>?]>
+    init(count: Int) { results = Mutex(Array(repeating: nil, count: count)) }
+    func set(_ index: Int, _ result: Result<Bool, Error>) { results.withLock { $0[index] = result } }
+    func get(_ index: Int) -> Result<Bool, Error>? { results.withLock { $0[index] } }
 }
 
 final class SRPTimestampTests: XCTestCase {

@@ -266,7 +266,15 @@ final class AgeFileStoreTests: XCTestCase {
         try store().write(key("other"), label: "l", secret: "kept")
         for round in 0..<3 {
             let child = try StoreChild.start(directory: directory, mode: "loop", tag: "session", count: 100_000)
-            usleep(UInt32(200_000 + round * 150_000))
+            // Killed after its first write (on a loaded machine the child's start alone can take
+            // longer than a fixed delay), at a different point of a later write each round.
+            let firstWrite = Date()
+            while (try? store().read(SecretKey(kind: "session", profile: "default"))) == nil,
+                Date().timeIntervalSince(firstWrite) < 30
+            {
+                usleep(20_000)
+            }
+            usleep(UInt32(50_000 + round * 150_000))
             child.kill(SIGKILL)
             XCTAssertEqual(child.wait(timeout: 10), 128 + SIGKILL)
             let fresh = store()

@@ -1,5 +1,6 @@
 import Foundation
 import SecureStore
+import Synchronization
 import XCTest
 
 /// SecretServiceStore against a real gnome-keyring-daemon on a private session bus, under a
@@ -7,6 +8,8 @@ import XCTest
 /// for the life of the process, so the bus address must be in the environment before the
 /// first libsecret call and must not change afterwards.
 final class SecretServiceStoreTests: XCTestCase {
+    // Set in class setUp and read in class tearDown and the tests, which XCTest runs one after
+    // another on one thread.
     nonisolated(unsafe) static var service: PrivateSecretService?
     nonisolated(unsafe) static var setupFailure: String?
     nonisolated(unsafe) static var savedEnvironment: [String: String?] = [:]
@@ -235,22 +238,21 @@ final class SecretServiceStoreTests: XCTestCase {
 
     func testConcurrentUseFromSeveralThreads() throws {
         let profiles = (0..<8).map { "concurrent-\($0)-\(UUID().uuidString.prefix(8))" }
-        let failures = NSLock()
-        var errors: [String] = []
+        let errors = Mutex<[String]>([])
+        let store: SecretServiceStore = self.store
+        let keys = profiles.map { session($0) }
         DispatchQueue.concurrentPerform(iterations: profiles.count) { index in
-            let key = session(profiles[index])
+            let key = keys[index]
             do {
                 try store.write(key, label: "concurrent \(index)", secret: "value-\(index)")
                 let value = try store.read(key)
                 if value != "value-\(index)" { throw Tools.Missing(description: "read \(value ?? "nil")") }
                 if try !store.delete(key) { throw Tools.Missing(description: "delete returned false") }
             } catch {
-                failures.lock()
-                errors.append("\(index): \(error)")
-                failures.unlock()
+                errors.withLock { $0.append("\(index): \(error)") }
             }
         }
-        XCTAssertEqual(errors, [])
+        XCTAssertEqual(errors.withLock { $0 }, [])
     }
 
     func testATimedOutCallLeavesTheStoreUsable() throws {

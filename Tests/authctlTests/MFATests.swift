@@ -243,7 +243,7 @@ final class MFAChallengeTests: XCTestCase {
     }
 
     func testPipedPasswordOnATerminalIsAskedForTheCode() throws {
-        let console = PipedConsole(stdin: ["pw"], promptAnswers: ["123456"])
+        let console = pipedConsole(stdin: ["pw"], promptAnswers: ["123456"])
         let harness = Harness(console: FakeConsole())
         let context = ProcessHost(
             console: console, environment: harness.host.environment, now: Date.init,
@@ -251,7 +251,7 @@ final class MFAChallengeTests: XCTestCase {
         harness.cognito.handlers["InitiateAuth"] = { _ in self.challenge("SOFTWARE_TOKEN_MFA") }
         harness.cognito.handlers["RespondToAuthChallenge"] = { _ in (200, FakeCognito.tokens()) }
         try SignIn.parse(["--username", "alice", "--flow", "password", "--password-stdin"]).run(in: context)
-        XCTAssertEqual(console.questions, ["Authenticator code: "])
+        XCTAssertEqual(console.prompts.map(\.question), ["Authenticator code: "])
     }
 
     func testMalformedCodesAreNotSent() {
@@ -382,24 +382,6 @@ final class MFAChallengeTests: XCTestCase {
 }
 
 /// Standard input is a pipe (the password), but a controlling terminal answers prompts.
-private final class PipedConsole: Console {
-    var stdinLines: [String]
-    var promptAnswers: [String]
-    private(set) var questions: [String] = []
-    private(set) var stderr: [String] = []
-
-    init(stdin: [String], promptAnswers: [String]) {
-        stdinLines = stdin
-        self.promptAnswers = promptAnswers
-    }
-
-    var isInteractive: Bool { false }
-    var canPrompt: Bool { true }
-    func output(_ text: String) {}
-    func message(_ text: String) { stderr.append(text) }
-    func readLine() -> String? { stdinLines.isEmpty ? nil : stdinLines.removeFirst() }
-    func prompt(_ question: String, secret: Bool) -> String? {
-        questions.append(question)
-        return promptAnswers.isEmpty ? nil : promptAnswers.removeFirst()
-    }
+private func pipedConsole(stdin: [String], promptAnswers: [String]) -> FakeConsole {
+    FakeConsole(interactive: false, canPrompt: true, stdin: stdin, promptAnswers: promptAnswers)
 }

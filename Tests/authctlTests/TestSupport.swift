@@ -2,36 +2,61 @@ import CognitoClient
 import Foundation
 import LocalFormats
 import SecureStore
+import Synchronization
 
 @testable import AuthctlCore
 @testable import authctl
 
-/// A console fed from strings, recording what the command printed.
+/// A console fed from strings, recording what the command printed. Its state is behind a lock:
+/// a command may print from a worker thread (the bulk runs' progress).
 final class FakeConsole: Console {
-    var isInteractive: Bool
-    var stdinLines: [String]
-    var promptAnswers: [String]
-    private(set) var stdout: [String] = []
-    private(set) var stderr: [String] = []
-    private(set) var prompts: [(question: String, secret: Bool)] = []
+    private struct State {
+        var isInteractive: Bool
+        var canPrompt: Bool?
+        var stdinLines: [String]
+        var promptAnswers: [String]
+        var stdout: [String] = []
+        var stderr: [String] = []
+        var prompts: [(question: String, secret: Bool)] = []
+    }
+    private let state: Mutex<State>
 
-    init(interactive: Bool = false, stdin: [String] = [], promptAnswers: [String] = []) {
-        self.isInteractive = interactive
-        self.stdinLines = stdin
-        self.promptAnswers = promptAnswers
+    /// `canPrompt` nil: a person can be asked exactly where standard input is a terminal.
+    init(interactive: Bool = false, canPrompt: Bool? = nil, stdin: [String] = [], promptAnswers: [String] = []) {
+        state = Mutex(
+            State(isInteractive: interactive, canPrompt: canPrompt, stdinLines: stdin, promptAnswers: promptAnswers))
     }
 
-    func output(_ text: String) { stdout.append(text) }
-    func message(_ text: String) { stderr.append(text) }
+    var isInteractive: Bool {
+        get { state.withLock { $0.isInteractive } }
+        set { state.withLock { $0.isInteractive = newValue } }
+    }
+    var canPrompt: Bool { state.withLock { $0.canPrompt ?? $0.isInteractive } }
+    var stdinLines: [String] {
+        get { state.withLock { $0.stdinLines } }
+        set { state.withLock { $0.stdinLines = newValue } }
+    }
+    var promptAnswers: [String] {
+        get { state.withLock { $0.promptAnswers } }
+        set { state.withLock { $0.promptAnswers = newValue } }
+    }
+    var stdout: [String] { state.withLock { $0.stdout } }
+    var stderr: [String] { state.withLock { $0.stderr } }
+    var prompts: [(question: String, secret: Bool)] { state.withLock { $0.prompts } }
+
+    func output(_ text: String) { state.withLock { $0.stdout.append(text) } }
+    func message(_ text: String) { state.withLock { $0.stderr.append(text) } }
 
     func readLine() -> String? {
-        stdinLines.isEmpty ? nil : stdinLines.removeFirst()
+        state.withLock { $0.stdinLines.isEmpty ? nil : $0.stdinLines.removeFirst() }
     }
 
     func prompt(_ question: String, secret: Bool) -> String? {
-        prompts.append((question, secret))
-        guard isInteractive, !promptAnswers.isEmpty else { return nil }
-        return promptAnswers.removeFirst()
+        state.withLock {
+            $0.prompts.append((question, secret))
+            guard $0.canPrompt ?? $0.isInteractive, !$0.promptAnswers.isEmpty else { return nil }
+            return $0.promptAnswers.removeFirst()
+        }
     }
 }
 

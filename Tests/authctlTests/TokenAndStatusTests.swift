@@ -42,6 +42,37 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stdout.last, stored?.accessToken)
     }
 
+    /// An app client may give id tokens a shorter life than access tokens: `token --type id`
+    /// refreshes when the id token is due, even though the access token is not.
+    func testAnIdTokenThatExpiresFirstIsRefreshedForTypeId() throws {
+        let harness = Harness(now: now)
+        let fresh = FakeCognito.tokens(expiresIn: 3600, now: now)["AuthenticationResult"] as! [String: Any]
+        let shortId = FakeCognito.jwt([
+            "cognito:username": "alice", "sub": "sub-1", "token_use": "id", "iss": FakeCognito.issuer,
+            "aud": "client1", "exp": now.timeIntervalSince1970 + 30,
+        ])
+        let client = try ClientSettings(
+            try SettingsResolver.resolve(
+                try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment))
+        try save(
+            in: harness.store,
+            try StoredSession(
+                tokens: AuthenticationResult(
+                    accessToken: fresh["AccessToken"] as! String, expiresIn: 3600, tokenType: "Bearer",
+                    refreshToken: "refresh-1", idToken: shortId),
+                fallbackUsername: "alice", profile: "default", client: client, now: now))
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now))
+        }
+        try Token.parse(["--type", "access"]).run(in: harness.host)
+        XCTAssertTrue(harness.cognito.calls.isEmpty, "the access token has an hour left")
+        try Token.parse(["--type", "id"]).run(in: harness.host)
+        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
+        let stored = try kept(harness.store).session()
+        XCTAssertEqual(harness.console.stdout.last, stored?.idToken)
+        XCTAssertNotEqual(harness.console.stdout.last, shortId)
+    }
+
     func testRefreshedTokensAreUsedWhenTheKeyringCannotStoreThem() throws {
         // The service has answered (with rotation it has replaced the refresh token): wasting the
         // new tokens would not bring the old ones back. Print the token, warn that the store is behind.

@@ -196,6 +196,7 @@ extension BulkOperation {
 
 /// The state `actInOrder`'s workers share, under one lock: the next user to start, the outcomes
 /// waiting for their turn to be committed, and what stopped the run.
+// Unchecked: every stored property is read and written only while `lock` is held.
 private final class InFlight: @unchecked Sendable {
     private let lock = Lock()
     private var next = 0

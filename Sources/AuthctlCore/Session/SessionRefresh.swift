@@ -188,13 +188,15 @@ extension ProfileSession {
 extension ProfileSession {
     /// `freshSession`, and also a refresh when the id token is the one asked for and expires
     /// within `minValidity` (an app client may give id tokens a shorter life than access tokens).
-    package func freshSession(minValidity: Double, for type: TokenType) throws -> StoredSession {
-        var (session, _) = try freshSession(minValidity: minValidity)
-        guard type == .id, let idExpiry = (try? JWTClaims(token: session.idToken))?.expiresAt,
+    package func freshSession(minValidity: Double, for type: TokenType) throws -> (
+        session: StoredSession, service: CognitoService
+    ) {
+        let fresh = try freshSession(minValidity: minValidity)
+        guard type == .id, let idExpiry = (try? JWTClaims(token: fresh.session.idToken))?.expiresAt,
             idExpiry.timeIntervalSince(context.now()) <= minValidity
-        else { return session }
+        else { return fresh }
         // Asking for more validity than the access token has left makes the refresh due.
-        (session, _) = try freshSession(minValidity: session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1)
-        return session
+        return try freshSession(
+            minValidity: fresh.session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1)
     }
 }

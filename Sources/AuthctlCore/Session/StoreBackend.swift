@@ -274,7 +274,7 @@ package enum StoreLocations {
 
 /// Asks for the file store's passphrase on the terminal, without echo; twice when no file exists
 /// yet (a mistyped new passphrase would lock the person out of what they keep).
-package final class PassphrasePrompter: @unchecked Sendable {
+package final class PassphrasePrompter: Sendable {
     private let console: Console
 
     package init(console: Console) { self.console = console }

@@ -1,5 +1,6 @@
 import CognitoClient
 import LocalFormats
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -173,7 +174,7 @@ package struct ConfigFile {
     /// One command reads the file several times (its settings, the profile's store, a migration
     /// note): parsed once while the file stays the same (device, inode, size, modification time),
     /// read again once it changes. `fresh` always reads it (before a read-modify-write).
-    private static var parsed: [String: (stamp: [Int], file: ConfigFile)] = [:]
+    private static let parsed = Mutex<[String: (stamp: [Int], file: ConfigFile)]>([:])
 
     package static func load(path: String, fresh: Bool = false) throws -> ConfigFile {
         var status = stat()
@@ -182,9 +183,9 @@ package struct ConfigFile {
             Int(status.st_dev), Int(status.st_ino), Int(status.st_size),
             Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec),
         ]
-        if !fresh, let known = parsed[path], known.stamp == stamp { return known.file }
+        if !fresh, let known = parsed.withLock({ $0[path] }), known.stamp == stamp { return known.file }
         let file = try read(path: path)
-        parsed[path] = (stamp, file)
+        parsed.withLock { $0[path] = (stamp, file) }
         return file
     }
 

@@ -9,7 +9,7 @@ import Glibc
 
 /// Everything a command reads from or writes to the person or the calling script.
 /// Injected, so commands are tested without a terminal.
-package protocol Console: AnyObject {
+package protocol Console: AnyObject, Sendable {
     /// Standard input is a terminal (a person may be asked).
     var isInteractive: Bool { get }
     /// A person can be asked on the controlling terminal (`prompt` reads /dev/tty), even when
@@ -127,6 +127,8 @@ package final class TerminalConsole: Console {
 package enum TerminalEcho {
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
 
+    // Unsafe: written before the handlers are installed, then read only by the signal handler,
+    // which may take no lock.
     nonisolated(unsafe) private static var fd: Int32 = -1
     nonisolated(unsafe) private static var settings = termios()
 

@@ -132,6 +132,7 @@ package enum ErrorText {
 }
 
 /// A mutual-exclusion lock (NSLock's lock, unlock and withLock), over a pthread mutex.
+// Unchecked: the pthread mutex is the synchronisation; it lives at a fixed address, never copied.
 package final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

@@ -33,6 +33,7 @@ import Darwin
 /// Thread safety: requests on one instance are serialised by a lock (a libcurl easy handle must
 /// never be used from two threads at once), so sharing an instance between threads is safe but
 /// gives no parallelism; use one instance per thread for concurrent requests.
+// Unchecked: `easy` and `caMemoryFile` are read and written only while `lock` is held.
 public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     private let options: TransportOptions
     /// System CA bundle + `caBundlePath`, when `caBundlePath` is set; nil means libcurl's defaults.

@@ -10,7 +10,7 @@ import Foundation
 /// The time one command may spend on the network (`--timeout`): every request, the waits between
 /// retries and a refresh draw from it, so a command ends within it whatever the retries. Time
 /// spent elsewhere (a person typing a code at a prompt) is not counted.
-public final class TimeBudget: @unchecked Sendable {
+public final class TimeBudget: Sendable {
     public let seconds: Double
     private let spentNanoseconds = Mutex<UInt64>(0)
 

@@ -95,7 +95,8 @@ struct Exec: AuthctlCommand {
             setenv("AUTHCTL_PROFILE", settings.profile, 1)
             return try execute(keeping: inherited)
         }
-        let (session, _) = try context.sessions.freshSession(minValidity: minValid)
+        let (session, _) = try context.sessions.freshSession(
+            minValidity: minValid, for: requested.contains(.id) ? .id : .access)
         let checks = TokenChecks(context: context, settings: settings)
         for type in requested { try checks.checkClaims(session, type) }
 

@@ -76,7 +76,7 @@ struct KubeToken: AuthctlCommand {
 
     private func freshSession(_ sessions: ProfileSession) throws -> StoredSession {
         guard try sessions.stored() != nil else { throw SignInNeeded() }
-        return try sessions.freshSession(minValidity: minValid, for: type)
+        return try sessions.freshSession(minValidity: minValid, for: type).session
     }
 
     /// A password sign-in on the terminal (kubectl hands over its standard input in interactive

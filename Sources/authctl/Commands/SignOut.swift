@@ -399,6 +399,7 @@ extension CommandContext {
 
 extension SignOutReport {
     /// A global sign-out that failed with the session kept here.
-    static let failedAndKept = SignOutReport(
-        signedOutLocally: false, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
+    static var failedAndKept: SignOutReport {
+        SignOutReport(signedOutLocally: false, globalSignOut: .failed, revokeToken: .skipped, exposureUntil: nil)
+    }
 }

@@ -72,7 +72,7 @@ struct Token: AuthctlCommand {
         }
         let checks = TokenChecks(context: context, settings: settings)
         guard signsIn else {
-            let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid)
+            let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid, for: type)
             return try emit(session, checks: checks, service: service, context: context)
         }
         let client = try ClientSettings(settings)
