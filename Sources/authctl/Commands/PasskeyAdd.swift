@@ -30,7 +30,7 @@ struct PasskeyAdd: AuthctlCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The relying party (host name) the pool's passkeys are for: its WebAuthnConfiguration's RelyingPartyId, by default the managed-login domain. Needed once on a profile with neither passkey_rp_id nor --domain; recorded as passkey_rp_id.",
+            "The relying party (host name) the pool's passkeys are for: its WebAuthnConfiguration's RelyingPartyId, by default the managed-login domain. Needed once on a profile with neither passkey_rp_id nor a managed-login domain; recorded as passkey_rp_id.",
             valueName: "host"))
     var rpId: String?
 
