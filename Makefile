@@ -208,7 +208,8 @@ test-portable: deps dist rpm deb
 		Tests/integration/test_portable.py Tests/integration/test_package.py
 
 # Reproducibility, the heavy way (two clean release builds, 10-20 min; not in CI, docs/testing.md):
-# the committed tree (git archive HEAD) unpacked in two directories of different lengths, `make deb`
+# the committed tree (git archive of HEAD as it was at the start: a commit made meanwhile does not
+# change the second tree) unpacked in two directories of different lengths, `make deb`
 # run in each with its own scratch path (the same SYSROOT and the commit's time), then the release
 # binaries and the packages compared byte for byte. test_portable.py's cheap half: no string in the
 # shipped binary names the build directory.
@@ -216,9 +217,9 @@ REPRO_DIR ?= $(BUILD_DIR)/repro
 REPRO_TREES = $(REPRO_DIR)/a $(REPRO_DIR)/second-tree
 repro-check: $(if $(SYSROOT),sysroot)
 	rm -rf "$(REPRO_DIR)"
-	@set -e; epoch=$$(git log -1 --format=%ct); \
+	@set -e; commit=$$(git rev-parse HEAD); epoch=$$(git log -1 --format=%ct $$commit); \
 	for tree in $(REPRO_TREES); do \
-		mkdir -p "$$tree"; git archive HEAD | tar -x -C "$$tree"; \
+		mkdir -p "$$tree"; git archive $$commit | tar -x -C "$$tree"; \
 		echo "== repro-check: make deb in $$tree"; \
 		SOURCE_DATE_EPOCH=$$epoch $(MAKE) --no-print-directory -C "$$tree" deb SYSROOT="$(SYSROOT)"; \
 	done; \
