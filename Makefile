@@ -19,6 +19,13 @@ DESTDIR    ?=
 BUILD_DIR  ?= $(CURDIR)/.build
 AUTHCTL_BIN ?= $(BUILD_DIR)/debug/authctl
 PYTEST_ARGS ?= -q
+# The integration tests run side by side (pytest-xdist) in PYTEST_WORKERS processes, a test file
+# at a time each (--dist loadfile: a file's module fixtures stay in one process), each with its
+# own moto and fake: they mostly wait on processes and sockets, so 3 fill 2 cores. The short base
+# directory keeps the AF_UNIX socket paths the tests make below it within 108 bytes. 1: serial.
+PYTEST_WORKERS ?= 3
+PYTEST_BASETEMP ?= /tmp/authctl-it-$(shell id -u)
+PYTEST_PARALLEL = $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --basetemp=$(PYTEST_BASETEMP))
 BIN        ?= $(AUTHCTL_BIN)
 MANPAGE    ?=
 # The key agent's optional systemd user units (Packaging/systemd; socket activation): below a
@@ -103,14 +110,14 @@ test: deps build
 	echo "== fuzz-smoke: sanitized build, corpus replay and $(FUZZ_SMOKE_SECONDS) s of fuzzing per target"; \
 	$(MAKE) --no-print-directory fuzz-smoke || status=1; \
 	echo "== integration tests (pytest, AUTHCTL_BIN=$(AUTHCTL_BIN))"; \
-	AUTHCTL_BIN="$(AUTHCTL_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) Tests/integration || status=1; \
+	AUTHCTL_BIN="$(AUTHCTL_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) $(PYTEST_PARALLEL) Tests/integration || status=1; \
 	exit $$status
 
 unit: build
 	$(SWIFT) test
 
 integration: build
-	AUTHCTL_BIN="$(AUTHCTL_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) Tests/integration
+	AUTHCTL_BIN="$(AUTHCTL_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) $(PYTEST_PARALLEL) Tests/integration
 
 demo: deps build
 	AUTHCTL_BIN="$(AUTHCTL_BIN)" PYTHON="$(PYTHON)" bash Tests/support/demo.sh

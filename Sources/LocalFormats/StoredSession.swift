@@ -32,6 +32,9 @@ public struct StoredSession: Codable, Equatable, Sendable {
     /// The replica's endpoint configured at sign-in (issue 31, finding 2): the only one the
     /// session's tokens may fail over to. Nil: the session fails over nowhere.
     public var replicaEndpoint: String? = nil
+    /// Tokens exchanged for one audience or resource (`token --audience`), by `DerivedTokenRecord.key`:
+    /// kept with the session they were derived from, so they end with it (signout, a new sign-in).
+    public var derivedTokens: [String: DerivedTokenRecord]? = nil
 
     /// Why a sign-in's answer makes no session.
     public enum Failure: Error, Equatable {
@@ -112,4 +115,29 @@ public struct StoredSession: Codable, Equatable, Sendable {
     /// The JSON of the Secret Service items (sessions and pending challenges): `LocalJSON`.
     public static let encoder = LocalJSON.encoder
     public static let decoder = LocalJSON.decoder
+}
+
+/// A token GetDerivedToken issued from the session's access token, as cached in the session's item.
+public struct DerivedTokenRecord: Codable, Equatable, Sendable {
+    public var accessToken: String
+    public var expiresAt: Date
+    /// The scopes granted (the service's answer, else the token's `scope` claim).
+    public var scopes: [String]
+    public var tokenType: String
+
+    public init(accessToken: String, expiresAt: Date, scopes: [String], tokenType: String) {
+        self.accessToken = accessToken
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+        self.tokenType = tokenType
+    }
+
+    /// The cache's key: everything that makes the answer (the audience or resource, and the scopes asked).
+    public static func key(audience: String?, resource: String?, scopes: [String]) -> String {
+        let target = audience.map { "audience=\($0)" } ?? "resource=\(resource ?? "")"
+        return target + " scopes=" + scopes.sorted().joined(separator: " ")
+    }
+
+    /// The most a session's item keeps (the soonest to expire are dropped first).
+    public static let maxKept = 32
 }

@@ -49,6 +49,7 @@ struct Authctl: ParsableCommand {
             Status.self,
             MFA.self,
             Devices.self,
+            Sessions.self,
             Store.self,
             Unlock.self,
             LockCommand.self,

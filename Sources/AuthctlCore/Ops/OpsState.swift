@@ -313,6 +313,8 @@ package final class OpsAuditLog {
         package var requestId: String?
         package var requestIds: [String]
         package var `operator`: Operator
+        /// The session a per-session action (`ops sessions revoke`) ended; nil for per-user actions.
+        package var session: String? = nil
 
         package struct Operator: Codable {
             package var accessKeyId: String

@@ -65,9 +65,11 @@ package struct ProfileSession {
     /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
     /// for a browser session, RevokeToken for a password one.
     /// `appClient`: the one a sign-in just used (its secret not read from the store again).
-    package func revoke(_ session: StoredSession, appClient known: AppClient? = nil) throws {
+    /// `linked`: RevokeToken with RevokeAssociatedSessions LINKED, which also ends the managed-login
+    /// (SSO) session the tokens came through (the token endpoint's /oauth2/revoke has no such field).
+    package func revoke(_ session: StoredSession, appClient known: AppClient? = nil, linked: Bool = false) throws {
         let client = try clientSettings(for: session)
-        if let domain = session.domain {
+        if let domain = session.domain, !linked {
             let endpoint = TokenEndpoint(
                 domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
                 client: try known ?? appClient(client))
@@ -79,7 +81,7 @@ package struct ProfileSession {
         } else {
             let app = try known ?? appClient(client)
             try failingOver("revoking the refresh token", client: client) { service, _, _ in
-                try service.revokeToken(refreshToken: session.refreshToken, client: app)
+                try service.revokeToken(refreshToken: session.refreshToken, client: app, linked: linked ? .linked : nil)
             }
         }
     }

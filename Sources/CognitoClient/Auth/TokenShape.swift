@@ -35,6 +35,12 @@ public enum TokenShape {
         }
     }
 
+    /// `token` when it is a JWT, else the decoder's error naming the member (`name`).
+    static func checked(_ token: String, as name: String) throws -> String {
+        guard isJWT(token) else { throw TokenShapeError(description: "\(name) is not a JWT (three base64url parts)") }
+        return token
+    }
+
     /// Nil when every token present has its shape; else which one does not.
     static func problem(accessToken: String, idToken: String?, refreshToken: String?) -> String? {
         if !isJWT(accessToken) { return "the access token is not a JWT (three base64url parts)" }
@@ -56,6 +62,14 @@ extension OutsideNumbers {
 
     /// The longest identity-pool credentials live (an IAM role session: at most 12 hours).
     public static let maxCredentialsLifetime: Double = 12 * 3600
+
+    /// When an access token from an answer expires: the earlier of its `expires_in`/`ExpiresIn`
+    /// and its `exp`, an hour when it says neither, never more than a day from now.
+    public static func expiry(ofAccessToken token: String, expiresIn: Int?, now: Date) -> Date {
+        let claims = try? JWTClaims(token: token)
+        let stated = [expiresIn.map { now.addingTimeInterval(Double($0)) }, claims?.expiresAt].compactMap { $0 }.min()
+        return min(stated ?? now.addingTimeInterval(3600), now.addingTimeInterval(maxTokenLifetime))
+    }
 
     /// A token answer's lifetime in whole seconds, when between 0 and one day.
     static func tokenLifetime(_ value: Double?) -> Int? {

@@ -53,9 +53,7 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
     /// When the access token stops working: the earlier of `expires_in` and its `exp`, and never
     /// more than a day from `now` (Cognito's longest lifetime), so no answer makes a cache keep it longer.
     public func expiry(now: Date) -> Date {
-        let claims = try? JWTClaims(token: accessToken)
-        let stated = [expiresIn.map { now.addingTimeInterval(Double($0)) }, claims?.expiresAt].compactMap { $0 }.min()
-        return min(stated ?? now.addingTimeInterval(3600), now.addingTimeInterval(OutsideNumbers.maxTokenLifetime))
+        OutsideNumbers.expiry(ofAccessToken: accessToken, expiresIn: expiresIn, now: now)
     }
 
     /// The same tokens in the shape a password sign-in gives, so both are stored alike.

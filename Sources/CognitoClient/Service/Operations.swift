@@ -142,6 +142,7 @@ struct RevokeTokenRequest: Encodable {
     var token: String
     var clientId: String
     var clientSecret: String?
+    var revokeAssociatedSessions: LinkedSessions?
 }
 
 struct ChangePasswordRequest: Encodable {
@@ -162,13 +163,14 @@ extension CognitoService {
             "GlobalSignOut", AccessTokenRequest(accessToken: accessToken), idempotent: true, as: EmptyResponse.self)
     }
 
-    /// RevokeToken: ends one refresh token and the access tokens it produced. Repeating it is harmless.
-    public func revokeToken(refreshToken: String, client: AppClient) throws {
+    /// RevokeToken: ends one refresh token and the access tokens it produced; with `.linked`, also
+    /// the managed-login (SSO) session it came through. Repeating it is harmless.
+    public func revokeToken(refreshToken: String, client: AppClient, linked: LinkedSessions? = nil) throws {
         _ = try call(
             "RevokeToken",
             RevokeTokenRequest(
                 token: refreshToken, clientId: client.clientId,
-                clientSecret: client.clientSecret),
+                clientSecret: client.clientSecret, revokeAssociatedSessions: linked),
             idempotent: true, as: EmptyResponse.self)
     }
 

@@ -94,6 +94,18 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     /// SECONDARY allows only "end-user operations that do not create or change attributes of a
     /// user"), and an INACTIVE replica to end users' requests.
     case operationNotEnabled
+    /// The pool does not track sessions (ListUserSessions and the other session operations):
+    /// OperationNotEnabledException naming session tracking, which is off by default and needs
+    /// the Essentials tier. Not a failure of the caller's session.
+    case sessionTrackingDisabled
+    /// RevokeUserSession of the session the calling access token belongs to (the service never
+    /// lets a session end itself that way: RevokeToken or GlobalSignOut do).
+    case currentSessionNotRevocable
+    /// GetDerivedToken refused because the app client allows no token exchange
+    /// (`ALLOW_TOKEN_EXCHANGE_IMPERSONATION`, or `..._DELEGATION` with an actor token).
+    case tokenExchangeNotAllowed
+    /// GetClientToken refused because `ALLOW_CLIENT_TOKEN_AUTH` is not the client's flow.
+    case clientTokenAuthNotAllowed
     /// Any other error type.
     case other
 
@@ -135,7 +147,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
             "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId",
             "SignatureDoesNotMatch":
             return .awsCredentialsRefused
-        case "InvalidParameterException": return .invalidParameter
+        case "InvalidParameterException": return invalidParameter(message: message)
         case "WebAuthnNotEnabledException": return .webAuthnNotEnabled
         case "WebAuthnConfigurationMissingException": return .webAuthnConfigurationMissing
         case "WebAuthnChallengeNotFoundException": return .webAuthnChallengeNotFound
@@ -144,7 +156,8 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         case "WebAuthnClientMismatchException": return .webAuthnClientMismatch
         case "WebAuthnCredentialNotSupportedException": return .webAuthnCredentialNotSupported
         case "ForbiddenException": return .forbidden
-        case "OperationNotEnabledException": return .operationNotEnabled
+        case "OperationNotEnabledException":
+            return message.lowercased().contains("session tracking") ? .sessionTrackingDisabled : .operationNotEnabled
         case "InvalidUserPoolConfigurationException", "InvalidLambdaResponseException", "UnexpectedLambdaException",
             "UserLambdaValidationException":
             return .poolConfiguration
@@ -170,6 +183,16 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
         if text.contains("user is disabled") { return .userDisabled }
         if text.contains("incorrect username or password") { return .incorrectCredentials }
         return .notAuthorized
+    }
+
+    /// InvalidParameterException names the new operations' refusals of a client's flows and of the
+    /// caller's own session in its text only; anything else stays `invalidParameter`.
+    private static func invalidParameter(message: String) -> ServiceRefusal {
+        let text = message.lowercased()
+        if text.contains("allow_token_exchange") { return .tokenExchangeNotAllowed }
+        if text.contains("allow_client_token_auth") { return .clientTokenAuthNotAllowed }
+        if text.contains("current session") { return .currentSessionNotRevocable }
+        return .invalidParameter
     }
 
     /// The scope the user-pool API's self-service calls (GetUser, GlobalSignOut, ChangePassword,

@@ -45,6 +45,9 @@ struct Exec: AuthctlCommand {
     @OptionGroup(title: "Machine-to-machine tokens")
     var machine: MachineTokenOptions
 
+    @OptionGroup(title: "A token for one audience (token exchange)")
+    var derived: DerivedTokenOptions
+
     @Argument(
         parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
@@ -69,6 +72,11 @@ struct Exec: AuthctlCommand {
             throw ValidationError(
                 "--client-credentials gives the app client's access token only: without --aws or --type id.")
         }
+        try machine.checkScopes(derived: derived)
+        if derived.given && (aws || requested != [.access]) {
+            throw ValidationError(
+                "--audience and --resource give one token for that service only: without --aws or --type id.")
+        }
     }
 
     func execute(in context: CommandContext) throws {
@@ -88,12 +96,14 @@ struct Exec: AuthctlCommand {
             // The app client's own token: no user, so no id token; and not the client's secret.
             let token = try MachineTokens(context: context, settings: settings, options: machine.choice).token(
                 minValidity: minValid)
-            for name in ChildProcess.authctlSecrets { unsetenv(name) }
-            setenv("AUTHCTL_ACCESS_TOKEN", token.accessToken, 1)
-            setenv("AUTHCTL_TOKEN", token.accessToken, 1)
-            setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(token.expiresAt), 1)
-            setenv("AUTHCTL_PROFILE", settings.profile, 1)
-            return try execute(keeping: inherited)
+            return try execute(keeping: inherited, only: token.accessToken, expiresAt: token.expiresAt, settings)
+        }
+        if let target = derived.target() {
+            // The token for that one service, and not the session's own tokens.
+            let token = try DerivedTokens(context: context, settings: settings).token(
+                DerivedTokenChoice(target: target, scopes: machine.scopes), minValidity: minValid)
+            for warning in token.textMessages { context.console.message(warning) }
+            return try execute(keeping: inherited, only: token.token, expiresAt: token.expiresAt, settings)
         }
         let (session, _) = try context.sessions.freshSession(
             minValidity: minValid, for: requested.contains(.id) ? .id : .access)
@@ -110,6 +120,18 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(session.accessTokenExpiresAt), 1)
         setenv("AUTHCTL_PROFILE", session.profile, 1)
         for variable in awsCredentials?.environment ?? [] { setenv(variable.name, variable.value, 1) }
+        try execute(keeping: inherited)
+    }
+
+    /// The command with one access token (a machine or a derived one) and no other secret.
+    private func execute(keeping inherited: Set<Int32>, only token: String, expiresAt: Date, _ settings: Settings)
+        throws
+    {
+        for name in ChildProcess.authctlSecrets { unsetenv(name) }
+        setenv("AUTHCTL_ACCESS_TOKEN", token, 1)
+        setenv("AUTHCTL_TOKEN", token, 1)
+        setenv("AUTHCTL_TOKEN_EXPIRES_AT", Format.iso8601(expiresAt), 1)
+        setenv("AUTHCTL_PROFILE", settings.profile, 1)
         try execute(keeping: inherited)
     }
 

@@ -6,5 +6,5 @@ struct Ops: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ops",
         abstract: "Operator commands over many users of a pool (AWS credentials, SigV4).",
-        subcommands: [OpsSignOut.self])
+        subcommands: [OpsSignOut.self, OpsSessions.self])
 }

@@ -12,10 +12,14 @@ import Foundation
 struct SignOut: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "signout",
-        abstract: "Sign out of this device, of every device (--global), or force a user out (--global --user).",
+        abstract:
+            "Sign out of this device, of every other device (--others), of every device (--global), or force a user out (--global --user).",
         discussion: """
             Without options: revokes this device's refresh token and deletes the stored session; \
-            other devices stay signed in. --global ends the user's sessions on every device \
+            other devices stay signed in (--with-linked also ends the managed-login session it came \
+            through). --others ends every other session of the user (RevokeUserSession for each, \
+            the pool's session tracking) and keeps this one; one session: `authctl sessions revoke ID`. \
+            --global ends the user's sessions on every device \
             (GlobalSignOut). --global --user NAME is for operators: AdminUserGlobalSignOut, \
             signed with AWS credentials from the environment or ~/.aws/credentials; it needs \
             no stored session and leaves this device's store alone.
@@ -31,7 +35,21 @@ struct SignOut: AuthctlCommand {
             "With --global: force this user of the pool out (needs AWS credentials).", valueName: "username"))
     var user: String?
 
-    @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal for --global).")
+    @Flag(
+        help:
+            "End every other session of the user (each device, each managed-login session) and keep this one (needs the pool's session tracking)."
+    )
+    var others = false
+
+    @Flag(
+        help:
+            "This device: also end the managed-login (SSO) session the session came through (RevokeToken with RevokeAssociatedSessions LINKED)."
+    )
+    var withLinked = false
+
+    @Flag(
+        name: .shortAndLong,
+        help: "Do not ask for confirmation (required without a terminal for --global and --others).")
     var yes = false
 
     @Flag(
@@ -47,6 +65,14 @@ struct SignOut: AuthctlCommand {
     var browser = false
 
     func validate() throws {
+        if others && (everywhere || user != nil || forgetDevice || browser || withLinked) {
+            throw ValidationError(
+                "--others ends the other sessions and keeps this one: not with --global, --user, --forget-device, --browser or --with-linked."
+            )
+        }
+        if withLinked && (everywhere || user != nil) {
+            throw ValidationError("--with-linked is for this device's sign-out: not with --global or --user.")
+        }
         if user != nil && !everywhere {
             throw ValidationError("--user forces a user out of every session: use it with --global.")
         }
@@ -62,6 +88,7 @@ struct SignOut: AuthctlCommand {
             try AdminSignOut(settings: settings, username: user, confirmed: yes).run(in: context)
             return
         }
+        if others { return try otherSessions(context) }
         // First: ForgetDevice needs the session's access token, which signing out ends.
         let device = forgetDevice ? forgetThisDevice(context, settings, try context.sessions) : .skipped
         if everywhere {
@@ -78,7 +105,7 @@ struct SignOut: AuthctlCommand {
         var revokeOutcome = SignOutReport.Outcome.ok
         let outcome = try sessions.signOutLocally { session in
             do {
-                try sessions.revoke(session)
+                try sessions.revoke(session, linked: withLinked)
                 return true
             } catch {
                 revokeOutcome = .failed
@@ -137,6 +164,42 @@ struct SignOut: AuthctlCommand {
             ManagedLogout.offer(logoutUrl, returningTo: logoutURI, open: browser, context: context)
         }
         if let failure { throw failure }
+    }
+
+    // MARK: every other device
+
+    /// `--others`: RevokeUserSession for every session but this one (and the managed-login
+    /// session this one came through, which is this device's browser's).
+    private func otherSessions(_ context: CommandContext) throws {
+        let owner = UserSessions(context: context, sessions: try context.sessions)
+        let (session, listing) = try owner.list()
+        guard case .tracked(let found) = listing else {
+            throw AuthctlError(
+                .configuration,
+                UserSessions.trackingOffMessage(pool: session.userPoolId)
+                    + ". Without it: `authctl signout --global` ends every session, this one included.")
+        }
+        let current = found.first { $0.isCurrentSession == true }
+        guard let current else {
+            throw AuthctlError(
+                .unexpected,
+                "Cognito's list of sessions does not mark this one as current, so authctl cannot tell which to keep; nothing was ended."
+            )
+        }
+        let keep = Set([current.validId, current.originSessionId].compactMap { $0 })
+        let ends = found.compactMap(\.validId).filter { !keep.contains($0) }
+        if !ends.isEmpty {
+            try Confirmation.require(
+                "End \(ends.count) other session\(ends.count == 1 ? "" : "s") of \(session.username), keeping this one? [y/N] ",
+                confirmed: yes, console: context.console,
+                withoutTerminal: "this signs out every other device and cannot be undone")
+        }
+        let report = SessionRevokeReport(
+            user: session.username, userPoolId: session.userPoolId,
+            results: try owner.revoke(ends, linked: false), lifetime: session.tokenLifetime,
+            now: context.now())
+        context.emit(report)
+        if let failure = report.failure { throw failure }
     }
 
     // MARK: every device

@@ -40,6 +40,15 @@ struct Token: AuthctlCommand {
     @OptionGroup(title: "Machine-to-machine tokens")
     var machine: MachineTokenOptions
 
+    @OptionGroup(title: "A token for one audience (token exchange)")
+    var derived: DerivedTokenOptions
+
+    @Flag(
+        help:
+            "With --audience or --resource: read an intermediary's access token from standard input (one line); the token issued names it in its act claim (delegation). Never cached."
+    )
+    var actorTokenStdin = false
+
     private var type: TokenType { freshness.type() }
 
     /// Signing in is asked for: with a password on stdin, or with USER_AUTH (which may need none).
@@ -47,6 +56,15 @@ struct Token: AuthctlCommand {
 
     func validate() throws {
         try freshness.requireOneType()
+        try machine.checkScopes(derived: derived)
+        if actorTokenStdin && !derived.given {
+            throw ValidationError("--actor-token-stdin goes with --audience or --resource.")
+        }
+        if derived.given && (signsIn || type != .access || verify) {
+            throw ValidationError(
+                "--audience and --resource exchange the stored session's access token: without --password-stdin, --method, --type or --verify."
+            )
+        }
         if how.username != nil && !signsIn {
             throw ValidationError(
                 "--username says whom to sign in as when there is no valid session: use it with --password-stdin or --method."
@@ -70,6 +88,13 @@ struct Token: AuthctlCommand {
                 try MachineTokens(context: context, settings: settings, options: machine.choice)
                     .token(minValidity: freshness.minValid))
         }
+        if let target = derived.target() {
+            let actor = actorTokenStdin ? try Self.readActorToken(context) : nil
+            return context.emit(
+                try DerivedTokens(context: context, settings: settings).token(
+                    DerivedTokenChoice(target: target, scopes: machine.scopes, actorToken: actor),
+                    minValidity: freshness.minValid))
+        }
         let checks = TokenChecks(context: context, settings: settings)
         guard signsIn else {
             let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid, for: type)
@@ -88,6 +113,17 @@ struct Token: AuthctlCommand {
         }
         let service = try obtained.service ?? context.service(settings, client: client)
         try emit(obtained.session, checks: checks, service: service, context: context)
+    }
+
+    /// The actor token: one line of standard input, never argv; a JWT or refused before any request.
+    static func readActorToken(_ context: CommandContext) throws -> String {
+        guard let line = context.console.readLine()?.trimmedBlanks(), !line.isEmpty else {
+            throw AuthctlError(.usage, "--actor-token-stdin: standard input held no token")
+        }
+        guard TokenShape.isJWT(line) else {
+            throw AuthctlError(.usage, "--actor-token-stdin: standard input is not an access token (a JWT)")
+        }
+        return line
     }
 
     private func emit(_ session: StoredSession, checks: TokenChecks, service: CognitoService, context: CommandContext)

@@ -10,7 +10,8 @@ operation see it, in their order here.
 
 Each module of the chain that keeps anything declares it in one state class (auth.AuthState,
 tokens.TokenState, mfa_state.MfaState, accounts.AccountState, devices.DeviceState,
-attributes.AttributeState, issuer.IssuerState, quota.QuotaState, passkeys.PasskeyState), made once
+attributes.AttributeState, issuer.IssuerState, quota.QuotaState, passkeys.PasskeyState,
+sessions.SessionState), made once
 per fake in FakeState: `fake.state.auth`, `fake.state.tokens`, `fake.state.mfa`, ...
 
 To add an operation or a challenge: one module (its links, and its state class if it keeps
@@ -25,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from . import accounts, attributes, auth, devices, issuer, mfa, observers, passkeys, passwordless, quota, tokens
+from . import (accounts, attributes, auth, devices, issuer, mfa, observers, passkeys, passwordless, quota, sessions,
+               token_exchange, tokens)
 from .messages import Handler, Observer, Reply, Request
 from .mfa_state import MfaState
 from .proxy import FakeCognito
@@ -44,6 +46,7 @@ class FakeState:
     issuer: issuer.IssuerState = field(default_factory=issuer.IssuerState)  # tokens reminted with another issuer
     quota: quota.QuotaState = field(default_factory=quota.QuotaState)  # the request-rate buckets, refusals counted
     passkeys: passkeys.PasskeyState = field(default_factory=passkeys.PasskeyState)  # passkeys, WebAuthn challenges
+    sessions: sessions.SessionState = field(default_factory=sessions.SessionState)  # tracked token and SSO sessions
 
 
 # The operations that take an AccessToken and must refuse one from a revoked refresh token.
@@ -63,7 +66,7 @@ LINKS: dict[str, list[Handler]] = {
         passwordless.respond_to_auth_challenge,  # SELECT_CHALLENGE, SMS_OTP
         auth.respond_to_auth_challenge,  # PASSWORD_VERIFIER, the MFA challenges, NEW_PASSWORD_REQUIRED
     ],
-    "RevokeToken": [tokens.revoke_token],
+    "RevokeToken": [sessions.revoke_token, tokens.revoke_token],  # sessions.py around: the token's session ends
     "GetTokensFromRefreshToken": [
         devices.get_tokens_from_refresh_token,  # around the rest: the device key
         tokens.get_tokens_from_refresh_token,
@@ -97,6 +100,14 @@ LINKS: dict[str, list[Handler]] = {
     "CompleteWebAuthnRegistration": [passkeys.complete_web_authn_registration],
     "ListWebAuthnCredentials": [passkeys.list_web_authn_credentials],
     "DeleteWebAuthnCredential": [passkeys.delete_web_authn_credential],
+    "ListUserSessions": [sessions.list_user_sessions],
+    "RevokeUserSession": [sessions.revoke_user_session],
+    "AdminListUserSessions": [sessions.admin_list_user_sessions],
+    "AdminRevokeUserSession": [sessions.admin_revoke_user_session],
+    "GetUserPoolSessionConfiguration": [sessions.get_user_pool_session_configuration],
+    "SetUserPoolSessionConfiguration": [sessions.set_user_pool_session_configuration],
+    "GetDerivedToken": [token_exchange.get_derived_token],
+    "GetClientToken": [token_exchange.get_client_token],
 }
 # The service's request-rate quotas (off unless config "quota" sets them), first: a refused
 # request reaches nothing else.
@@ -113,6 +124,9 @@ OBSERVERS: list[tuple[tuple[str, ...], Observer]] = [
     (("ChangePassword",), observers.learn_change),
     (("RespondToAuthChallenge", "AdminRespondToAuthChallenge"), observers.learn_new_password),
     (("InitiateAuth", "AdminInitiateAuth"), observers.learn_from_auth),
+    (("InitiateAuth", "AdminInitiateAuth", "RespondToAuthChallenge", "AdminRespondToAuthChallenge",
+      "GetTokensFromRefreshToken"), sessions.learn_sessions),
+    (("GlobalSignOut", "AdminUserGlobalSignOut"), sessions.end_user_sessions),
 ]
 
 

@@ -87,3 +87,10 @@ USER_NOT_FOUND = "User does not exist."
 USER_NOT_CONFIRMED = "User is not confirmed."
 INVALID_CODE = "Invalid code received for user"
 SOFTWARE_TOKEN_CODE_MISMATCH = "Code mismatch"
+
+# Session tracking (sessions.py): the error codes are the model's, the texts ours.
+SESSION_TRACKING_DISABLED = "Session tracking is not enabled for this user pool."
+SESSION_NOT_FOUND = "Session not found."
+CURRENT_SESSION_NOT_REVOCABLE = "The current session cannot be revoked with RevokeUserSession: use RevokeToken."
+INVALID_ACCESS_TOKEN = "Invalid Access Token"
+FLOW_NOT_ENABLED = "{flow} flow not enabled for this client"  # InvalidParameterException, as InitiateAuth's

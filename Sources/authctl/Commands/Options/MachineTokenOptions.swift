@@ -12,7 +12,7 @@ struct MachineTokenOptions: ParsableArguments {
     @Option(
         name: .customLong("scope"),
         help: ArgumentHelp(
-            "With --client-credentials: a scope to ask for (repeatable or space-separated, e.g. orders/read); default: every scope the client is allowed.",
+            "With --client-credentials, --audience or --resource: a scope to ask for (repeatable or space-separated, e.g. orders/read); default: every scope the client is allowed (the session's own for --audience).",
             valueName: "scope"))
     var scopes: [String] = []
 
@@ -27,8 +27,19 @@ struct MachineTokenOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if !clientCredentials && (!scopes.isEmpty || noStore || managedLogin.domain != nil) {
-            throw ValidationError("--scope, --no-store and --domain go with --client-credentials.")
+        if !clientCredentials && (noStore || managedLogin.domain != nil) {
+            throw ValidationError("--no-store and --domain go with --client-credentials.")
+        }
+    }
+
+    /// `--scope` needs a token it applies to (checked by the command, which knows its other options).
+    func checkScopes(derived: DerivedTokenOptions) throws {
+        if !scopes.isEmpty && !clientCredentials && !derived.given {
+            throw ValidationError("--scope goes with --client-credentials, --audience or --resource.")
+        }
+        if clientCredentials && derived.given {
+            throw ValidationError(
+                "--client-credentials is the app client's own token: not with --audience or --resource.")
         }
     }
 }
