@@ -9,6 +9,7 @@
 #   make dist              dist/authctl-VERSION-linux-ARCH.tar.gz and dist/SHA256SUMS (reproducible)
 #   make rpm               dist/authctl-VERSION-1.ARCH.rpm (rpmbuild; reproducible)
 #   make test-portable     all of these, checked; the tarball run in a Debian 11 root
+#   make repro-check       the committed tree built twice in two directories, binary and .deb compared
 #   make install-files BIN=path/to/authctl DESTDIR=... PREFIX=...   the same for a built binary
 
 SWIFT      ?= swift
@@ -33,11 +34,18 @@ MANPAGE    ?=
 # installed binary (UNIT_AUTHCTL).
 SYSTEMD_USER_UNIT_DIR ?= $(PREFIX)/share/systemd/user
 UNIT_AUTHCTL ?= $(PREFIX)/bin/authctl
+# zsh's completion function: site-functions below a prefix (zsh built there, Fedora, RHEL);
+# the .deb passes /usr/share/zsh/vendor-completions, where Debian's zsh looks.
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
 TOOLS_BUILD_DIR ?= $(BUILD_DIR)
 # The release build (install, bench): the Swift runtime and Foundation linked in statically, so
 # the dynamic loader has a few C libraries to map at start-up instead of the whole Swift toolchain's.
 # The debug build (`swift build`, tests) stays dynamic.
-RELEASE_FLAGS ?= -c release --static-swift-stdlib
+# The build directory is mapped to `.` in every path the compilers write (#file/#filePath and
+# __FILE__ in messages, debug info), Swift's and C's (BoringSSL, the shims): the same commit built
+# in two directories gives the same bytes (`make repro-check`).
+PATH_MAP_FLAGS = -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=.
+RELEASE_FLAGS ?= -c release --static-swift-stdlib $(PATH_MAP_FLAGS)
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --show-bin-path)
 BENCH_ARGS ?= --record docs/performance.md
 
@@ -70,7 +78,7 @@ FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
 FUZZ_WORK_DIR ?= $(CURDIR)/.build-fuzz-runs
 FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after webauthn config-toml stored-session pending-challenge otpauth-qr agent-message age-header ops-checkpoint ops-audit
 
-.PHONY: lint format release sysroot dist rpm test-portable deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
+.PHONY: lint format release sysroot dist rpm test-portable repro-check deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 
 all: build
 
@@ -206,6 +214,31 @@ test-portable: deps dist rpm deb
 		AUTHCTL_BIN="$(PORTABLE_BIN)" $(PYTHON) -m pytest $(PYTEST_ARGS) \
 		Tests/integration/test_portable.py Tests/integration/test_package.py
 
+# Reproducibility, the heavy way (two clean release builds, 10-20 min; not in CI, docs/testing.md):
+# the committed tree (git archive of HEAD as it was at the start: a commit made meanwhile does not
+# change the second tree) unpacked in two directories of different lengths, `make deb`
+# run in each with its own scratch path (the same SYSROOT and the commit's time), then the release
+# binaries and the packages compared byte for byte. test_portable.py's cheap half: no string in the
+# shipped binary names the build directory.
+REPRO_DIR ?= $(BUILD_DIR)/repro
+REPRO_TREES = $(REPRO_DIR)/a $(REPRO_DIR)/second-tree
+repro-check: $(if $(SYSROOT),sysroot)
+	rm -rf "$(REPRO_DIR)"
+	@set -e; commit=$$(git rev-parse HEAD); epoch=$$(git log -1 --format=%ct $$commit); \
+	for tree in $(REPRO_TREES); do \
+		mkdir -p "$$tree"; git archive $$commit | tar -x -C "$$tree"; \
+		echo "== repro-check: make deb in $$tree"; \
+		SOURCE_DATE_EPOCH=$$epoch $(MAKE) --no-print-directory -C "$$tree" deb SYSROOT="$(SYSROOT)"; \
+	done; \
+	set -- $(REPRO_TREES); \
+	for file in .build/portable/release/authctl $$(cd "$$1" && ls .build/deb/*.deb); do \
+		cmp "$$1/$$file" "$$2/$$file"; sha256sum "$$1/$$file"; \
+	done; \
+	if grep -l -a -F -e "$$1" -e "$$2" "$$1/.build/portable/release/authctl" "$$2/.build/portable/release/authctl"; then \
+		echo "repro-check: a build directory is named in the binary" >&2; exit 1; \
+	fi; \
+	echo "repro-check: the same bytes from $$1 and $$2"
+
 # The release build with its completions and man page (install-files).
 install: release
 	$(MAKE) --no-print-directory install-files BIN="$(PORTABLE_BIN)"
@@ -228,7 +261,7 @@ install-files:
 	@test -x "$(BIN)" || { echo "install-files: no executable BIN=$(BIN)" >&2; exit 1; }
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
-		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+		"$(DESTDIR)$(ZSH_COMPLETION_DIR)" \
 		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)"
 	install -m 0755 "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/authctl"
 	install -m 0644 Packaging/systemd/authctl-agent.socket "$(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/"
@@ -242,7 +275,7 @@ install-files:
 		test -s "$$tmp/$$shell"; \
 	done; \
 	install -m 0644 "$$tmp/bash" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/authctl"; \
-	install -m 0644 "$$tmp/zsh" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_authctl"; \
+	install -m 0644 "$$tmp/zsh" "$(DESTDIR)$(ZSH_COMPLETION_DIR)/_authctl"; \
 	install -m 0644 "$$tmp/fish" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/authctl.fish"; \
 	page="$(MANPAGE)"; \
 	if [ -z "$$page" ] || [ ! -s "$$page" ]; then \

@@ -31,8 +31,12 @@ public struct ProfileConfig: Equatable, Sendable {
     /// The replica pool's region for failover.
     public var failoverRegion: String?
     /// The relying party the profile's passkeys are for: the only rpId a security key is asked to
-    /// sign for (recorded at the first `passkey add`, or set by hand).
+    /// sign for (named once with `passkey add --rp-id` and recorded, or set by hand).
     public var passkeyRpId: String?
+    /// `true` (a TOML boolean, or the same as a string) once `mfa enable passkey` turned passkey
+    /// MFA on for the profile's user: a passkey sign-in then always asks the key for user
+    /// verification, whatever the service's options say.
+    public var passkeyMFA: String?
     /// `true` or `false` (a TOML boolean, or the same as a string): whether a passphrase typed at
     /// a prompt for this profile's file store also unlocks the key agent (default true).
     public var unlockAfterPrompt: String?
@@ -68,11 +72,12 @@ public struct ProfileConfig: Equatable, Sendable {
         ("identity_provider_name", \.identityProviderName),
         ("failover_region", \.failoverRegion),
         ("passkey_rp_id", \.passkeyRpId),
+        ("passkey_mfa", \.passkeyMFA),
         ("unlock_after_prompt", \.unlockAfterPrompt),
     ]
 
     /// Keys whose value may be a TOML boolean, read as "true" or "false" and written back as one.
-    public static let booleanKeys: Set<String> = ["unlock_after_prompt"]
+    public static let booleanKeys: Set<String> = ["unlock_after_prompt", "passkey_mfa"]
 }
 
 /// Why a config.toml text is not a configuration.

@@ -51,7 +51,7 @@ def test_files_and_permissions(deb):
     entries = {line.split()[-1]: (line.split()[0], line.split()[1]) for line in listing.splitlines()}
     assert entries["./usr/bin/authctl"] == ("-rwxr-xr-x", "root/root")
     for path in ["./usr/share/man/man1/authctl.1.gz", "./usr/share/bash-completion/completions/authctl",
-                 "./usr/share/zsh/site-functions/_authctl", "./usr/share/fish/vendor_completions.d/authctl.fish",
+                 "./usr/share/zsh/vendor-completions/_authctl", "./usr/share/fish/vendor_completions.d/authctl.fish",
                  "./usr/share/doc/authctl/copyright", "./usr/share/doc/authctl/README.md",
                  "./usr/share/doc/authctl/changelog.gz", "./usr/share/doc/authctl/docs/cli.md",
                  "./usr/lib/systemd/user/authctl-agent.socket", "./usr/lib/systemd/user/authctl-agent.service"]:
@@ -114,6 +114,59 @@ def test_installs_runs_and_removes_in_a_throwaway_root(deb, tmp_path):
     assert not installed.exists()
     left = [p for p in root.rglob("*") if p.is_file() and "var/lib/dpkg" not in str(p)]
     assert left == [], left
+
+
+def installed_root(deb: Path, tmp_path: Path) -> Path:
+    """The package installed by dpkg into a throwaway root (no maintainer script runs)."""
+    root = tmp_path / "root"
+    (root / "var/lib/dpkg/updates").mkdir(parents=True)
+    (root / "var/lib/dpkg/info").mkdir(parents=True)
+    (root / "var/lib/dpkg/status").write_text("")
+    r = subprocess.run(["dpkg", f"--root={root}", "--force-not-root", "--force-depends", "--force-script-chrootless",
+                        f"--log={tmp_path / 'dpkg.log'}", "--install", str(deb)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return root
+
+
+# zsh -f: Debian's own fpath (the directories this zsh was built to search), each also looked up
+# inside the root, first (zsh's own functions, compinit among them, stay the host's); compinit must map
+# `authctl` to _authctl and autoload it from the package's file, and an interactive zsh in a pseudo-
+# terminal must offer the subcommands for `authctl sig<TAB>`.
+ZSH_COMPLETES = r"""
+root=$1
+print -r -- "fpath: ${(j.:.)fpath}"
+fpath=( $root${^fpath} $fpath )
+autoload -Uz compinit && compinit -u -d $root/zcompdump
+print -r -- "comps: $_comps[authctl]"
+autoload +X _authctl && print -r -- "from: $functions_source[_authctl]"
+zmodload zsh/zpty
+zpty -b shell zsh -f -i
+zpty -w shell "fpath=( $root\${^fpath} \$fpath ); autoload -Uz compinit; compinit -u -d $root/zcompdump2"
+zpty -w -n shell $'authctl sig\t\t'
+out=
+integer tries=0
+while (( tries++ < 200 )) && [[ $out != *signout* ]]; do
+    zpty -r -t shell chunk && out+=$chunk || sleep 0.05
+done
+zpty -d shell
+print -r -- "completed: ${out//[$'\r\n']/ }"
+"""
+
+
+@pytest.mark.skipif(not shutil.which("zsh"), reason="zsh is not installed (Tests/support/install-deps.sh installs it)")
+def test_zsh_finds_and_loads_the_completion_where_debians_zsh_looks(deb, tmp_path):
+    """Debian's zsh searches /usr/local/share/zsh/site-functions, /usr/share/zsh/vendor-functions and
+    /usr/share/zsh/vendor-completions, not /usr/share/zsh/site-functions (the RPM's and a prefix's
+    place): the package's _authctl must be on this zsh's own fpath and complete `authctl`."""
+    root = installed_root(deb, tmp_path)
+    r = subprocess.run(["zsh", "-f", "-c", ZSH_COMPLETES, "zsh", str(root)], capture_output=True, text=True,
+                       timeout=60, env={**os.environ, "PATH": f"{root}/usr/bin:{os.environ['PATH']}"})
+    assert r.returncode == 0, r.stderr
+    lines = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in r.stdout.splitlines() if ": " in line}
+    assert "/usr/share/zsh/vendor-completions" in lines["fpath"].split(":"), lines["fpath"]
+    assert lines["comps"] == "_authctl", r.stdout
+    assert lines["from"] == f"{root}/usr/share/zsh/vendor-completions/_authctl", r.stdout
+    assert "signin" in lines["completed"] and "signout" in lines["completed"], r.stdout
 
 
 @pytest.mark.skipif(not shutil.which("lintian"), reason="lintian is not installed")

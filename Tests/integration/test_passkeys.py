@@ -58,7 +58,8 @@ def _passkey_config(fake):
     yield
     fake.set_config(passkeyRelyingPartyId=None, passkeyOptionsRelyingPartyId=None, passkeyOrigin=None,
                     passkeyUserVerification=None, passkeyPageSize=None, passkeyTimeout=None, passkeysDisabled=None,
-                    passkeyMfaUsers=[], passkeyUsers=[])
+                    passkeyMfaUsers=[], passkeyUsers=[], passkeyFactorConfiguration=None,
+                    passkeyOptionsUserVerification=None)
 
 
 @pytest.fixture
@@ -68,8 +69,11 @@ def passkey_cli(cognito, pool, signed_in):
     return signed_in
 
 
+RP = "auth.example.com"  # the fake's relying party
+
+
 def add(cli, key, *more, **kw):
-    return cli.run("passkey", "add", "--fido-device", key.device, *more, **kw)
+    return cli.run("passkey", "add", "--fido-device", key.device, "--rp-id", RP, *more, **kw)
 
 
 def passkey_signin(cli, key, *more, **kw):
@@ -182,22 +186,26 @@ def test_built_in_verification(passkey_cli, authenticators, fake):
     assert passkey_signin(passkey_cli, key).code == 0
 
 
-def test_no_device(passkey_cli, sockets):
+def test_no_device(passkey_cli, sockets, fake):
     """A --fido-device path that is not there is "no such device", checked before libfido2 opens it
-    (which said FIDO_ERR_INTERNAL twice); the same check serves a passkey sign-in (SecurityKeyUse)."""
+    (which said FIDO_ERR_INTERNAL twice); the same check serves a passkey sign-in (SecurityKeyUse).
+    No key is known before the first request: nothing is asked of the service."""
+    mark = fake.mark()
     for device in (f"unix:{sockets}/none.sock", "/dev/hidraw-not-there"):
-        r = passkey_cli.run("passkey", "add", "--fido-device", device)
+        r = passkey_cli.run("passkey", "add", "--rp-id", RP, "--fido-device", device)
         assert r.code == 69 and f"no such device: {device}" in r.err, r
         assert "FIDO_ERR" not in r.err, r
-    r = passkey_cli.run("passkey", "add", env=passkey_cli.env(SSH_CONNECTION="10.0.0.1 5 10.0.0.2 22"))
+    r = passkey_cli.run("passkey", "add", "--rp-id", RP, env=passkey_cli.env(SSH_CONNECTION="10.0.0.1 5 10.0.0.2 22"))
     assert r.code == 69 and "no security key found" in r.err and "signin --browser" in r.err, r
+    assert fake.calls(mark) == [], fake.calls(mark)
 
 
 def test_of_several_keys_the_one_touched(passkey_cli, authenticators):
     """Several keys named (or attached): authctl says so and uses the one the person touches
     (libfido2's touch request on each); here the second key is touched, the first never is."""
     untouched, touched = authenticators("untouched", touch_delay=60), authenticators("touched", touch_delay=0.3)
-    r = passkey_cli.run("passkey", "add", "--fido-device", untouched.device, "--fido-device", touched.device)
+    r = passkey_cli.run("passkey", "add", "--rp-id", RP, "--fido-device", untouched.device, "--fido-device",
+                        touched.device)
     assert r.code == 0, r
     assert "touch the one to use" in r.err and f"Using the security key at {touched.device}" in r.err, r
     assert len(touched.credentials) == 1 and untouched.credentials == []
@@ -213,7 +221,8 @@ def test_a_blocked_pin(passkey_cli, authenticators):
 
 def test_not_signed_in_and_passkeys_not_enabled(cli, cognito, pool, key, fake):
     allow_first_factors(cognito, pool, FACTORS)
-    for args in (["passkey", "add", "--fido-device", key.device], ["passkey", "list"], ["passkey", "remove", "x", "--yes"]):
+    for args in (["passkey", "add", "--fido-device", key.device, "--rp-id", RP], ["passkey", "list"],
+                 ["passkey", "remove", "x", "--yes"]):
         r = cli.run(*args)
         assert r.code == 77 and "not signed in" in r.err.lower(), r
     assert cli.signin().code == 0
@@ -222,15 +231,19 @@ def test_not_signed_in_and_passkeys_not_enabled(cli, cognito, pool, key, fake):
     fake.set_config(passkeysDisabled=True)
     r = add(cli, key)
     assert r.code == 78 and "does not allow passkeys" in r.err, r
-    assert key.log == []  # the key was never asked
+    assert key.log == ["getInfo"]  # opened before the first request, never asked to make a credential
 
 
-def test_missing_libfido2_is_a_configuration_error(passkey_cli, key, tmp_path):
+def test_missing_libfido2_is_a_configuration_error(passkey_cli, key, tmp_path, fake):
     """A libfido2.so.1 without libfido2's functions, found first through LD_LIBRARY_PATH, stands
-    for a broken or missing library: exit 78 naming it and the package, not a crash."""
+    for a broken or missing library: exit 78 naming it and the package, not a crash, and known
+    before the first request (StartWebAuthnRegistration was sent first)."""
     _stand_in_library(tmp_path, "libfido2.so.1")
-    r = add(passkey_cli, key, env=passkey_cli.env(LD_LIBRARY_PATH=str(tmp_path)))
-    assert r.code == 78 and "libfido2.so.1 has no fido_init" in r.err, r
+    mark = fake.mark()
+    for device in ([], ["--fido-device", key.device]):
+        r = passkey_cli.run("passkey", "add", "--rp-id", RP, *device, env=passkey_cli.env(LD_LIBRARY_PATH=str(tmp_path)))
+        assert r.code == 78 and "libfido2.so.1 has no fido_init" in r.err, r
+    assert fake.calls(mark) == [] and key.log == [], (fake.calls(mark), key.log)
 
 
 def test_a_passkey_sign_in_loads_libfido2_and_others_do_not(passkey_cli, key):
@@ -243,7 +256,7 @@ def test_a_passkey_sign_in_loads_libfido2_and_others_do_not(passkey_cli, key):
 
 
 def test_environment_names_the_device(passkey_cli, key):
-    r = passkey_cli.run("passkey", "add", env=passkey_cli.env(AUTHCTL_FIDO_DEVICE=key.device))
+    r = passkey_cli.run("passkey", "add", "--rp-id", RP, env=passkey_cli.env(AUTHCTL_FIDO_DEVICE=key.device))
     assert r.code == 0, r
 
 
@@ -479,6 +492,36 @@ def test_passkey_add_refuses_another_relying_party_than_the_pinned_one(passkey_c
     assert "makeCredential" not in second.log and second.credentials == [], second.log
 
 
+def _config_text(cli) -> str:
+    path = Path(cli.env()["XDG_CONFIG_HOME"]) / "authctl/config.toml"
+    return path.read_text() if path.exists() else ""
+
+
+def test_passkey_add_takes_no_relying_party_from_the_endpoint(passkey_cli, key, fake):
+    """A profile with no passkey_rp_id and no managed-login domain: `passkey add` no longer trusts
+    the rp.id the endpoint's options name (first use). It refuses before the first request, naming
+    --rp-id; --rp-id must be a host name; options for another relying party than the one named are
+    refused and nothing is recorded; the one named is recorded once registered; a different one
+    later is refused, nothing sent."""
+    mark = fake.mark()
+    r = passkey_cli.run("passkey", "add", "--fido-device", key.device)
+    assert r.code == 78 and "--rp-id" in r.err and "passkey_rp_id" in r.err, r
+    r = passkey_cli.run("passkey", "add", "--fido-device", key.device, "--rp-id", "https://auth.example.com/")
+    assert r.code == 64 and "--rp-id" in r.err, r
+    assert fake.calls(mark) == [] and key.log == [], (fake.calls(mark), key.log)
+    fake.set_config(passkeyOptionsRelyingPartyId="google.com")
+    r = add(passkey_cli, key)
+    assert r.code == 78 and "google.com" in r.err and RP in r.err and "makeCredential" not in key.log, (r, key.log)
+    assert "passkey_rp_id" not in _config_text(passkey_cli), "a refused registration recorded its relying party"
+    fake.set_config(passkeyOptionsRelyingPartyId=None)
+    r = add(passkey_cli, key)
+    assert r.code == 0 and "passkey_rp_id in" in r.err, r
+    assert f'passkey_rp_id = "{RP}"' in _config_text(passkey_cli)
+    mark = fake.mark()
+    r = passkey_cli.run("passkey", "add", "--fido-device", key.device, "--rp-id", "other.example.com")
+    assert r.code == 78 and RP in r.err and fake.calls(mark) == [], r
+
+
 # Issue 31, finding 5: a `unix:` security-key socket of another user is never talked to. ------------------------
 
 _RECORDER = """
@@ -528,8 +571,8 @@ def test_a_socket_of_another_user_is_refused_before_a_byte_is_sent(passkey_cli, 
         for device, why in ((socket_path, "another user"), (moved, "served by another user")):
             if device == moved:
                 os.rename(socket_path, moved)
-            r = passkey_cli.run("passkey", "add", "--fido-device", f"unix:{device}", "--pin-fd", "0", input="2468\n",
-                                timeout=60)
+            r = passkey_cli.run("passkey", "add", "--rp-id", RP, "--fido-device", f"unix:{device}", "--pin-fd", "0",
+                                input="2468\n", timeout=60)
             time.sleep(0.5)
             received = record.read_bytes() if record.exists() else b""
             assert received == b"", f"{len(received)} bytes reached another user's socket: {r}"
@@ -554,3 +597,81 @@ def test_a_socket_of_another_user_is_refused_before_a_byte_is_sent(passkey_cli, 
     # The user's own socket in a private directory still works.
     assert add(passkey_cli, key).code == 0
 
+
+
+# Passkeys as MFA (April 2026): WebAuthnConfiguration.FactorConfiguration and WebAuthnMfaSettings. -------------
+
+MULTI_FACTOR = "MULTI_FACTOR_WITH_USER_VERIFICATION"
+
+
+def test_passkey_mfa_enable_status_sign_in_disable(passkey_cli, authenticators, fake, pool):
+    """`mfa enable passkey` is SetUserMFAPreference with WebAuthnMfaSettings, which moto lacks: the
+    fake answers as the 2026 model says (the request itself checked against botocore 1.44.8's model).
+    Refused before the request without another factor on, and by Cognito on a pool whose passkeys
+    are a single factor (InvalidParameterException: exit 78, saying what the pool needs); then on,
+    in `mfa status` and recorded in the profile; a passkey sign-in asks the key's PIN and the fake's
+    py_webauthn requires the user-verified flag; `mfa disable passkey` turns it off again."""
+    from test_mfa import set_mfa
+
+    cli = passkey_cli
+    key = authenticators(pin="2468")
+    assert add(cli, key, "--pin-fd", "0", input="2468\n").code == 0
+    mark = fake.mark()
+    r = cli.run("mfa", "enable", "passkey")
+    assert r.code == 78 and "mfa setup" in r.err, r
+    assert fake.calls(mark, operation="SetUserMFAPreference") == []
+    set_mfa(fake, pool, "totp")
+    r = cli.run("mfa", "enable", "passkey")
+    assert r.code == 78 and MULTI_FACTOR in r.err and "Passkey MFA is not enabled" in r.err, r
+    fake.set_config(passkeyFactorConfiguration=MULTI_FACTOR)
+    r = cli.run("mfa", "enable", "passkey", "--output", "json")
+    assert r.code == 0 and r.json() == {"passkey": "enabled", "changed": True}, r
+    assert cli.run("mfa", "status", "--output", "json").json()["enabled"] == ["passkey", "totp"]
+    assert "enabled:    passkey, totp" in cli.run("mfa", "status").out
+    assert "passkey_mfa = true" in _config_text(cli)
+    r = cli.run("mfa", "enable", "passkey")
+    assert r.code == 0 and "already on" in r.err, r
+
+    assert cli.run("signout").code == 0
+    mark = fake.mark()
+    r = passkey_signin(cli, key, "--pin-fd", "0", input="2468\n")
+    assert r.code == 0 and "Signed in as alice" in r.err, r
+    assert any("WEB_AUTHN passkey" in (c.get("note") or "") for c in fake.calls(mark))
+
+    r = cli.run("mfa", "disable", "passkey")
+    assert r.code == 64 and "--yes" in r.err, r  # no terminal: a weaker account needs --yes
+    r = cli.run("mfa", "disable", "passkey", "--yes", "--output", "json")
+    assert r.code == 0 and r.json() == {"passkey": "disabled", "changed": True}, r
+    assert cli.run("mfa", "status", "--output", "json").json()["enabled"] == ["totp"]
+    assert "passkey_mfa" not in _config_text(cli)
+    r = cli.run("mfa", "enable", "sms")
+    assert r.code == 64 and "mfa setup" in r.err, r
+
+
+def test_passkey_mfa_needs_a_key_that_verifies_the_user(passkey_cli, authenticators, fake, pool):
+    """Passkey MFA on: a key with neither a PIN nor built-in verification is refused before it
+    signs anything (exit 78, saying why), even where the options ask for less (passkeyOptionsUser-
+    Verification plays an endpoint that downgrades them: the profile's own record decides); on a pool
+    whose passkeys count as MFA the options' "required" says why; a key with built-in verification
+    registers and signs in."""
+    from test_mfa import set_mfa
+
+    cli = passkey_cli
+    plain = authenticators("plain")
+    assert add(cli, plain).code == 0  # single-factor passkeys: no verification needed yet
+    set_mfa(fake, pool, "totp")
+    fake.set_config(passkeyFactorConfiguration=MULTI_FACTOR)
+    assert cli.run("mfa", "enable", "passkey").code == 0
+    fake.set_config(passkeyOptionsUserVerification="discouraged")
+    plain.log.clear()
+    r = passkey_signin(cli, plain)
+    assert r.code == 78 and "passkey MFA is on for profile" in r.err and "no PIN set" in r.err, r
+    assert "getAssertion" not in plain.log, plain.log
+    fake.set_config(passkeyOptionsUserVerification=None)
+    assert cli.run("mfa", "disable", "passkey", "--yes").code == 0
+    r = passkey_signin(cli, plain)  # the pool's passkeys still count as MFA: "required"
+    assert r.code == 78 and MULTI_FACTOR in r.err and "getAssertion" not in plain.log, r
+    verifying = authenticators("uv", builtin_uv=True)
+    assert add(cli, verifying).code == 0
+    r = passkey_signin(cli, verifying)
+    assert r.code == 0, r

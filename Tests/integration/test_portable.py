@@ -87,6 +87,27 @@ def test_asks_for_no_glibc_above_the_floor():
     assert max(versions) <= GLIBC_FLOOR, f"needs GLIBC_{'.'.join(map(str, max(versions)))}"
 
 
+def test_no_string_names_the_build_directory(tmp_path):
+    """The compilers' paths (#file in Swift's messages, __FILE__ in BoringSSL's and the shims', debug
+    info) are mapped to `.`: a binary naming where it was built differs from a build elsewhere.
+    `make repro-check` builds twice in two directories and compares the bytes; this is its cheap half."""
+    [deb] = env_path("AUTHCTL_DEB_DIR").glob(f"authctl_{version()}_*.deb")
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path)], check=True)
+    build_dir = str(REPO).encode()
+    for binary in (Path(PORTABLE_BIN), tmp_path / "usr/bin/authctl"):
+        data = binary.read_bytes()
+        named = sorted({data[i:i + 160].split(b"\0")[0] for i in _find_all(data, build_dir)})[:5]
+        assert not named, f"{binary} names the build directory {REPO}: {named}"
+
+
+def _find_all(data: bytes, needle: bytes) -> list[int]:
+    found, at = [], data.find(needle)
+    while at != -1:
+        found.append(at)
+        at = data.find(needle, at + 1)
+    return found
+
+
 # -- make dist -----------------------------------------------------------------------------------
 
 def test_tarball_holds_the_binary_page_completions_and_notes():
@@ -161,6 +182,8 @@ def test_rpm_requires_libcurl_and_recommends_the_optional_libraries():
 
 
 def test_rpm_files_and_modes_are_the_debs():
+    """The .deb's files, but zsh's completion in site-functions (Fedora's and RHEL's fpath; the .deb
+    puts it in vendor-completions, where Debian's zsh looks)."""
     listing = rpm_query("--qf", "[%{FILEMODES:perms} %{FILEUSERNAME}:%{FILEGROUPNAME} %{FILENAMES}\n]")
     entries = {line.split()[2]: (line.split()[0], line.split()[1]) for line in listing.splitlines()}
     assert entries["/usr/bin/authctl"] == ("-rwxr-xr-x", "root:root")
@@ -310,13 +333,16 @@ def test_an_extra_ca_works_with_a_libcurl_before_7_77(old_system, tmp_path):
         (old_system.root / inside.relative_to("/")).unlink(missing_ok=True)
 
 
-def test_a_missing_optional_library_is_named(old_system, cognito, pool):
+def test_a_missing_optional_library_is_named(old_system, cognito, pool, fake):
     """libfido2 is not installed in the root: a passkey command stops with exit 78 naming the
-    package; the commands before it ran."""
+    package, before anything is asked of the service; the commands before it ran."""
     allow_first_factors(cognito, pool, ["PASSWORD", "WEB_AUTHN"])
     r = old_system.run("signin", "--username", "alice", "--password-stdin", "--store", "kernel-keyring",
                        input=pool.users["alice"] + "\n")
     assert r.returncode == 0, r
-    r = old_system.run("passkey", "add", "--fido-device", "/dev/null")
+    mark = fake.mark()
+    r = old_system.run("passkey", "add", "--fido-device", "/dev/null", "--rp-id", "auth.example.com")
     assert r.returncode == 78, r
+    # Known before the first request: StartWebAuthnRegistration used to go first.
+    assert fake.calls(mark) == [], fake.calls(mark)
     assert "cannot load libfido2.so.1" in r.stderr and "install libfido2-1" in r.stderr, r.stderr

@@ -382,8 +382,8 @@ KEY="unix:$WORK/key.sock"
 say ""
 say "Passkeys: a software FIDO2 key (CTAP2 over CTAPHID) at $KEY, PIN 2468; the emulator verifies with py_webauthn"
 step "Sign in with the password" 0 "$PASSWORD" signin --username "$USERNAME" --password-stdin
-step "Register a passkey on the security key (PIN from standard input with --pin-fd 0)" 0 "2468" \
-    passkey add --fido-device "$KEY" --pin-fd 0
+step "Register a passkey on the security key (PIN from standard input with --pin-fd 0; --rp-id names the pool's relying party once)" 0 "2468" \
+    passkey add --fido-device "$KEY" --rp-id auth.example.com --pin-fd 0
 step "The user's passkeys" 0 "" passkey list
 step "Sign out" 0 "" signout
 step "Sign in with the passkey: USER_AUTH, WEB_AUTHN answered by the key (touch and PIN)" 0 "2468" \

@@ -36,6 +36,7 @@ DEBIAN_PACKAGES=(
     rpmlint                # checks the RPM `make rpm` builds (test_portable.py)
     chromium-driver
     systemd                # systemd-socket-activate and systemd-analyze: the key agent's socket activation and units
+    zsh                    # Debian's zsh: the .deb's completion is found on its fpath and loaded (test_package.py)
 )
 PYTHON=${PYTHON:-python3}
 

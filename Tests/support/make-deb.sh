@@ -19,8 +19,9 @@ arch=$(dpkg --print-architecture)
 stage=$(mktemp -d)
 chmod 0755 "$stage"
 trap 'rm -rf "$stage"' EXIT
-# systemd's user units where distributions keep them (not enabled: socket activation is optional).
-release_stage "$stage" /usr SYSTEMD_USER_UNIT_DIR=/usr/lib/systemd/user
+# systemd's user units where distributions keep them (not enabled: socket activation is optional);
+# zsh's completion where Debian's zsh looks (its fpath has vendor-completions, not site-functions).
+release_stage "$stage" /usr SYSTEMD_USER_UNIT_DIR=/usr/lib/systemd/user ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions
 
 # Debian keeps manual pages compressed, without a name or time in the gzip header.
 gzip -9n "$stage/usr/share/man/man1/authctl.1"

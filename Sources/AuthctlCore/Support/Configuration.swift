@@ -44,6 +44,9 @@ package struct Settings: Equatable {
     package var failoverEndpoint: String?
     /// The profile's `passkey_rp_id` (RelyingPartyPin).
     package var passkeyRpId: String? = nil
+    /// The profile's `passkey_mfa`: passkey MFA turned on here (`mfa enable passkey`), so a passkey
+    /// sign-in needs user verification.
+    package var passkeyMFA = false
 
     /// A replica is configured (`--failover-region`, `--failover-endpoint`).
     package var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
@@ -330,6 +333,7 @@ package enum SettingsResolver {
             ?? nonEmpty(profile.failoverRegion)
         settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
         settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
+        settings.passkeyMFA = profile.passkeyMFA == "true"
         // Read where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a
         // malformed pool id is, whatever the command.
         _ = try KeyAgentLauncher.unlocksAfterPrompt(

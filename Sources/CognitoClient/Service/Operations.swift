@@ -100,6 +100,7 @@ public struct GetUserResponse: Decodable, Sendable {
     public var userAttributes: [AttributeType]
     /// `SOFTWARE_TOKEN_MFA`, `SMS_MFA` or `EMAIL_OTP`.
     public var preferredMfaSetting: String?
+    /// The factors on: those three, and `WEB_AUTHN` with passkey MFA (WebAuthnMfaSettings) on.
     public var userMFASettingList: [String]?
     /// The factors the user has enabled, typed (`userMFASettingList`).
     public var enabledFactors: [ChallengeName] { (userMFASettingList ?? []).map(ChallengeName.init(rawValue:)) }
@@ -228,17 +229,27 @@ public struct MFASetting: Encodable, Sendable {
     }
 }
 
+/// WebAuthnMfaSettings (2026): passkey MFA on or off for the user; no preference (it applies only
+/// when a passkey is the first factor).
+struct WebAuthnMFASetting: Encodable {
+    var enabled: Bool
+
+    enum CodingKeys: String, CodingKey { case enabled = "Enabled" }
+}
+
 struct SetUserMFAPreferenceRequest: Encodable {
     var accessToken: String
     var softwareTokenMfaSettings: MFASetting?
     var smsMfaSettings: MFASetting?
     var emailMfaSettings: MFASetting?
+    var webAuthnMfaSettings: WebAuthnMFASetting?
 
     enum CodingKeys: String, CodingKey {
         case accessToken = "AccessToken"
         case softwareTokenMfaSettings = "SoftwareTokenMfaSettings"
         case smsMfaSettings = "SMSMfaSettings"
         case emailMfaSettings = "EmailMfaSettings"
+        case webAuthnMfaSettings = "WebAuthnMfaSettings"
     }
 }
 
@@ -265,15 +276,17 @@ extension CognitoService {
     }
 
     /// SetUserMFAPreference: nil leaves a factor as it is. Setting a preference twice is harmless.
+    /// `passkey`: passkey MFA (WebAuthnMfaSettings) on or off.
     public func setUserMFAPreference(
         accessToken: String, softwareToken: MFASetting? = nil, sms: MFASetting? = nil,
-        email: MFASetting? = nil
+        email: MFASetting? = nil, passkey: Bool? = nil
     ) throws {
         _ = try call(
             "SetUserMFAPreference",
             SetUserMFAPreferenceRequest(
                 accessToken: accessToken, softwareTokenMfaSettings: softwareToken,
-                smsMfaSettings: sms, emailMfaSettings: email),
+                smsMfaSettings: sms, emailMfaSettings: email,
+                webAuthnMfaSettings: passkey.map(WebAuthnMFASetting.init(enabled:))),
             idempotent: true, as: EmptyResponse.self)
     }
 }

@@ -6,5 +6,5 @@ struct MFA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mfa",
         abstract: "Manage the signed-in user's multi-factor authentication.",
-        subcommands: [MFASetup.self, MFAStatus.self, MFADisable.self])
+        subcommands: [MFASetup.self, MFAStatus.self, MFAEnable.self, MFADisable.self])
 }

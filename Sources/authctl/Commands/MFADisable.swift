@@ -12,27 +12,41 @@ import Foundation
 struct MFADisable: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "disable",
-        abstract: "Turn a second factor off (only totp for now), after a confirmation.")
+        abstract: "Turn a second factor off (totp or passkey), after a confirmation.")
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The factor to turn off: totp.")
-    var factor: MFAType
+    @Argument(help: "The factor to turn off: totp (the authenticator app) or passkey (passkey MFA).")
+    var factor: MFAFactor
 
     @Flag(name: .shortAndLong, help: "Do not ask for confirmation (required without a terminal).")
     var yes = false
 
     func validate() throws {
-        if factor != .totp { throw ValidationError("only totp can be turned off by authctl for now") }
+        if factor != .totp && factor != .passkey {
+            throw ValidationError("only totp and passkey can be turned off by authctl for now")
+        }
     }
 
     func execute(in context: CommandContext) throws {
         let sessions = try context.sessions
-        let stored = try sessions.signedIn()
-        let user = try sessions.withFreshSession { session, service in
-            try service.getUser(accessToken: session.accessToken)
+        let settings = try context.settings
+        let (stored, user) = try MFAFactor.account(of: sessions)
+        if factor == .passkey {
+            let on = user.enabledFactors.contains(.webAuthn)
+            if on {
+                try Confirmation.require(
+                    "Turn off passkey MFA for \(stored.username)? [y/N] ", confirmed: yes, console: context.console,
+                    withoutTerminal: "turning off a second factor weakens the account")
+                try sessions.withFreshSession { session, service in
+                    try service.setUserMFAPreference(accessToken: session.accessToken, passkey: false)
+                }
+            }
+            try PasskeyMFARecord.set(false, settings: settings)
+            context.emit(PasskeyMFAReport(enabled: false, changed: on, username: stored.username))
+            return
         }
-        guard user.enabledFactors.contains(factor.challengeName) else {
+        guard user.enabledFactors.contains(MFAType.totp.challengeName) else {
             context.emit(MFADisableResult(changed: false, username: stored.username))
             return
         }

@@ -12,7 +12,9 @@ import Foundation
 struct MFAStatus: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show which second factors are enabled and which is preferred (asks Cognito).")
+        abstract:
+            "Show which second factors are enabled (totp, sms, email, passkey MFA) and which is preferred (asks Cognito)."
+    )
 
     @OptionGroup var global: GlobalOptions
 
@@ -24,15 +26,17 @@ struct MFAStatus: AuthctlCommand {
         var enabled = Set(user.enabledFactors)
         // Legacy SMS settings (MFAOptions) count as SMS enabled.
         if user.mfaOptions?.contains(where: { $0.deliveryMedium == "SMS" }) == true { enabled.insert(.smsMFA) }
+        // Passkey MFA (WebAuthnMfaSettings) is listed as WEB_AUTHN: "passkey".
+        let passkey = enabled.contains(.webAuthn) ? [MFAFactor.passkey.rawValue] : []
         let report = MFAReport(
             username: user.username,
-            enabled: enabled.compactMap(MFAType.init(challengeName:)).map(\.rawValue).sorted(),
+            enabled: (enabled.compactMap(MFAType.init(challengeName:)).map(\.rawValue) + passkey).sorted(),
             preferred: user.preferredFactor.flatMap(MFAType.init(challengeName:))?.rawValue)
         context.emit(report)
     }
 }
 
-/// `mfa status --output json`: factor names are totp, sms and email.
+/// `mfa status --output json`: factor names are totp, sms, email and passkey (passkey MFA).
 struct MFAReport: CommandReport {
     var username: String
     var enabled: [String]

@@ -17,7 +17,8 @@ from .messages import Reply, Request, Rest, ServiceError, json_reply, jwt_claims
 from .proxy import MFA_MAX_ATTEMPTS, MFA_SESSION_LIFETIME, ClientInfo, FakeCognito
 from .shared import (ADMIN_USER_PASSWORD_AUTH, AMZ_JSON, CODE_FIELD, EMAIL_OTP, EXPIRED_SESSION, FACTORS, INVALID_CODE,
                      INVALID_SESSION, MFA_SETUP, NO_TOKEN_NOR_SESSION, SELECT_ANSWERS, SELECT_MFA_TYPE, SMS_MFA,
-                     SOFTWARE_TOKEN_CODE_MISMATCH, SOFTWARE_TOKEN_MFA)
+                     MULTI_FACTOR_WITH_USER_VERIFICATION, SOFTWARE_TOKEN_CODE_MISMATCH, SOFTWARE_TOKEN_MFA,
+                     WEB_AUTHN)
 from .tokens import refuse_revoked_access_token
 
 
@@ -323,10 +324,24 @@ def verify_software_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply 
 def _apply_mfa_preference(fake: FakeCognito, pool_id: str, username: str, body: dict[str, Any]) -> Reply:
     settings = {SOFTWARE_TOKEN_MFA: body.get("SoftwareTokenMfaSettings"), SMS_MFA: body.get("SMSMfaSettings"),
                 EMAIL_OTP: body.get("EmailMfaSettings")}
+    passkey = body.get("WebAuthnMfaSettings")
     with fake.lock:
         user = mfa_user(fake, pool_id, username)
         if (settings[SOFTWARE_TOKEN_MFA] or {}).get("Enabled") and not user.secret:
             raise ServiceError("InvalidParameterException", "User has not verified software token mfa")
+        if isinstance(passkey, dict) and passkey.get("Enabled"):
+            # The pool's passkeys must count as MFA, and another factor must stay on (no lockout).
+            if fake.config.get("passkeyFactorConfiguration") != MULTI_FACTOR_WITH_USER_VERIFICATION:
+                raise ServiceError("InvalidParameterException",
+                                   "Passkey MFA is not enabled for this user pool's WebAuthnConfiguration.")
+            others = {f for f, setting in settings.items()
+                      if (isinstance(setting, dict) and setting.get("Enabled"))
+                      or (f in user.enabled and not (isinstance(setting, dict) and "Enabled" in setting))}
+            if not others:
+                raise ServiceError("InvalidParameterException",
+                                   "User must have at least one other MFA method enabled to enable passkey MFA.")
+        if isinstance(passkey, dict) and "Enabled" in passkey:
+            user.web_authn_mfa = bool(passkey["Enabled"])
         for factor, setting in settings.items():
             if not isinstance(setting, dict):
                 continue
@@ -373,8 +388,11 @@ def _overlay_mfa(fake: FakeCognito, pool_id: str, reply: Reply) -> Reply:
             return reply
         body.pop("UserMFASettingList", None)
         body.pop("PreferredMfaSetting", None)
-        if user.enabled:
-            body["UserMFASettingList"] = list(user.enabled)
+        # Passkey MFA on is listed as WEB_AUTHN (an assumption: the model's documentation names
+        # only the three code factors, and no other answer carries the setting).
+        listed = list(user.enabled) + ([WEB_AUTHN] if user.web_authn_mfa else [])
+        if listed:
+            body["UserMFASettingList"] = listed
         if user.preferred:
             body["PreferredMfaSetting"] = user.preferred
     out = json_reply(body, handled_by="moto+fake")

@@ -59,6 +59,8 @@ class MfaUser:
     pending        a secret from AssociateSoftwareToken(AccessToken) not verified yet
     setup_required the pool requires MFA: with no factor enabled, sign-in asks MFA_SETUP
     fixed_code     SMS/email codes sent are always this one (a test phone), else random
+    web_authn_mfa  passkey MFA (SetUserMFAPreference WebAuthnMfaSettings): WEB_AUTHN in
+                   UserMFASettingList, and the user's passkey sign-ins need user verification
     """
 
     pool_id: str
@@ -72,6 +74,7 @@ class MfaUser:
     email: str | None = None
     fixed_code: str | None = None
     friendly_device_name: str | None = None
+    web_authn_mfa: bool = False
     sent: list[dict[str, Any]] = field(default_factory=list)  # codes "delivered" by SMS / email
 
     def challenge(self) -> tuple[str, list[str]] | None:
@@ -98,6 +101,7 @@ class MfaUser:
             "phone": self.phone,
             "email": self.email,
             "friendlyDeviceName": self.friendly_device_name,
+            "webAuthnMfa": self.web_authn_mfa,
             "codesSent": len(self.sent),
         }
 

@@ -33,6 +33,14 @@ Config (POST /_fake/config): passkeyRelyingPartyId (default "auth.example.com"),
 passkeyOrigin (what the verifier expects; default https://<rp id>), passkeyUserVerification,
 passkeyPageSize, passkeyTimeout (ms, in the options), passkeysDisabled (WebAuthnNotEnabledException). The rp id the options carry and the one the
 verifier expects can differ via passkeyOptionsRelyingPartyId, to play a misconfigured pool.
+
+Passkeys as MFA (April 2026): passkeyFactorConfiguration MULTI_FACTOR_WITH_USER_VERIFICATION (the
+pool's WebAuthnConfiguration.FactorConfiguration) makes every registration and sign-in need user
+verification ("required" in the options, and py_webauthn's require_user_verification), as does
+the user's passkey MFA (SetUserMFAPreference WebAuthnMfaSettings {Enabled}, mfa.py: refused with
+InvalidParameterException unless the pool's passkeys count as MFA and another factor is on;
+GetUser then lists WEB_AUTHN in UserMFASettingList). passkeyOptionsUserVerification makes the
+options ask for less than is needed (an endpoint downgrading the request); the verifier does not.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRe
 from .messages import Reply, Request, Rest, ServiceError, json_reply, not_authorized
 from .mfa import user_of_access_token, finish_mfa, new_mfa_session
 from .proxy import FakeCognito
-from .shared import WEB_AUTHN
+from .shared import MULTI_FACTOR_WITH_USER_VERIFICATION, WEB_AUTHN
 
 CHALLENGE_LIFETIME = 300.0
 
@@ -100,6 +108,24 @@ def _timeout(fake: FakeCognito) -> int:
     return int(fake.config.get("passkeyTimeout") or 60000)
 
 
+def _user_verification(fake: FakeCognito, pool_id: str, username: str) -> str:
+    """The userVerification a registration or sign-in needs: "required" where the pool's passkeys
+    count as MFA (FactorConfiguration MULTI_FACTOR_WITH_USER_VERIFICATION) or the user turned
+    passkey MFA on (WebAuthnMfaSettings); else the pool's UserVerification."""
+    with fake.lock:
+        user = fake.state.mfa.users.get((pool_id, username))
+    if fake.config.get("passkeyFactorConfiguration") == MULTI_FACTOR_WITH_USER_VERIFICATION or (
+            user is not None and user.web_authn_mfa):
+        return "required"
+    return fake.config.get("passkeyUserVerification") or "preferred"
+
+
+def _options_user_verification(fake: FakeCognito, needed: str) -> str:
+    """What the options say (passkeyOptionsUserVerification plays an endpoint that asks for less
+    than the pool needs); the verifier still requires `needed`."""
+    return fake.config.get("passkeyOptionsUserVerification") or needed
+
+
 def _user(fake: FakeCognito, req: Request) -> tuple[str, str]:
     who = user_of_access_token(fake, req)
     if isinstance(who, Reply):
@@ -145,7 +171,8 @@ def start_web_authn_registration(fake: FakeCognito, req: Request, rest: Rest) ->
         "timeout": _timeout(fake),
         "excludeCredentials": [{"type": "public-key", "id": p.credential_id} for p in existing],
         "authenticatorSelection": {"requireResidentKey": True, "residentKey": "required",
-                                   "userVerification": fake.config.get("passkeyUserVerification") or "preferred"},
+                                   "userVerification": _options_user_verification(
+                                       fake, _user_verification(fake, pool_id, username))},
     }
     return json_reply({"CredentialCreationOptions": options})
 
@@ -170,7 +197,8 @@ def complete_web_authn_registration(fake: FakeCognito, req: Request, rest: Rest)
     try:
         verified = verify_registration_response(
             credential=credential, expected_challenge=pending[0], expected_rp_id=_rp_id(fake),
-            expected_origin=_origin(fake), require_user_verification=fake.config.get("passkeyUserVerification") == "required")
+            expected_origin=_origin(fake),
+            require_user_verification=_user_verification(fake, pool_id, username) == "required")
     except InvalidRegistrationResponse as e:
         raise _refusal(str(e)) from None
     passkey = Passkey(credential_id=b64url(verified.credential_id), public_key=verified.credential_public_key,
@@ -228,7 +256,7 @@ def start_sign_in(fake: FakeCognito, pool_id: str, client_id: str, username: str
         "challenge": b64url(challenge), "rpId": _options_rp_id(fake), "timeout": _timeout(fake),
         "allowCredentials": [{"type": "public-key", "id": p.credential_id, "transports": p.transports}
                              for p in user_passkeys(fake, pool_id, username)],
-        "userVerification": fake.config.get("passkeyUserVerification") or "preferred",
+        "userVerification": _options_user_verification(fake, _user_verification(fake, pool_id, username)),
     }
     return json_reply({"ChallengeName": WEB_AUTHN, "Session": ch.session,
                        "ChallengeParameters": {"CREDENTIAL_REQUEST_OPTIONS": json.dumps(options), "USERNAME": username}})
@@ -273,7 +301,7 @@ def respond_to_auth_challenge(fake: FakeCognito, req: Request, rest: Rest) -> Re
             credential=credential, expected_challenge=challenge, expected_rp_id=_rp_id(fake),
             expected_origin=_origin(fake), credential_public_key=passkey.public_key,
             credential_current_sign_count=passkey.sign_count,
-            require_user_verification=fake.config.get("passkeyUserVerification") == "required")
+            require_user_verification=_user_verification(fake, ch.pool_id, ch.username) == "required")
     except InvalidAuthenticationResponse as e:
         raise _refusal(str(e)) if "origin" in str(e).lower() or "rp id" in str(e).lower() else not_authorized(
             "Incorrect username or password.", note=f"assertion refused: {e}") from None

@@ -10,9 +10,13 @@ package struct WebAuthnAnswerer: ChallengeAnswerer {
         else {
             throw CognitoError.malformed("WEB_AUTHN came without usable CREDENTIAL_REQUEST_OPTIONS", status: 200)
         }
+        let settings = context.settings
         let key = SecurityKeyUse(
             choice: context.securityKey, console: context.console, environment: context.command.environment,
-            relyingParty: RelyingPartyPin(settings: context.settings))
+            relyingParty: RelyingPartyPin(settings: settings),
+            verificationNeededBecause: settings.passkeyMFA
+                ? "passkey MFA is on for profile \(settings.profile) (`authctl mfa enable passkey`, passkey_mfa in \(settings.configFile)): a passkey sign-in counts as MFA only with user verification"
+                : nil)
         return ["CREDENTIAL": try key.authenticate(options).text]
     }
 }

@@ -7,9 +7,10 @@ import Foundation
 /// The relying party a profile's passkeys are for (issue 31, finding 1). Whoever answers as the
 /// service (a hostile endpoint, a relay) writes the WebAuthn options, rpId included, and the key
 /// signs for any relying party it holds a resident passkey of: so the rpId is never taken from
-/// the answer. It is the profile's `passkey_rp_id` (recorded at the first `passkey add`, or set by
-/// hand), else the host of its managed-login domain; any other rpId is refused (exit 78) before
-/// the key is touched.
+/// the answer. It is the profile's `passkey_rp_id` (set by hand, or recorded by the first
+/// `passkey add --rp-id`), else the host of its managed-login domain; any other rpId is refused
+/// (exit 78) before the key is touched. `passkey add` with neither refuses before the first request
+/// rather than trust the relying party the endpoint names.
 package struct RelyingPartyPin {
     package let profile: String
     package let configFile: String
@@ -17,10 +18,14 @@ package struct RelyingPartyPin {
     package let rpId: String?
     /// Where `rpId` came from, for messages.
     package let origin: String
+    /// Named by `passkey add --rp-id` on a profile with no `passkey_rp_id`: recorded once the
+    /// registration is complete.
+    package let recordsOnSuccess: Bool
 
     package init(settings: Settings) {
         profile = settings.profile
         configFile = settings.configFile
+        recordsOnSuccess = false
         if let pinned = settings.passkeyRpId {
             rpId = pinned
             origin = "passkey_rp_id in [profiles.\(settings.profile)] of \(settings.configFile)"
@@ -33,6 +38,49 @@ package struct RelyingPartyPin {
         }
     }
 
+    private init(settings: Settings, named: String) {
+        profile = settings.profile
+        configFile = settings.configFile
+        rpId = named
+        origin = "--rp-id"
+        recordsOnSuccess = true
+    }
+
+    /// For `passkey add`, before anything is sent: the profile's pin, or the relying party named
+    /// with `--rp-id` (a host name; where the profile has a pin, the same one). With neither the
+    /// registration is refused: the options' rp.id is the endpoint's word, not the pool's.
+    package static func forRegistration(settings: Settings, named: String?) throws -> RelyingPartyPin {
+        let pin = RelyingPartyPin(settings: settings)
+        guard let named else {
+            guard pin.rpId != nil else {
+                throw AuthctlError(
+                    .configuration,
+                    """
+                    profile \(settings.profile) has no relying party pinned for its passkeys, and authctl does not take the \
+                    one the endpoint names: nothing was sent. Name your pool's passkey relying party (its \
+                    WebAuthnConfiguration's RelyingPartyId, by default the managed-login domain) once with \
+                    `authctl passkey add --rp-id HOST`, which records it as passkey_rp_id in [profiles.\(settings.profile)] \
+                    of \(settings.configFile)
+                    """)
+            }
+            return pin
+        }
+        let host = named.lowercased()
+        guard isHostName(host) else {
+            throw AuthctlError(.usage, "--rp-id: give the relying party's host name (such as auth.example.com)")
+        }
+        if let pinned = pin.rpId {
+            guard pinned == host else {
+                throw AuthctlError(
+                    .configuration,
+                    "--rp-id \(host): profile \(settings.profile)'s passkeys are for \(pinned) (\(pin.origin)); nothing was sent. Change passkey_rp_id by hand if the pool's relying party changed"
+                )
+            }
+            return pin
+        }
+        return RelyingPartyPin(settings: settings, named: host)
+    }
+
     /// For a sign-in's assertion: `asked` must be the pinned relying party.
     package func checkSignIn(_ asked: String) throws -> String {
         guard let rpId else {
@@ -40,25 +88,23 @@ package struct RelyingPartyPin {
                 .configuration,
                 """
                 the service asks the security key to sign for the relying party \(OutsideText(asked)), and profile \(profile) \
-                has no relying party pinned for its passkeys: nothing was sent to the key. Run `authctl passkey add` once \
-                (it records it), or set passkey_rp_id = "<your pool's passkey domain>" in [profiles.\(profile)] of \(configFile); \
+                has no relying party pinned for its passkeys: nothing was sent to the key. Run `authctl passkey add --rp-id HOST` \
+                once (it records it), or set passkey_rp_id = "<your pool's passkey domain>" in [profiles.\(profile)] of \(configFile); \
                 or sign in with `authctl signin --browser`, where the browser does passkeys itself
                 """)
         }
         return try check(asked, against: rpId)
     }
 
-    /// For `passkey add`: the pinned relying party when there is one; else a host name, which the
-    /// command records once the registration is complete.
+    /// For `passkey add`: the creation options' rpId must be the pinned (or named) one.
     package func checkRegistration(_ asked: String) throws -> String {
-        if let rpId { return try check(asked, against: rpId) }
-        guard Self.isHostName(asked) else {
+        guard let rpId else {
             throw AuthctlError(
                 .configuration,
-                "the service names a relying party that is no host name (\(OutsideText(asked))): nothing was registered"
+                "the service names the relying party \(OutsideText(asked)), and profile \(profile) has none pinned: nothing was registered (name it with --rp-id)"
             )
         }
-        return asked
+        return try check(asked, against: rpId)
     }
 
     private func check(_ asked: String, against pinned: String) throws -> String {

@@ -20,9 +20,25 @@ package struct SecurityKeyUse {
     package let environment: [String: String]
     /// The only relying party the key is asked to sign for.
     package let relyingParty: RelyingPartyPin
+    /// Why a sign-in needs the key to verify the user whatever the service's options say (passkey
+    /// MFA turned on for the profile: a passkey counts as MFA only with verification); nil: as asked.
+    package let verificationNeededBecause: String?
 
-    /// makeCredential for the service's creation options (the clientDataJSON written here).
-    package func register(_ options: WebAuthnCreationOptions) throws -> WebAuthnRegistration {
+    /// The key to use, settled before anything is asked of the service: libfido2 loads, and the key
+    /// named (or attached, or touched of several) opens. Its path goes to `register`.
+    package func device() throws -> String {
+        let path = try devicePath()
+        do {
+            _ = try SecurityKey(path: path, timeoutMs: 10_000)
+        } catch let error as SecurityKeyError {
+            throw failure(error, path: path)
+        }
+        return path
+    }
+
+    /// makeCredential for the service's creation options (the clientDataJSON written here) on the
+    /// key at `device` (from `device()`).
+    package func register(_ options: WebAuthnCreationOptions, device: String) throws -> WebAuthnRegistration {
         guard let asked = options.rpId, !asked.isEmpty else {
             throw AuthctlError(.unavailable, "Cognito's passkey options name no relying party (rp.id)")
         }
@@ -41,7 +57,8 @@ package struct SecurityKeyUse {
         let exclude = (options.excludeCredentials ?? []).compactMap(\.rawId)
         // A CTAP 2.0 key with a PIN set makes no credential without it, whatever the pool asks.
         let made = try withKey(
-            timeout: options.timeout, verification: options.authenticatorSelection?.userVerification,
+            device: device, timeout: options.timeout,
+            verification: options.authenticatorSelection?.userVerification,
             pinWheneverSet: true, purpose: "to register a passkey for \(rpId)"
         ) { key, pin, uv in
             try key.makeCredential(
@@ -68,7 +85,8 @@ package struct SecurityKeyUse {
         let clientData = WebAuthnClientData(.get, challenge: options.challenge, rpId: rpId)
         let allow = (options.allowCredentials ?? []).compactMap(\.rawId)
         let signed = try withKey(
-            timeout: options.timeout, verification: options.userVerification,
+            timeout: options.timeout, verification: verificationNeededBecause == nil ? options.userVerification : nil,
+            neededBecause: verificationNeededBecause,
             purpose: "to sign in to \(rpId)"
         ) { key, pin, uv in
             try key.getAssertion(
@@ -82,16 +100,18 @@ package struct SecurityKeyUse {
 
     /// Opens the key, settles user verification (PIN, the key's own, or none) and runs `body`
     /// after the touch prompt; key failures become `AuthctlError`s.
+    /// `neededBecause`: verification is required, and this says why (else `verification`, the
+    /// service's userVerification, decides).
     private func withKey<T>(
-        timeout: Double?, verification: String?, pinWheneverSet: Bool = false, purpose: String,
-        _ body: (SecurityKey, String?, FidoOption) throws -> T
+        device: String? = nil, timeout: Double?, verification: String?, neededBecause: String? = nil,
+        pinWheneverSet: Bool = false, purpose: String, _ body: (SecurityKey, String?, FidoOption) throws -> T
     ) throws -> T {
-        let path = try devicePath()
+        let path = try device ?? devicePath()
         // The service's timeout (ms), within 10 s .. 5 min.
         let wait = Int32(min(max(timeout ?? 120_000, 10_000), 300_000))
         do {
             let key = try SecurityKey(path: path, timeoutMs: wait)
-            let wanted = verification ?? "preferred"
+            let wanted = neededBecause != nil ? "required" : verification ?? "preferred"
             var pin: String?
             var uv = FidoOption.omit
             if wanted != "discouraged" || (pinWheneverSet && key.hasPIN) {
@@ -100,9 +120,12 @@ package struct SecurityKeyUse {
                 } else if key.hasBuiltInVerification {
                     uv = .yes
                 } else if wanted == "required" {
+                    let why =
+                        neededBecause
+                        ?? "the user pool requires user verification (its passkeys may count as MFA only with it: MULTI_FACTOR_WITH_USER_VERIFICATION, or the user turned passkey MFA on)"
                     throw AuthctlError(
                         .configuration,
-                        "the user pool requires user verification, and the security key at \(path) has no PIN set: set one (for example `fido2-token -S \(path)`) and try again"
+                        "\(why), and the security key at \(path) has no PIN set and no built-in verification: set a PIN (for example `fido2-token -S \(path)`) and try again, or sign in another way; nothing was signed"
                     )
                 }
             }
@@ -265,11 +288,13 @@ package struct SecurityKeyUse {
     }
 
     package init(
-        choice: SecurityKeyChoice, console: Console, environment: [String: String], relyingParty: RelyingPartyPin
+        choice: SecurityKeyChoice, console: Console, environment: [String: String], relyingParty: RelyingPartyPin,
+        verificationNeededBecause: String? = nil
     ) {
         self.choice = choice
         self.console = console
         self.environment = environment
         self.relyingParty = relyingParty
+        self.verificationNeededBecause = verificationNeededBecause
     }
 }
