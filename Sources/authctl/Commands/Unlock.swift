@@ -25,11 +25,11 @@ struct Unlock: AuthctlCommand {
 
     @Option(
         name: .customLong("for"),
-        help: ArgumentHelp("Forget the keys this long after unlocking (default 8h).", valueName: "duration"))
+        help: ArgumentHelp("Forget the keys this long after unlocking.", valueName: "duration"))
     var lifetime: String = "8h"
 
     @Option(
-        help: ArgumentHelp("Forget the keys after this long without a request (default 15m).", valueName: "duration"))
+        help: ArgumentHelp("Forget the keys after this long without a request.", valueName: "duration"))
     var idle: String = "15m"
 
     func execute(in context: CommandContext) throws {

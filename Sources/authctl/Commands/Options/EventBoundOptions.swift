@@ -15,7 +15,7 @@ struct EventBoundOptions: ParsableArguments {
             valueName: "time"))
     var since: String?
 
-    @Option(help: ArgumentHelp("At most this many sign-in events a user (default 200, at most 10000).", valueName: "n"))
+    @Option(help: ArgumentHelp("At most this many sign-in events a user (at most 10000).", valueName: "n"))
     var maxEvents = 200
 
     func validate() throws {
