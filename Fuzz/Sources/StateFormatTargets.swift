@@ -3,7 +3,7 @@ import Foundation
 import SecureStore
 
 /// Files authctl reads back that another process (or user) may have written: the file store's age
-/// header, and the ops checkpoint and audit log (issue 31). Besides "no crash", what parses is
+/// header, and the ops checkpoint and audit log. Besides "no crash", what parses is
 /// written and read again to the same value.
 enum StateFormatTargets {
     static let all: [String: @Sendable (Data) -> Void] = [

@@ -29,7 +29,7 @@ public struct StoredSession: Codable, Equatable, Sendable {
     /// The replica's region when the replica (`--failover-region`) issued the tokens; nil: the
     /// primary's (`region`). `region` and `endpoint` stay the primary's: the pair is one.
     public var issuingRegion: String? = nil
-    /// The replica's endpoint configured at sign-in (issue 31, finding 2): the only one the
+    /// The replica's endpoint configured at sign-in: the only one the
     /// session's tokens may fail over to. Nil: the session fails over nowhere.
     public var replicaEndpoint: String? = nil
     /// Tokens exchanged for one audience or resource (`token --audience`), by `DerivedTokenRecord.key`:

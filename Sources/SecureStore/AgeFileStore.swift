@@ -206,7 +206,7 @@ public final class AgeFileStore: SecretStore, Sendable {
     private func current(profile: String, state: inout State) throws -> Opened? {
         let path = path(profile: profile)
         // A file is read only from a directory, and as a file, that no one else could have put
-        // there (issue 31, finding 4), as for writes.
+        // there, as for writes.
         guard try checkDirectory(&state, creating: false), let (fd, identity) = try Self.openForReading(path) else {
             state.profiles[profile] = nil
             return nil
@@ -331,7 +331,7 @@ public final class AgeFileStore: SecretStore, Sendable {
             let file: [UInt8]
             var header = before?.header
             // A file wrapped more weakly than this store writes (age -p at a low work factor, an old
-            // file) is re-keyed at the store's work factor, here rather than by the agent (issue 31).
+            // file) is re-keyed at the store's work factor, here rather than by the agent.
             let weakBefore =
                 try before.map { try AgeFormat.parseHeader($0.headerBytes).workFactor < workFactor } ?? false
             // A new file takes the header the directory's files carry, read here from the files.
@@ -426,7 +426,7 @@ public final class AgeFileStore: SecretStore, Sendable {
     /// profile's file, the directory's other files for their shared header, `unlock`, `status`,
     /// the check after a migration): never through a link (O_NOFOLLOW) nor blocking on a FIFO
     /// (O_NONBLOCK); a regular file of this user that group and other cannot reach, of at most
-    /// `maximumFileBytes` (issue 31, finding 4: a file planted by someone else is refused, not
+    /// `maximumFileBytes` (a file planted by someone else is refused, not
     /// read). nil when there is none. The caller closes the descriptor.
     static func openForReading(_ path: String) throws -> (fd: Int32, identity: FileIdentity)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)

@@ -15,7 +15,7 @@ enum AgeFormat {
     static let defaultWorkFactor = 18
     /// The largest work factor accepted when decrypting: one step above the one authctl writes
     /// (512 MiB and about a second). age's own limit, 2^22, let a planted header cost 4 GiB and
-    /// ~18 s before its MAC could refuse it, outside any --timeout (issue 31, finding 4).
+    /// ~18 s before its MAC could refuse it, outside any --timeout.
     static let maximumWorkFactor = 19
     static let chunkSize = 64 * 1024
     static let tagSize = 16

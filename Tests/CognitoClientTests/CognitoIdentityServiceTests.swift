@@ -67,7 +67,7 @@ final class CognitoIdentityServiceTests: XCTestCase {
         }
     }
 
-    /// Issue 22, finding 8: an Expiration of -1e300 (or 1e300, or years away) was taken as it came;
+    /// An Expiration of -1e300 (or 1e300, or years away) was taken as it came;
     /// and credentials holding a newline went into `exec`'s environment. Bounded where read.
     func testExpirationIsBoundedAndCredentialsChecked() throws {
         for bad in [-1e300, 1e300, -1.0] {

@@ -3,7 +3,7 @@ import XCTest
 
 @testable import CognitoClient
 
-/// Issue 12, finding 4: the transport speaks https, and plain http only to this machine.
+/// The transport speaks https, and plain http only to this machine.
 final class CurlTransportProtocolTests: XCTestCase {
     func testPlainHTTPToAnotherMachineIsRefusedBeforeAnyConnection() throws {
         let transport = try CurlTransport(options: TransportOptions(connectTimeout: 2, requestTimeout: 2))

@@ -2,7 +2,7 @@ import CognitoClient
 import Foundation
 import XCTest
 
-/// Issue 22, finding 10: the claims of tokens handed over by any flow are checked offline before
+/// The claims of tokens handed over by any flow are checked offline before
 /// anything keeps them (the old code stored another pool's and client's tokens from a browser
 /// sign-in, and took a refresh answering with another user's tokens).
 final class IssuedTokensTests: XCTestCase {

@@ -5,7 +5,7 @@ import _CryptoExtras
 
 @testable import CognitoClient
 
-/// Issue 12, finding 9: keys and tokens forged in the test that the verifier must refuse (a
+/// Keys and tokens forged in the test that the verifier must refuse (a
 /// 1024-bit key, a key published for encryption or another algorithm, a token not yet valid).
 final class JWTHardeningTests: XCTestCase {
     private static let key2048 = try! _RSA.Signing.PrivateKey(keySize: .bits2048)

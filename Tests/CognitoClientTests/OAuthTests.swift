@@ -99,7 +99,7 @@ final class OAuthTests: XCTestCase {
     private static let access = TestJWT.make(["token_use": "access"])
     private static let id = TestJWT.make(["token_use": "id"])
 
-    /// Issue 22, finding 8: a token with a newline made `token` print two lines, control bytes
+    /// A token with a newline made `token` print two lines, control bytes
     /// reached `exec`'s environment, and `expires_in` was taken at any size. Refused or bounded
     /// where the answer is read.
     func testMisshapenTokensAreRefusedAndLifetimesBounded() throws {
@@ -191,7 +191,7 @@ final class OAuthTests: XCTestCase {
         }
     }
 
-    /// Issue 22, finding 6: an endpoint (a proxy's error page, a debugging server) that echoes the
+    /// An endpoint (a proxy's error page, a debugging server) that echoes the
     /// request showed the client secret base64-encoded in the `Authorization: Basic` header, or
     /// percent- or JSON-escaped: every encoding authctl sends is redacted, not only the raw secret.
     func testTheSecretIsRedactedInEveryEncodingItWasSent() throws {

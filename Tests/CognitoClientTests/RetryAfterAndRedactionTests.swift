@@ -4,7 +4,7 @@ import XCTest
 
 @testable import CognitoClient
 
-/// Issue 12, finding 10: Retry-After is honoured (bounded), the time budget ends retries, and
+/// Retry-After is honoured (bounded), the time budget ends retries, and
 /// a password echoed in another letter case is still redacted.
 final class RetryAfterAndRedactionTests: XCTestCase {
     private final class Sleeps: Sendable {

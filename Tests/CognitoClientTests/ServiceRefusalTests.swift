@@ -247,7 +247,7 @@ final class ServiceRefusalTests: XCTestCase {
         XCTAssertNil(CognitoError.malformed("unexpected answer", status: 502).refusal)
     }
 
-    /// Issue 22, finding 7: a browser session signed in without aws.cognito.signin.user.admin is
+    /// A browser session signed in without aws.cognito.signin.user.admin is
     /// refused GetUser with this text; it was classified as a revoked access token, so the session
     /// was deleted (and not revoked). It is its own refusal, and it does not end the session.
     func testAMissingScopeIsNoDeadSession() {

@@ -55,7 +55,7 @@ final class ConfigDocumentTests: XCTestCase {
         }
     }
 
-    /// Issue 22, finding 11: a 300 KB table name of dots (or a dotted key, or values nested that
+    /// A 300 KB table name of dots (or a dotted key, or values nested that
     /// deep) overflowed the stack in TOMLKit's parser, which recurses once per level: refused first,
     /// with the line; ordinary dotted keys, floats and nesting still read.
     func testDeepKeysAndNestingAreRefusedNotACrash() throws {

@@ -127,7 +127,7 @@ final class AgeFileStoreTests: XCTestCase {
     }
 
     /// A new profile's file takes the header the directory's files share, read from those files:
-    /// each is opened as the profile's own file is (issue 31, finding 4), so a link, a FIFO (which
+    /// each is opened as the profile's own file is, so a link, a FIFO (which
     /// blocked the open for ever) or a file open to others is refused, naming it, and nothing is written.
     func testTheDirectorysOtherFilesAreOpenedAsAProfilesOwnFile() throws {
         try store().write(key(), label: "l", secret: "s")

@@ -142,7 +142,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
             options, settings: settings,
             environment: ["AWS_ENDPOINT_URL_COGNITO_IDENTITY": "https://proxy.example.com/"])
         XCTAssertEqual(pool.endpoint, "https://proxy.example.com/")
-        // A generic AWS_ENDPOINT_URL only where the user pool is reached too (issue 22, finding 9).
+        // A generic AWS_ENDPOINT_URL only where the user pool is reached too.
         XCTAssertThrowsError(
             try IdentityPoolSettings(
                 options, settings: settings, environment: ["AWS_ENDPOINT_URL": "https://proxy.example.com/"]))

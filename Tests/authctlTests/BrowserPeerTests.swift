@@ -7,7 +7,7 @@ import XCTest
 @testable import AuthctlCore
 @testable import authctl
 
-/// Issue 22, finding 1: the loopback listener serves only this user's connections (the peer's uid
+/// The loopback listener serves only this user's connections (the peer's uid
 /// read from /proc/net/tcp*), and a sign-in that replaces another user's session says so.
 final class BrowserPeerTests: XCTestCase {
     /// Rows as the kernel writes them: the peer's socket is the one whose local address is the

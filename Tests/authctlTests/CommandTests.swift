@@ -239,7 +239,7 @@ final class WhoAmICommandTests: XCTestCase {
         XCTAssertNil(try kept(harness.store).session())
     }
 
-    /// Issue 22, finding 7: a token without the self-service scope is still a live session: kept,
+    /// A token without the self-service scope is still a live session: kept,
     /// and the message names the scope.
     func testAMissingScopeKeepsTheSessionAndNamesTheScope() throws {
         let harness = Harness(now: now)

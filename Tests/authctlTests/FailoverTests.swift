@@ -49,7 +49,7 @@ final class FailoverTests: XCTestCase {
         XCTAssertNoThrow(try settings.checkBound(to: withReplica))
         XCTAssertThrowsError(
             try client([]).checkBound(to: withReplica), "without the replica configured, its endpoint is another")
-        // Another replica than the one recorded at sign-in (issue 31, finding 2): refused.
+        // Another replica than the one recorded at sign-in: refused.
         let other = try client(["--failover-region", "eu-north-1"])
         XCTAssertThrowsError(try other.checkBound(to: withReplica))
     }

@@ -121,7 +121,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertNil(try kept(harness.store).session())
     }
 
-    /// Issue 22, finding 10: a refresh answering with another user's tokens was stored (`token`
+    /// A refresh answering with another user's tokens was stored (`token`
     /// printed bob's while `status` said alice). Refused before anything is stored; the session is kept.
     func testARefreshWithAnotherUsersTokensIsRefusedAndTheSessionKept() throws {
         let harness = Harness(now: now)

@@ -35,7 +35,7 @@ package struct IdentityPoolSettings: Equatable {
     /// Where a session's id token may go: AWS_ENDPOINT_URL_COGNITO_IDENTITY (said for this service
     /// alone), else the region's public endpoint. A generic AWS_ENDPOINT_URL (often set for other
     /// tools) is taken only when the user pool is reached there too (one emulator for both); one
-    /// that names somewhere else is refused rather than handed the id token (issue 22, finding 9).
+    /// that names somewhere else is refused rather than handed the id token.
     package static func endpoint(environment env: [String: String], userPoolEndpoint: String?, region: String) throws
         -> String
     {

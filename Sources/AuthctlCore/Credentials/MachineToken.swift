@@ -49,7 +49,7 @@ package struct MachineTokens {
         let domain = hasDomain ? try options.managedLogin.resolve(settings) : nil
         let scopes = ScopeList.normalized(options.scopes)
         // Keyed by everything that makes the answer: the domain (or API endpoint) that issued it
-        // and the scopes (issue 22, finding 8: one domain's token was handed out for another's).
+        // and the scopes (one domain's token was handed out for another's).
         let issuer = try domain?.base ?? "api " + ClientSettings(settings).endpoint
         let scopeKey = issuer + " " + scopes.sorted().joined(separator: " ")
         let sessions = ProfileSession(context: context, settings: settings)

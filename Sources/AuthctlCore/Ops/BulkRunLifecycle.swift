@@ -86,7 +86,7 @@ package final class BulkRunLifecycle {
         if restart && execute { state.remove(stem) }
         guard !restart, let earlier = try state.load(stem) else { return .fresh }
         guard earlier.complete else { return .resumable(earlier) }
-        // The private checkpoint names them, never the audit log (issue 31, finding 3).
+        // The private checkpoint names them, never the audit log.
         let failedUsers = earlier.failedUsers ?? []
         return failedUsers.isEmpty ? .finished(earlier) : .failedUsersToRetry(earlier, users: failedUsers)
     }
@@ -209,7 +209,7 @@ package struct BulkRunOutcome {
 
 extension OpsAuditLog.Entry.Operator {
     /// The operator, for the audit log: the AWS access key id, the process's real user@host, and
-    /// SUDO_USER as a claim (LocalOperator; issue 31, finding 8).
+    /// SUDO_USER as a claim (LocalOperator).
     package static func current(accessKeyId: String, environment: [String: String]) -> Self {
         let local = LocalOperator(environment: environment)
         return .init(

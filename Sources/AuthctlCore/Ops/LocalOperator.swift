@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 #endif
 
-/// Who runs an operator command on this machine, for audit records (issue 31, finding 8): the
+/// Who runs an operator command on this machine, for audit records: the
 /// process's real user from the password database, not $USER or $LOGNAME (anyone can set those,
 /// and cron, systemd or a bare container set none). SUDO_USER, when present, is recorded beside it
 /// as what it is: a claim made by the environment.

@@ -14,7 +14,7 @@ import Glibc
 /// pool, action and selection: the page being worked on and how many of its users are done, the
 /// counts, the users that failed, and the audit line of the last user counted. Everything a rerun
 /// acts on comes from here (a private file), never from the audit log, which is a record for
-/// people and may sit where others can read it (issue 31, finding 3).
+/// people and may sit where others can read it.
 package struct OpsCheckpoint: Codable, Equatable {
     package var version = 1
     package var userPoolId: String
@@ -253,7 +253,7 @@ package enum Digest {
 }
 
 /// The audit log: one JSON line per user, for people. A rerun never reads it (the checkpoint
-/// says what is done); it is refused when another user could write it (issue 31, finding 3).
+/// says what is done); it is refused when another user could write it.
 package final class OpsAuditLog {
     package let path: String
     private let fd: Int32

@@ -117,7 +117,7 @@ package final class StoreBackend {
                 let standard = PassphraseSource.standard(
                     environment: opening.environment, fileDescriptor: opening.passphraseFD,
                     prompt: { opening.mayPrompt ? try prompter.ask(directory: directory) : nil })
-                // A passphrase file others can read is used, and said (issue 31, finding 9).
+                // A passphrase file others can read is used, and said.
                 let source = PassphraseSource {
                     let resolved = try standard.passphrase()
                     if let exposure = PassphraseFileExposure.of(resolved.origin) {

@@ -166,8 +166,8 @@ extension ProfileStore {
         if let unfinished = try StoreRecord.migratingFrom(profile: profile, environment: environment),
             intended.recorded == target
         {
-            // The note says the items were copied; a stale or edited one may lie (issue 31, finding
-            // 6): an item the target lacks is copied (and read back) before its old copy goes.
+            // The note says the items were copied; a stale or edited one may lie: an item the target
+            // lacks is copied (and read back) before its old copy goes.
             let old = explained(unfinished)
             let new = explained(target)
             var moved: [String] = []

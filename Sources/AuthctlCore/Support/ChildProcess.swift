@@ -21,7 +21,7 @@ package enum ChildProcess {
         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
     ]
 
-    /// The browser's environment: the caller's, without any of the secrets above (issue 22, finding 5).
+    /// The browser's environment: the caller's, without any of the secrets above.
     package static func browserEnvironment(_ environment: [String: String]) -> [String: String] {
         environment.filter { !authctlSecrets.contains($0.key) && !awsSecrets.contains($0.key) }
     }

@@ -69,7 +69,7 @@ package struct Settings: Equatable {
 
     /// `region` when it has a region's shape (`eu-west-1`); exit 78 otherwise. Every region goes
     /// into a host name (cognito-idp.<region>.amazonaws.com), so `eu-west-1@evil:443/` would
-    /// otherwise name another host (issue 31, finding 2).
+    /// otherwise name another host.
     package static func checkedRegion(_ region: String, origin: String) throws -> String {
         guard AWSName.isRegion(region) else {
             throw AuthctlError(

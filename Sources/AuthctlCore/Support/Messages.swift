@@ -25,7 +25,7 @@ package enum Messages {
         + "(ps, /proc) and used before you. Type it at the prompt (not echoed), or give it on the first line of standard input "
         + "with --code-stdin (with --password-stdin, the new password on the second line)."
 
-    /// Said when a sign-in replaces another user's session (issue 22, finding 1: another local user
+    /// Said when a sign-in replaces another user's session (another local user
     /// could have slipped their own sign-in in; a person must see it happened).
     package static func anotherUser(replacing old: StoredSession, with new: StoredSession) -> String? {
         let otherSubject = old.holder.flatMap { before in new.holder.map { $0.subject != before.subject } } ?? false

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// The claims of tokens a sign-in or a refresh hands over, checked before anything keeps them
-/// (issue 22, finding 10: a browser sign-in stored another pool's and client's tokens, and a
+/// (a browser sign-in stored another pool's and client's tokens, and a
 /// refresh answering with another user's tokens was taken, so `token` printed bob's while `status`
 /// said alice). Offline: the claims are read from the payload; the signature is `--verify`'s.
 public enum IssuedTokens {

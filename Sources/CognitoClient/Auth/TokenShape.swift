@@ -4,9 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What a token from outside must look like before anything keeps or hands it on (issue 22,
-/// finding 8): a token with a newline made `token` print two lines, and control bytes reached
-/// `exec`'s environment. Access and id tokens are compact JWTs: three non-empty base64url parts.
+/// What a token from outside must look like before anything keeps or hands it on: a token with
+/// a newline made `token` print two lines, and control bytes reached `exec`'s environment.
+/// Access and id tokens are compact JWTs: three non-empty base64url parts.
 /// A refresh token is opaque (Cognito's is a five-part JWE), so only its alphabet is checked.
 public enum TokenShape {
     /// Far beyond any Cognito token (a few KiB), small enough for an environment variable.

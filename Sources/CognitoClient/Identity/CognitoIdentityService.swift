@@ -82,7 +82,7 @@ public final class CognitoIdentityService {
                 reason: .malformedAnswer,
                 message: "GetCredentialsForIdentity answered with credentials holding characters no key has")
         }
-        // Bounded where it is read (issue 22, finding 8: an Expiration of -1e300 was shown as valid
+        // Bounded where it is read (an Expiration of -1e300 was shown as valid
         // until the year 5,838,270): a date 1970-9999, and no later than a role session can last.
         let latest = now.addingTimeInterval(OutsideNumbers.maxCredentialsLifetime)
         let credentials = TemporaryAWSCredentials(

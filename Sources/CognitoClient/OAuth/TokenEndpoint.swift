@@ -23,7 +23,7 @@ public struct OAuthTokens: Decodable, Sendable, Equatable {
         case scope
     }
 
-    /// The answer's tokens checked as they are read (issue 22, finding 8): shapes (`TokenShape`)
+    /// The answer's tokens checked as they are read: shapes (`TokenShape`)
     /// and `expires_in` between 0 and a day (else absent: the token's `exp` counts).
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -34,7 +34,7 @@ extension AuthenticationResult {
         case accessToken, expiresIn, tokenType, refreshToken, idToken, newDeviceMetadata
     }
 
-    /// Every answer's tokens are checked as they are read (issue 22, finding 8): shapes
+    /// Every answer's tokens are checked as they are read: shapes
     /// (`TokenShape`) and `ExpiresIn` between 0 and a day (else absent: the token's `exp` counts).
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

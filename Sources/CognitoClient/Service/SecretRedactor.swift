@@ -37,7 +37,7 @@ struct SecretRedactor {
         secrets = Self.withEncodings(secretValues)
     }
 
-    /// Each secret as authctl sends it and as an endpoint may echo it (issue 22, finding 6: a
+    /// Each secret as authctl sends it and as an endpoint may echo it (a
     /// proxy echoing the request's `Authorization: Basic` header showed the client secret in
     /// base64): raw, percent- and form-encoded, JSON-escaped and base64 (padded or not), longest
     /// first so a secret that contains another is replaced whole.

@@ -33,7 +33,7 @@ public enum ServiceRefusal: String, Sendable, Equatable, CaseIterable {
     case accessTokenRevoked
     /// "Access Token does not have required scopes": a live token that lacks the scope the call
     /// needs (`ServiceRefusal.userAdminScope`, left out of a browser sign-in's `--scope`). Not a
-    /// dead session: nothing is revoked, so nothing may be deleted (issue 22, finding 7).
+    /// dead session: nothing is revoked, so nothing may be deleted.
     case scopeMissing
     /// "Refresh Token has been revoked", "Invalid Refresh Token", "Refresh Token has expired".
     case refreshTokenRevoked

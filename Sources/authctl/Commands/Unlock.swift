@@ -77,7 +77,7 @@ struct UnlockedReport: CommandReport {
                 + "\(expiresAt.formatted(.iso8601)) or \(idle) without use; `authctl lock` forgets it now."
         ]
         if !notOpened.isEmpty {
-            // One passphrase per directory (issue 30): a file of another passphrase stays locked.
+            // One passphrase per directory: a file of another passphrase stays locked.
             let profiles = notOpened.compactMap(AgeFileStore.profile(ofFile:))
             let signIns = profiles.map { "authctl signin --store file --profile \($0)" }.joined(separator: "; ")
             lines.append(

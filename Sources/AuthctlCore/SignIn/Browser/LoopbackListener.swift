@@ -11,8 +11,8 @@ import Glibc
 /// where the machine has it), nothing else. Small and strict: one GET request per connection,
 /// read with a bound on size and time, `path` (`/callback`; `/signed-out` after a logout) handed
 /// to the caller, `/start` redirected to `startURL` (the authorize URL, kept off the browser's
-/// argv), everything else 404. Only this user's processes are served (issue 22, findings 1 and
-/// 12): any local user can connect to a loopback port, so each peer's uid is looked up
+/// argv), everything else 404. Only this user's processes are served: any local
+/// user can connect to a loopback port, so each peer's uid is looked up
 /// (`PeerCredentials`) and another user's request is answered 403 and otherwise ignored.
 /// Connections are served side by side, each with its own deadline, so a slow one cannot hold
 /// the others up or keep authctl past its own deadline (finding 3).

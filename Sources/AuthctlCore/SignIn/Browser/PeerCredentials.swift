@@ -10,7 +10,7 @@ import Glibc
 /// The uid of the process at the other end of a loopback TCP connection. SO_PEERCRED is for Unix
 /// sockets only; for TCP the kernel lists every socket with its owner in `/proc/net/tcp` and
 /// `/proc/net/tcp6`: the peer's socket is the one whose local address is this connection's remote
-/// one and whose remote address is this connection's local one (issue 22, findings 1 and 12).
+/// one and whose remote address is this connection's local one.
 package enum PeerCredentials {
     /// Nil when the connection's addresses cannot be read or no such socket is listed.
     package static func uid(ofPeerOf fd: Int32) -> uid_t? {

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The relying party a profile's passkeys are for (issue 31, finding 1). Whoever answers as the
+/// The relying party a profile's passkeys are for. Whoever answers as the
 /// service (a hostile endpoint, a relay) writes the WebAuthn options, rpId included, and the key
 /// signs for any relying party it holds a resident passkey of: so the rpId is never taken from
 /// the answer. It is the profile's `passkey_rp_id` (set by hand, or recorded by the first

@@ -63,7 +63,7 @@ struct AccountCommandSupport {
 
     /// The code from the first line of standard input (`--code-stdin`), else asked on the terminal
     /// (a malformed one is asked again). Never from argv: another local user reads argv in /proc,
-    /// and a reset code there let them set the password first (issue 22, finding 2).
+    /// and a reset code there let them set the password first.
     func code(fromStdin: Bool, delivery: CodeDeliveryDetails? = nil, missing: String) throws -> String {
         if fromStdin {
             guard let line = console.readLine(), !line.isEmpty else {
@@ -82,7 +82,7 @@ struct AccountCommandSupport {
     }
 }
 
-/// `--code-stdin` and what replaced `--code` (issue 22, finding 2) for the account commands.
+/// `--code-stdin` and what replaced `--code` for the account commands.
 struct AccountCodeOptions: ParsableArguments {
     @Flag(
         help:
