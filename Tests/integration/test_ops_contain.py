@@ -208,11 +208,14 @@ def test_a_user_without_a_verified_channel_is_reported_and_still_contained(pool,
     password = [line for line in audit(tmp_path) if line["action"] == "contain:password"]
     assert password[0]["result"] == "notPossible" and "--temporary-password-stdin" in password[0]["detail"], password
     assert not cognito.admin_get_user(UserPoolId=pool.pool_id, Username="bob")["Enabled"]
+    # The person is told, in the summary of what stays exposed, that the old password still works.
+    assert "Password: UNCHANGED" in r.out + r.err, r.out + r.err
     # The rerun with a temporary password finishes only what is left.
     mark = fake.mark()
     r = ops(pool, fake, tmp_path, "contain", "--user", "bob", "--execute", "--yes", "--temporary-password-stdin",
             input="Temp-Passw0rd!9\n")
     assert r.code == 0, r
+    assert "Password: temporary" in r.out + r.err, r
     assert [c["operation"] for c in fake.calls(mark) if c["operation"] in CHANGING] == ["AdminSetUserPassword"]
     assert "Temp-Passw0rd!9" not in "".join(p.read_text() for p in ops_dir(tmp_path).iterdir() if p.is_file())
 

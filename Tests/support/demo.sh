@@ -321,6 +321,15 @@ show "The code in $NEW_USER's mailbox (read from the emulator)" echo "$CODE"
 step "Confirm the account with the code on standard input (ConfirmSignUp)" 0 "$CODE" confirm-signup --username "$NEW_USER" --code-stdin
 step "Sign in as the new account" 0 "$NEW_USER_PASSWORD" signin --username "$NEW_USER" --password-stdin
 step "Who am I: the new account" 0 "" whoami
+
+# An incident: the new account's password leaked. Operator commands are signed with AWS
+# credentials (the emulator takes any); nothing else is needed, and every change is audited.
+STEP_ENV=(AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo)
+step "Incident: what Cognito knows of the account (read-only: status, factors, groups, devices, sessions, sign-in events)" 0 "" ops investigate --user "$NEW_USER"
+step "Contain it: the plan first (without --execute nothing changes)" 0 "" ops contain --user "$NEW_USER"
+step "Contain it: evidence first, then MFA, devices, a temporary password (the account has no verified email for a reset code), disable, sign-out everywhere; what stays exposed, said" 0 "Tmp-$RANDOM-Passw0rd!" ops contain --user "$NEW_USER" --execute --yes --temporary-password-stdin
+STEP_ENV=()
+step "The leaked password no longer signs in (exit 77)" 77 "$NEW_USER_PASSWORD" signin --profile attacker --username "$NEW_USER" --password-stdin
 show "What reached the emulator" requests
 
 # ---- single sign-on and machine clients: the managed login (a fake of the pool's domain) ------

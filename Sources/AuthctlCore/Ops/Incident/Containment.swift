@@ -94,6 +94,7 @@ package final class Containment: UserSteps {
             service: service, poolId: investigator.poolId, username: username, operation: operation)
         var firstFailure: String?
         var signedOutAt: Date?
+        var passwordOutcome: StepOutcome?
         for step in request.steps where !done.contains(step.rawValue) {
             var outcome: StepOutcome
             do {
@@ -108,12 +109,14 @@ package final class Containment: UserSteps {
             }
             if step == .signOut && outcome.result == "done" { signedOutAt = now() }
             if step == .password && outcome.result == "notPossible" { outcome.leavesExposed = true }
+            if step == .password { passwordOutcome = outcome }
             if outcome.tryAgain { firstFailure = firstFailure ?? outcome.error ?? "PasswordUnchanged" }
             try finished(outcome)
             try record.step(username, outcome, at: now())
         }
         let exposed = try exposure.exposure(
-            of: username, calls: calls, signedOutAt: signedOutAt ?? now(), request: request)
+            of: username, calls: calls, signedOutAt: signedOutAt ?? now(), request: request,
+            passwordStep: passwordOutcome)
         try record.exposure(exposed)
         lock.withLock { if exposures.count < Self.exposuresShown { exposures.append(exposed) } }
         if let firstFailure { return .failed(code: firstFailure) }

@@ -23,6 +23,8 @@ package struct UserExposure: Codable, Equatable {
     package var authenticatorRemaining: Bool
     package var userStatus: String?
     package var enabled: Bool?
+    /// Reset, temporary, or unchanged (from the user's status afterwards).
+    package var password: String?
     /// The same, for people.
     package var summary: [String]
 }
@@ -61,9 +63,10 @@ package final class ExposureCalculator {
         return found
     }
 
-    func exposure(of username: String, calls: StepCalls, signedOutAt: Date, request: ContainmentRequest) throws
-        -> UserExposure
-    {
+    func exposure(
+        of username: String, calls: StepCalls, signedOutAt: Date, request: ContainmentRequest,
+        passwordStep: StepOutcome? = nil
+    ) throws -> UserExposure {
         let (service, poolId) = (calls.service, calls.poolId)
         let lifetime = tokenLifetime(service, poolId: poolId)
         var user: AdminUser?
@@ -115,6 +118,8 @@ package final class ExposureCalculator {
             summary.append(devices == 0 ? "No remembered device is left." : "\(devices) devices are still remembered.")
         }
         summary.append(authenticator ? "An authenticator app is still enrolled." : "No authenticator app is enrolled.")
+        let password = Self.passwordState(user?.userStatus, step: passwordStep)
+        summary.append("Password: \(password).")
         summary.append(
             "Account: \(OutsideText(user?.userStatus ?? "unknown")), \(user?.enabled == false ? "disabled" : "ENABLED")."
         )
@@ -122,7 +127,26 @@ package final class ExposureCalculator {
             user: username, tokensValidUntil: until, tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds),
             tokenLifetimeAssumed: lifetime.assumedBecause, managedLoginSession: sessionWords,
             passkeysRegistered: passkeys, devicesRemaining: devices, authenticatorRemaining: authenticator,
-            userStatus: user?.userStatus.map(Investigator.bounded), enabled: user?.enabled, summary: summary)
+            userStatus: user?.userStatus.map(Investigator.bounded), enabled: user?.enabled, password: password,
+            summary: summary)
+    }
+
+    /// The password's state: unchanged when this run's password step could not change it (a
+    /// temporary password the user already had, possibly the leaked one, included); otherwise from
+    /// the user's status afterwards: reset and temporary passwords must be changed before the next
+    /// sign-in, any other status means the old one still works.
+    static func passwordState(_ status: String?, step: StepOutcome? = nil) -> String {
+        if let step, step.result != "done" && step.result != "nothingToDo" {
+            return
+                "UNCHANGED: whoever knows it signs in again once the account is enabled (run again with --temporary-password-stdin)"
+        }
+        switch status {
+        case "RESET_REQUIRED"?: return "reset: the user sets a new one with the code sent to a verified email or phone"
+        case "FORCE_CHANGE_PASSWORD"?: return "temporary: it must be changed at the next sign-in"
+        default:
+            return
+                "UNCHANGED: whoever knows it signs in again once the account is enabled (run again with --temporary-password-stdin)"
+        }
     }
 }
 
