@@ -37,6 +37,10 @@ public struct ProfileConfig: Equatable, Sendable {
     /// MFA on for the profile's user: a passkey sign-in then always asks the key for user
     /// verification, whatever the service's options say.
     public var passkeyMFA: String?
+    /// `api`: `token --client-credentials` asks the user-pool API (GetClientToken) even where a
+    /// managed-login domain is configured; `managed-login` (the default with a domain): its token
+    /// endpoint.
+    public var machineTokens: String?
     /// `true` or `false` (a TOML boolean, or the same as a string): whether a passphrase typed at
     /// a prompt for this profile's file store also unlocks the key agent (default true).
     public var unlockAfterPrompt: String?
@@ -73,6 +77,7 @@ public struct ProfileConfig: Equatable, Sendable {
         ("failover_region", \.failoverRegion),
         ("passkey_rp_id", \.passkeyRpId),
         ("passkey_mfa", \.passkeyMFA),
+        ("machine_tokens", \.machineTokens),
         ("unlock_after_prompt", \.unlockAfterPrompt),
     ]
 

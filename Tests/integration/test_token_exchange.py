@@ -108,3 +108,30 @@ def test_client_credentials_without_a_domain_use_get_client_token(cli, cognito, 
     user_client = cli.run("token", "--client-credentials", "--no-store", AUTHCTL_CLIENT_ID=pool.secret_client_id,
                           AUTHCTL_CLIENT_SECRET=pool.client_secret)
     assert user_client.code == 78 and "ALLOW_CLIENT_TOKEN_AUTH" in user_client.err, user_client
+
+
+def test_a_profile_with_a_domain_can_take_machine_tokens_from_the_api(cli, cognito, fake):
+    """`machine_tokens = "api"` in the profile: GetClientToken even where a managed-login domain is
+    configured (kept for browser sign-ins); without it the domain's token endpoint is asked (here
+    nothing listens there); a value it does not know is a configuration error, before any request."""
+    pool = cli.pool
+    made = cognito.create_user_pool_client(UserPoolId=pool.pool_id, ClientName="machine", GenerateSecret=True,
+                                           ExplicitAuthFlows=[])["UserPoolClient"]
+    env = {"AUTHCTL_CLIENT_ID": made["ClientId"], "AUTHCTL_CLIENT_SECRET": made["ClientSecret"],
+           "AUTHCTL_DOMAIN": "http://127.0.0.1:9"}
+    config = cli.keyring.home / ".config" / "authctl" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    mark = fake.mark()
+    endpoint = cli.run("token", "--client-credentials", "--no-store", **env)
+    assert endpoint.code == 69 and fake.calls(mark, operation="GetClientToken") == [], endpoint
+    config.write_text('[profiles.default]\nmachine_tokens = "api"\n')
+    api = cli.run("token", "--client-credentials", "--no-store", "--output", "json", **env)
+    assert api.code == 0, api
+    assert jwt_claims(api.json()["accessToken"])["client_id"] == made["ClientId"]
+    assert len(fake.calls(mark, operation="GetClientToken")) == 1
+    config.write_text('[profiles.default]\nmachine_tokens = "sometimes"\n')
+    mark = fake.mark()
+    wrong = cli.run("token", "--client-credentials", "--no-store", **env)
+    assert wrong.code == 78 and "machine_tokens" in wrong.err and "api or managed-login" in wrong.err, wrong
+    assert fake.calls(mark) == []
+

@@ -44,8 +44,11 @@ package struct MachineTokens {
 
     package func token(minValidity: Double) throws -> MachineToken {
         let clientId = try settings.checkedClientId()
-        // Without a managed-login domain the user-pool API issues it (GetClientToken).
-        let hasDomain = !(options.managedLogin.domain ?? "").isEmpty || settings.domain != nil
+        // Without a managed-login domain the user-pool API issues it (GetClientToken); with one,
+        // its token endpoint, unless the profile says `machine_tokens = "api"` (a domain kept for
+        // browser sign-ins) and no --domain names one for this call.
+        let namedDomain = !(options.managedLogin.domain ?? "").isEmpty
+        let hasDomain = namedDomain || (settings.domain != nil && !settings.machineTokensFromAPI)
         let domain = hasDomain ? try options.managedLogin.resolve(settings) : nil
         let scopes = ScopeList.normalized(options.scopes)
         // Keyed by everything that makes the answer: the domain (or API endpoint) that issued it

@@ -47,6 +47,9 @@ package struct Settings: Equatable {
     /// The profile's `passkey_mfa`: passkey MFA turned on here (`mfa enable passkey`), so a passkey
     /// sign-in needs user verification.
     package var passkeyMFA = false
+    /// The profile's `machine_tokens = "api"`: machine tokens from GetClientToken even where a
+    /// managed-login domain is configured (for sign-ins through the browser).
+    package var machineTokensFromAPI = false
 
     /// A replica is configured (`--failover-region`, `--failover-endpoint`).
     package var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
@@ -334,6 +337,15 @@ package enum SettingsResolver {
         settings.failoverEndpoint = nonEmpty(options.failoverEndpoint) ?? nonEmpty(env["AUTHCTL_FAILOVER_ENDPOINT"])
         settings.passkeyRpId = nonEmpty(profile.passkeyRpId)
         settings.passkeyMFA = profile.passkeyMFA == "true"
+        switch nonEmpty(profile.machineTokens) {
+        case nil, "managed-login"?: settings.machineTokensFromAPI = false
+        case "api"?: settings.machineTokensFromAPI = true
+        case let other?:
+            throw AuthctlError(
+                .configuration,
+                "machine_tokens of profile \(profileName) in \(configPath) is \(OutsideText(other)): it takes api or managed-login"
+            )
+        }
         // Read where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a
         // malformed pool id is, whatever the command.
         _ = try KeyAgentLauncher.unlocksAfterPrompt(
