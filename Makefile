@@ -231,7 +231,10 @@ repro-check: $(if $(SYSROOT),sysroot)
 		SOURCE_DATE_EPOCH=$$epoch $(MAKE) --no-print-directory -C "$$tree" deb SYSROOT="$(SYSROOT)"; \
 	done; \
 	set -- $(REPRO_TREES); \
-	for file in .build/portable/release/authctl $$(cd "$$1" && ls .build/deb/*.deb); do \
+	for tree in "$$1" "$$2"; do \
+		rm -rf "$$tree/.build/deb-shipped"; dpkg-deb -x "$$tree"/.build/deb/*.deb "$$tree/.build/deb-shipped"; \
+	done; \
+	for file in $$(cd "$$1" && ls .build/deb/*.deb) .build/deb-shipped/usr/bin/authctl; do \
 		cmp "$$1/$$file" "$$2/$$file"; sha256sum "$$1/$$file"; \
 	done; \
 	if grep -l -a -F -e "$$1" -e "$$2" "$$1/.build/portable/release/authctl" "$$2/.build/portable/release/authctl"; then \

@@ -100,6 +100,26 @@ def test_no_string_names_the_build_directory(tmp_path):
         assert not named, f"{binary} names the build directory {REPO}: {named}"
 
 
+def test_the_shipped_binary_carries_no_stamp_of_where_it_was_built(tmp_path):
+    """What is left once the paths are mapped: swiftc's per-object IR hash (.swift_modhash, read
+    only by incremental builds), which differs between two directories, and the linker's build-id,
+    a hash over the whole file. release-files.sh zeroes the first and recomputes the second over the
+    result, so two builds of one commit in two directories ship the same bytes (make repro-check)."""
+    import hashlib
+    [deb] = env_path("AUTHCTL_DEB_DIR").glob(f"authctl_{version()}_*.deb")
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path)], check=True)
+    binary = tmp_path / "usr/bin/authctl"
+    stamp = tmp_path / "stamp"
+    subprocess.run(["objcopy", "-O", "binary", "--only-section=.swift_modhash", str(binary), str(stamp)], check=True)
+    assert stamp.stat().st_size > 0 and set(stamp.read_bytes()) == {0}, "the IR hashes are still in the binary"
+    notes = subprocess.run(["readelf", "-n", str(binary)], capture_output=True, text=True, check=True).stdout
+    build_id = notes.split("Build ID:", 1)[1].split()[0]
+    data = bytearray(binary.read_bytes())
+    at = data.find(bytes.fromhex(build_id))
+    data[at:at + 20] = bytes(20)
+    assert hashlib.sha1(bytes(data)).hexdigest() == build_id, "the build-id is not the hash of the shipped bytes"
+
+
 def _find_all(data: bytes, needle: bytes) -> list[int]:
     found, at = [], data.find(needle)
     while at != -1:

@@ -21,6 +21,30 @@ release_stage() {
     # Distributions ship stripped binaries; the Swift metadata the runtime reads is in allocated
     # sections, which strip keeps.
     strip --strip-unneeded --remove-section=.comment --remove-section=.note "$destdir$prefix/bin/authctl"
+    release_canonical "$destdir$prefix/bin/authctl"
+}
+
+# The same commit built in any directory ships the same bytes. swiftc stamps every object with an
+# MD5 of its IR (.swift_modhash, read only by incremental builds), which varies with where the tree
+# was built, and the linker's build-id is a hash over the whole file, that stamp included: the
+# stamp is zeroed (same size, so nothing moves) and the build-id recomputed over the result (SHA-1
+# of the file with a zero build-id), so it still names exactly these bytes.
+release_canonical() {
+    local bin=$1 work note_head
+    work=$(mktemp -d)
+    if objcopy -O binary --only-section=.swift_modhash "$bin" "$work/stamp" 2>/dev/null && [ -s "$work/stamp" ]; then
+        head -c "$(stat -c %s "$work/stamp")" /dev/zero > "$work/zero"
+        objcopy --update-section .swift_modhash="$work/zero" "$bin"
+    fi
+    if readelf -n "$bin" 2>/dev/null | grep 'NT_GNU_BUILD_ID' >/dev/null; then
+        # namesz 4, descsz 20, NT_GNU_BUILD_ID, "GNU\0", then the 20 bytes of the SHA-1.
+        note_head='\004\000\000\000\024\000\000\000\003\000\000\000GNU\000'
+        { printf "$note_head"; head -c 20 /dev/zero; } > "$work/note"
+        objcopy --update-section .note.gnu.build-id="$work/note" "$bin"
+        { printf "$note_head"; printf "$(sha1sum "$bin" | cut -c1-40 | sed 's/../\\x&/g')"; } > "$work/note"
+        objcopy --update-section .note.gnu.build-id="$work/note" "$bin"
+    fi
+    rm -rf "$work"
 }
 
 # The copyright file every package carries.
