@@ -242,6 +242,26 @@ def test_rotate_a_compromised_client_secret(pool, fake, cognito, tmp_path):
     assert "stay valid until they expire" in r.err
 
 
+def test_a_machine_clients_new_secret_is_checked_with_a_token_before_the_old_one_goes(pool, fake, cognito, tmp_path):
+    """A machine client (ALLOW_CLIENT_TOKEN_AUTH its only flow) and no managed-login domain: the new
+    secret is checked with GetClientToken before the old one is deleted; afterwards the old secret
+    gets no token and the new one does."""
+    made = cognito.create_user_pool_client(UserPoolId=pool.pool_id, ClientName="leaky-machine", GenerateSecret=True,
+                                           ExplicitAuthFlows=[])["UserPoolClient"]
+    client, old = made["ClientId"], made["ClientSecret"]
+    out = tmp_path / "new-secret"
+    mark = fake.mark()
+    r = ops(pool, fake, tmp_path, "contain", "--client-id", client, "--secret-out", str(out), "--execute")
+    assert r.code == 0 and "checked: a client-credentials token was issued" in r.err, r
+    operations = [c["operation"] for c in fake.calls(mark)]
+    assert operations.index("GetClientToken") < operations.index("DeleteUserPoolClientSecret"), operations
+    new = out.read_text().strip()
+    for secret, code in ((old, 77), (new, 0)):
+        token = run_authctl(["token", "--client-credentials", "--no-store"],
+                            ops_env(pool, fake, tmp_path, AUTHCTL_CLIENT_ID=client, AUTHCTL_CLIENT_SECRET=secret))
+        assert token.code == code, (secret == new, token)
+
+
 def test_pace_from_the_provisioned_limit_and_the_sign_out_line(pool, fake, tmp_path):
     fake.set_config(provisionedLimits={"UserUpdate": 50})
     r = ops(pool, fake, tmp_path, "contain", "--user", "alice")

@@ -31,6 +31,7 @@ from typing import Any
 
 from joserfc import jwt
 
+from . import client_secrets
 from .issuer import _KEY
 from .messages import Reply, Request, Rest, ServiceError, json_reply, jwt_claims, not_authorized
 from .proxy import ClientInfo, FakeCognito
@@ -48,8 +49,12 @@ def _client(fake: FakeCognito, req: Request) -> ClientInfo:
     return client
 
 
-def _check_secret(client: ClientInfo, given: str | None) -> None:
-    if client.secret and not hmac.compare_digest((given or "").encode(), client.secret.encode()):
+def _check_secret(fake: FakeCognito, client: ClientInfo, given: str | None) -> None:
+    """Any of the client's live secrets: moto's one, or those client_secrets.py keeps once the
+    client's secrets were rotated."""
+    live = client_secrets.live_secrets(fake, client.client_id)
+    valid = live if live is not None else ([client.secret] if client.secret else [])
+    if valid and not any(hmac.compare_digest((given or "").encode(), v.encode()) for v in valid):
         raise not_authorized("Client secret is invalid" if given else "Client secret is required")
 
 
@@ -81,7 +86,7 @@ def _mint(claims: dict[str, Any]) -> str:
 
 def get_derived_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply:
     client = _client(fake, req)
-    _check_secret(client, req.body.get("ClientSecret"))
+    _check_secret(fake, client, req.body.get("ClientSecret"))
     actor = req.body.get("ActorToken")
     flow = "ALLOW_TOKEN_EXCHANGE_DELEGATION" if actor else "ALLOW_TOKEN_EXCHANGE_IMPERSONATION"
     if flow not in client.flows:
@@ -115,7 +120,7 @@ def get_client_token(fake: FakeCognito, req: Request, rest: Rest) -> Reply:
     client = _client(fake, req)
     if not client.secret:
         raise not_authorized("Client has no secret")
-    _check_secret(client, req.body.get("Secret"))
+    _check_secret(fake, client, req.body.get("Secret"))
     if USER_FLOWS & set(client.flows):
         raise ServiceError("InvalidParameterException", FLOW_NOT_ENABLED.format(flow="ALLOW_CLIENT_TOKEN_AUTH"))
     allowed = _described(fake, client).get("AllowedOAuthScopes") or []

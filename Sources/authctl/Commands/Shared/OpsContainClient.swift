@@ -88,7 +88,7 @@ struct OpsContainClient {
         -> ClientSecretRotation.Check
     {
         guard let domain = try? ManagedLoginChoice().resolve(settings) else {
-            return .notChecked("no managed-login domain configured (--domain, AUTHCTL_DOMAIN)")
+            return checkThroughAPI(secret, settings, clientId, context)
         }
         do {
             let endpoint = TokenEndpoint(
@@ -98,6 +98,27 @@ struct OpsContainClient {
             return .passed
         } catch let error as OAuthError where error.code == .unauthorizedClient || error.code == .unsupportedGrantType {
             return .notChecked("the client has no client-credentials grant")
+        } catch {
+            return .failed(AuthctlError.from(error).message)
+        }
+    }
+
+    /// Without a managed-login domain: GetClientToken, which a machine client (ALLOW_CLIENT_TOKEN_AUTH
+    /// its only flow) answers; a client with user sign-in flows cannot be checked that way.
+    private func checkThroughAPI(_ secret: String, _ settings: Settings, _ clientId: String, _ context: CommandContext)
+        -> ClientSecretRotation.Check
+    {
+        var target = settings
+        target.clientId = clientId
+        do {
+            let client = try ClientSettings(target)
+            _ = try context.service(target, client: client).getClientToken(
+                clientId: clientId, secret: secret, scopes: [])
+            return .passed
+        } catch let error as CognitoError where error.refusal == .clientTokenAuthNotAllowed {
+            return .notChecked(
+                "no managed-login domain configured (--domain, AUTHCTL_DOMAIN), and the client has user sign-in flows, so GetClientToken cannot issue it a token"
+            )
         } catch {
             return .failed(AuthctlError.from(error).message)
         }
