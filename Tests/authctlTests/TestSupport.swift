@@ -140,12 +140,13 @@ final class WriteFailingStore: SecretStore {
 }
 
 struct Harness {
-    /// Stores a signed-in session for alice whose access token expires `expiresIn` seconds after `now`.
-    func seedSession(expiresIn: Int, now: Date) throws {
+    /// Stores a signed-in session for alice whose access token expires `expiresIn` seconds after `now`
+    /// (and its id token too, unless `idToken` is given).
+    func seedSession(expiresIn: Int, now: Date, idToken: String? = nil) throws {
         let tokens = FakeCognito.tokens(expiresIn: expiresIn, now: now)["AuthenticationResult"] as! [String: Any]
         let result = AuthenticationResult(
             accessToken: tokens["AccessToken"] as! String, expiresIn: expiresIn,
-            tokenType: "Bearer", refreshToken: "refresh-1", idToken: tokens["IdToken"] as? String)
+            tokenType: "Bearer", refreshToken: "refresh-1", idToken: idToken ?? tokens["IdToken"] as? String)
         let client = try ClientSettings(
             try SettingsResolver.resolve(try GlobalOptions.parse([]).settingsInput, environment: host.environment))
         try save(

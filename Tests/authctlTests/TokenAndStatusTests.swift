@@ -46,21 +46,11 @@ final class TokenCommandTests: XCTestCase {
     /// refreshes when the id token is due, even though the access token is not.
     func testAnIdTokenThatExpiresFirstIsRefreshedForTypeId() throws {
         let harness = Harness(now: now)
-        let fresh = FakeCognito.tokens(expiresIn: 3600, now: now)["AuthenticationResult"] as! [String: Any]
         let shortId = FakeCognito.jwt([
             "cognito:username": "alice", "sub": "sub-1", "token_use": "id", "iss": FakeCognito.issuer,
             "aud": "client1", "exp": now.timeIntervalSince1970 + 30,
         ])
-        let client = try ClientSettings(
-            try SettingsResolver.resolve(
-                try GlobalOptions.parse([]).settingsInput, environment: harness.host.environment))
-        try save(
-            in: harness.store,
-            try StoredSession(
-                tokens: AuthenticationResult(
-                    accessToken: fresh["AccessToken"] as! String, expiresIn: 3600, tokenType: "Bearer",
-                    refreshToken: "refresh-1", idToken: shortId),
-                fallbackUsername: "alice", profile: "default", client: client, now: now))
+        try harness.seedSession(expiresIn: 3600, now: now, idToken: shortId)
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
             (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now))
         }
