@@ -49,19 +49,23 @@ package final class BulkRunLifecycle {
     package let listingRate: Double
     package let readRate: Double
     /// Calls each user costs in the update and read buckets (contain: its steps').
-    package var callsPerUser: (updates: Int, reads: Int)
+    package let callsPerUser: (updates: Int, reads: Int)
     private let context: CommandContext
 
-    /// `rate` calls a second for the action (with calls side by side, so an answer's latency does
-    /// not set the pace: enough for 200 ms answers, at most 8), `listingRate` for the listing.
+    /// `rate` calls a second for the action (with users side by side, so an answer's latency does
+    /// not set the pace), `listingRate` for the listing. Each user's calls run one after another,
+    /// so the users in flight grow with the calls a user costs (`callsPerUser`, default the
+    /// action's): enough for 200 ms answers, at most 16.
     package init(
         context: CommandContext, admin: AdminService, state: OpsStateDirectory, action: OpsAction,
         selection: UserSelection, rate: Double, listingRate: Double, readRate: Double = 100,
-        steps: UserSteps? = nil, clock: PaceClock = MonotonicClock()
+        callsPerUser: (updates: Int, reads: Int)? = nil, steps: UserSteps? = nil,
+        clock: PaceClock = MonotonicClock()
     ) throws {
         self.context = context
         self.readRate = readRate
-        callsPerUser = (action.callsPerUser, 0)
+        let calls = callsPerUser ?? (action.callsPerUser, 0)
+        self.callsPerUser = calls
         self.admin = admin
         self.state = state
         self.action = action
@@ -73,7 +77,9 @@ package final class BulkRunLifecycle {
             service: admin.service, poolId: admin.poolId, action: action, selection: selection,
             rate: rate, listingRate: listingRate, readRate: readRate, clock: clock)
         operation.steps = steps
-        let inFlight = max(1, min(8, Int((rate / 5).rounded(.up))))
+        let usersPerSecond = rate / Double(max(1, calls.updates))
+        let secondsPerUser = 0.2 * Double(max(1, calls.updates + calls.reads))
+        let inFlight = max(1, min(16, Int((usersPerSecond * secondsPerUser).rounded(.up))))
         if inFlight > 1 {
             let settings = try context.settings
             operation.workers = (0..<inFlight).map { _ in admin.anotherService(settings: settings, context: context) }

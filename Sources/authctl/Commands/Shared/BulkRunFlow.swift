@@ -36,8 +36,8 @@ struct BulkRunFlow {
         let read = QuotaPace.resolve(.userRead, explicit: nil, service: admin.service)
         let run = try BulkRunLifecycle(
             context: context, admin: admin, state: state, action: action, selection: chosen,
-            rate: update.rate, listingRate: listing.rate, readRate: read.rate, steps: steps)
-        if let callsPerUser { run.callsPerUser = callsPerUser }
+            rate: update.rate, listingRate: listing.rate, readRate: read.rate, callsPerUser: callsPerUser,
+            steps: steps)
         let standing = try run.standing(restart: options.restart, execute: options.execute)
         let earlier: OpsCheckpoint?
         switch standing {
