@@ -1,6 +1,9 @@
+#define _GNU_SOURCE
 #include "CProcess.h"
 
 #include <signal.h>
+#include <spawn.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -75,4 +78,33 @@ int authctl_spawn_detached(const char *path, char *const argv[], char *const env
     }
     execve(path, argv, envp);
     _exit(127);
+}
+
+int authctl_spawn_piped(const char *path, char *const argv[], char *const envp[], int input, int output) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    if (posix_spawn_file_actions_init(&actions) != 0) return -1;
+    if (posix_spawnattr_init(&attributes) != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return -1;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawn_file_actions_adddup2(&actions, input, 0);
+    posix_spawn_file_actions_adddup2(&actions, output, 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    pid_t pid = -1;
+    int failed = posix_spawn(&pid, path, &actions, &attributes, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (failed != 0) {
+        errno = failed;
+        return -1;
+    }
+    return pid;
 }

@@ -44,6 +44,11 @@ public struct ProfileConfig: Equatable, Sendable {
     /// `true` or `false` (a TOML boolean, or the same as a string): whether a passphrase typed at
     /// a prompt for this profile's file store also unlocks the key agent (default true).
     public var unlockAfterPrompt: String?
+    /// The pinentry program secrets are asked through (a path or a name on PATH; `none`: never).
+    public var pinentry: String?
+    /// `true` or `false`: kube-token may ask through pinentry where kubectl says it is not
+    /// interactive (default false).
+    public var pinentryNoninteractive: String?
 
     public init(
         userPoolId: String? = nil, clientId: String? = nil, region: String? = nil, endpoint: String? = nil,
@@ -79,10 +84,12 @@ public struct ProfileConfig: Equatable, Sendable {
         ("passkey_mfa", \.passkeyMFA),
         ("machine_tokens", \.machineTokens),
         ("unlock_after_prompt", \.unlockAfterPrompt),
+        ("pinentry", \.pinentry),
+        ("pinentry_noninteractive", \.pinentryNoninteractive),
     ]
 
     /// Keys whose value may be a TOML boolean, read as "true" or "false" and written back as one.
-    public static let booleanKeys: Set<String> = ["unlock_after_prompt", "passkey_mfa"]
+    public static let booleanKeys: Set<String> = ["unlock_after_prompt", "passkey_mfa", "pinentry_noninteractive"]
 }
 
 /// Why a config.toml text is not a configuration.

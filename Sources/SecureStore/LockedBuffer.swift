@@ -12,15 +12,15 @@ import Glibc
 /// allows, left out of core dumps (`MADV_DONTDUMP`), zeroed and unmapped when released, so no
 /// copy is left behind in the heap for malloc to hand out or keep. Fixed capacity: it never
 /// reallocates (a growing array leaves its old copies behind unwiped).
-final class LockedBuffer {
+package final class LockedBuffer {
     private let base: UnsafeMutableRawPointer
     private let mapped: Int
-    let capacity: Int
-    private(set) var count = 0
+    package let capacity: Int
+    package private(set) var count = 0
     /// Whether `mlock` succeeded (the limit is per process; wiping happens either way).
-    let isLocked: Bool
+    package let isLocked: Bool
 
-    init(capacity: Int) throws {
+    package init(capacity: Int) throws {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let mapped = max(page, (capacity + page - 1) / page * page)
         guard let pointer = mmap(nil, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
@@ -43,30 +43,36 @@ final class LockedBuffer {
         munmap(base, mapped)
     }
 
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
     /// The free space after `count`, to be filled and then claimed with `advance`.
-    var spare: UnsafeMutableRawBufferPointer {
+    package var spare: UnsafeMutableRawBufferPointer {
         UnsafeMutableRawBufferPointer(start: base + count, count: capacity - count)
     }
 
-    func advance(_ written: Int) {
+    package func advance(_ written: Int) {
         precondition(written >= 0 && written <= capacity - count, "past the buffer's capacity")
         count += written
     }
 
-    func append(_ source: UnsafeRawBufferPointer) {
+    package func append(_ source: UnsafeRawBufferPointer) {
         precondition(source.count <= capacity - count, "past the buffer's capacity")
         if let from = source.baseAddress { (base + count).copyMemory(from: from, byteCount: source.count) }
         count += source.count
     }
 
-    func append(_ source: [UInt8]) {
+    package func append(_ source: [UInt8]) {
         source.withUnsafeBytes { append($0) }
     }
 
+    /// Zeroes what it holds and starts again from empty (one buffer read line after line).
+    package func clear() {
+        memset(base, 0, count)
+        count = 0
+    }
+
     /// Copies `chunk` in and zeroes the caller's copy (swift-crypto hands plaintext back in a `Data`).
-    func take(_ chunk: inout Data) {
+    package func take(_ chunk: inout Data) {
         chunk.withUnsafeMutableBytes { raw in
             append(UnsafeRawBufferPointer(raw))
             if let start = raw.baseAddress { memset(start, 0, raw.count) }

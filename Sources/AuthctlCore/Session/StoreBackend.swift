@@ -280,15 +280,16 @@ package final class PassphrasePrompter: Sendable {
     package init(console: Console) { self.console = console }
 
     package func ask(directory: String) throws -> String? {
-        guard console.canPrompt else { return nil }
+        guard console.canAskSecret else { return nil }
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains {
             $0.hasSuffix(".age")
         }
-        guard let first = console.prompt("Passphrase of authctl's file store (\(directory)): ", secret: true) else {
+        guard let first = try console.askSecret(SecretQuestion("Passphrase of authctl's file store (\(directory)): "))
+        else {
             return nil
         }
         if existing { return first }
-        guard let again = console.prompt("The same passphrase again: ", secret: true) else { return nil }
+        guard let again = try console.askSecret(SecretQuestion("The same passphrase again: ")) else { return nil }
         guard again == first else {
             throw AuthctlError(.usage, "the two passphrases differ; nothing was kept")
         }

@@ -11,9 +11,9 @@ package enum NewPasswordReader {
             return line
         }
         for _ in 0..<3 {
-            guard let first = console.prompt(prompt, secret: true),
-                let second = console.prompt(
-                    "Repeat \(prompt.prefix(1).lowercased())\(prompt.dropFirst())", secret: true)
+            guard let first = try console.askSecret(SecretQuestion(prompt)),
+                let second = try console.askSecret(
+                    SecretQuestion("Repeat \(prompt.prefix(1).lowercased())\(prompt.dropFirst())"))
             else {
                 throw AuthctlError(.usage, "no new password given")
             }

@@ -103,12 +103,12 @@ package final class SignInContext {
 
     /// The password: the first line of standard input, or asked without echo.
     package func readPassword(for username: String) throws -> String {
-        if !passwordFromStdin && !console.canPrompt {
+        if !passwordFromStdin && !console.canAskSecret {
             throw AuthctlError(
                 .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
         }
         let read: String? =
-            passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
+            passwordFromStdin ? console.readLine() : try console.askSecret(SecretQuestion("Password for \(username): "))
         guard let read, !read.isEmpty else {
             throw AuthctlError(
                 .usage, passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")

@@ -124,7 +124,9 @@ extension SignInPipeline {
                 throw AuthctlError(
                     .usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
             }
-            if !request.usesUserAuth && !request.passwordFromStdin && !console.isInteractive {
+            if !request.usesUserAuth && !request.passwordFromStdin && !console.isInteractive
+                && !console.asksSecretsThroughPinentry
+            {
                 throw AuthctlError(
                     .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
             }

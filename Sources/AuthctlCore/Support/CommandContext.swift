@@ -46,9 +46,10 @@ package struct ProcessHost {
     }
 
     package static func live() -> ProcessHost {
-        let console = TerminalConsole()
+        let environment = ProcessInfo.processInfo.environment
+        let console = TerminalConsole(environment: environment)
         return ProcessHost(
-            console: console, environment: ProcessInfo.processInfo.environment,
+            console: console, environment: environment,
             makeTransport: { try CurlTransport(options: $0) }, openStore: StoreBackend.liveStores(console: console))
     }
 }
@@ -114,6 +115,7 @@ package final class CommandContext {
             if let resolvedSettings { return resolvedSettings }
             let settings = try SettingsResolver.resolve(settingsInput, environment: environment)
             resolvedSettings = settings
+            console.useSecretPrompts(settings.secretPrompts)
             return settings
         }
     }

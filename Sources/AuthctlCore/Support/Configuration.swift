@@ -50,6 +50,8 @@ package struct Settings: Equatable {
     /// The profile's `machine_tokens = "api"`: machine tokens from GetClientToken even where a
     /// managed-login domain is configured (for sign-ins through the browser).
     package var machineTokensFromAPI = false
+    /// Where secrets and codes are asked (the terminal, pinentry).
+    package var secretPrompts = SecretPrompts.terminalOnly
 
     /// A replica is configured (`--failover-region`, `--failover-endpoint`).
     package var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
@@ -349,6 +351,8 @@ package enum SettingsResolver {
         // Read where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a
         // malformed pool id is, whatever the command.
         _ = try KeyAgentLauncher.unlocksAfterPrompt(
+            environment: env, profile: profile, profileName: profileName, configFile: configPath)
+        settings.secretPrompts = try SecretPrompts.resolve(
             environment: env, profile: profile, profileName: profileName, configFile: configPath)
         // A malformed pool id is a configuration error whatever the command, before any keyring
         // or network work (a missing one is fine for commands that need none).

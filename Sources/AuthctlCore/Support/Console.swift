@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -30,6 +32,16 @@ package protocol Console: AnyObject, Sendable {
     /// A status line on stderr that replaces the previous one on a terminal; `done` ends it with a
     /// newline. Elsewhere a plain message.
     func status(_ text: String, done: Bool)
+    /// Where secrets and codes are asked from now on (the settings' `SecretPrompts`).
+    func useSecretPrompts(_ prompts: SecretPrompts)
+    /// A password, code, passphrase or PIN can be asked for: on the terminal, or through pinentry.
+    var canAskSecret: Bool { get }
+    /// Secrets are asked through pinentry, not the terminal (none there, or pinentry named).
+    var asksSecretsThroughPinentry: Bool { get }
+    /// The one place a password, code, passphrase or PIN is asked: through pinentry when
+    /// `asksSecretsThroughPinentry`, else as `prompt`. Nil when nothing can ask or at end of input;
+    /// throws when pinentry was cancelled, did not answer in time, or cannot ask.
+    func askSecret(_ question: SecretQuestion) throws -> String?
 }
 
 extension Console {
@@ -41,16 +53,32 @@ extension Console {
     package func status(_ text: String, done: Bool) { message(text) }
 
     package func drawing(_ text: String) { message(text) }
+
+    package func useSecretPrompts(_ prompts: SecretPrompts) {}
+
+    package var canAskSecret: Bool { canPrompt }
+
+    package var asksSecretsThroughPinentry: Bool { false }
+
+    package func askSecret(_ question: SecretQuestion) throws -> String? {
+        prompt(question.prompt, secret: question.hidesEcho)
+    }
 }
 
 /// The real console: stdout/stderr, standard input, and /dev/tty for prompts. Whatever it
 /// writes has its control characters escaped but for newlines (TerminalText), so text from
 /// outside never reaches the terminal raw, whichever command printed it.
 package final class TerminalConsole: Console {
+    private let secretPrompts = Mutex(SecretPrompts.terminalOnly)
+    private let environment: [String: String]
+
+    package init(environment: [String: String]) { self.environment = environment }
+
     package var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
 
-    /// The controlling terminal opens: prompts go there whatever standard input is.
+    /// The controlling terminal opens (and may be asked): prompts go there whatever standard input is.
     package var canPrompt: Bool {
+        guard secretPrompts.withLock({ $0.terminal }) else { return false }
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY)
         guard fd >= 0 else { return false }
         close(fd)
@@ -76,6 +104,25 @@ package final class TerminalConsole: Console {
         // Carriage return, the line, erase to its end: the bar redraws in place.
         StandardStreams.message(
             "\r" + TerminalText.escaped(text, keepingNewlines: false) + "\u{1b}[K" + (done ? "\n" : ""))
+    }
+
+    package func useSecretPrompts(_ prompts: SecretPrompts) {
+        secretPrompts.withLock { $0 = prompts }
+    }
+
+    package var asksSecretsThroughPinentry: Bool {
+        let prompts = secretPrompts.withLock { $0 }
+        return prompts.pinentry != nil && (prompts.pinentryFirst || !canPrompt)
+    }
+
+    package var canAskSecret: Bool { asksSecretsThroughPinentry || canPrompt }
+
+    package func askSecret(_ question: SecretQuestion) throws -> String? {
+        let prompts = secretPrompts.withLock { $0 }
+        guard let program = prompts.pinentry, prompts.pinentryFirst || !canPrompt else {
+            return prompt(question.prompt, secret: question.hidesEcho)
+        }
+        return try PinentryExchange.ask(question, program: program, timeout: prompts.timeout, environment: environment)
     }
 
     package func readLine() -> String? {

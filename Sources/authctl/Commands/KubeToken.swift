@@ -17,7 +17,9 @@ struct KubeToken: AuthctlCommand {
             In a kubeconfig user: exec with command: authctl, args: [kube-token, --profile, NAME], \
             apiVersion client.authentication.k8s.io/v1 (or v1beta1) and interactiveMode: IfAvailable. \
             Answers in the apiVersion KUBERNETES_EXEC_INFO asks for. Without a session it signs in on the \
-            terminal only when KUBERNETES_EXEC_INFO says kubectl is interactive; otherwise it exits 77.
+            terminal only when KUBERNETES_EXEC_INFO says kubectl is interactive; otherwise it exits 77, \
+            unless the profile sets pinentry_noninteractive = true and a pinentry program is found: the \
+            sign-in then asks through pinentry only.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -40,15 +42,25 @@ struct KubeToken: AuthctlCommand {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
         let settings = try context.settings
         let sessions = try context.sessions
+        // Not kubectl's terminal: a sign-in may ask only through pinentry, and only where the
+        // profile allows it (a prompt on the desktop is not one kubectl knows of).
+        var prompts = settings.secretPrompts
+        let mayAsk = request.interactive || (prompts.pinentryWhenNotInteractive && prompts.pinentry != nil)
+        if !request.interactive {
+            prompts.terminal = false
+            prompts.pinentryFirst = true
+            if !mayAsk { prompts.pinentry = nil }
+            context.console.useSecretPrompts(prompts)
+        }
 
         let session: StoredSession
         do {
             session = try freshSession(sessions)
-        } catch let error as SessionError where request.interactive && error.endsOrUnreadable {
+        } catch let error as SessionError where mayAsk && error.endsOrUnreadable {
             context.console.message("authctl: \(error.failure.message)")
             try signIn(settings: settings, context: context)
             session = try freshSession(sessions)
-        } catch is SignInNeeded where request.interactive {
+        } catch is SignInNeeded where mayAsk {
             try signIn(settings: settings, context: context)
             session = try freshSession(sessions)
         } catch is SignInNeeded {

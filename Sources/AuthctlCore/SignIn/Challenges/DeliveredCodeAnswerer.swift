@@ -19,7 +19,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
             context.console.message(
                 "Code sent to \(destination.map { OutsideText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
             )
-            if context.mfa.mfaCode == nil && !context.console.canPrompt {
+            if context.mfa.mfaCode == nil && !context.console.canAskSecret {
                 try keepWaiting(challenge, destination: destination, in: context)
             }
         }

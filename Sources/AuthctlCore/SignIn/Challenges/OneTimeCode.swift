@@ -59,14 +59,16 @@ package enum OneTimeCode {
 
     /// Asks until the person types a well-formed code (nothing is sent for a typo).
     package static func typed(console: Console, prompt: String, format: CodeFormat) throws -> String {
+        var refused: String?
         for _ in 0..<5 {
-            guard let typed = console.prompt(prompt, secret: false) else {
+            guard let typed = try console.askSecret(SecretQuestion(prompt, hidesEcho: false, error: refused)) else {
                 throw AuthctlError(.usage, "no code given")
             }
             do {
                 return try normalized(typed, format: format)
             } catch let error as AuthctlError {
-                console.message("That is not a code: \(error.message); try again.")
+                refused = "That is not a code: \(error.message); try again."
+                console.message(refused!)
             }
         }
         throw AuthctlError(.inputRejected, "no well-formed code after 5 tries: \(format.rule)")
@@ -79,15 +81,15 @@ package enum OneTimeCode {
         let console = context.console
         if challenge.attempt > 1 {
             context.wrongCodes += 1
-            guard console.canPrompt else { throw CodeDidNotMatch() }
+            guard console.canAskSecret else { throw CodeDidNotMatch() }
             console.message(Messages.codeDidNotMatchTryAgain)
         } else if let given = context.mfa.mfaCode {
             do {
                 return try normalized(given, format: format)
-            } catch let error as AuthctlError where console.canPrompt {
+            } catch let error as AuthctlError where console.canAskSecret {
                 console.message("--code: \(error.message).")
             }
-        } else if !console.canPrompt {
+        } else if !console.canAskSecret {
             throw AuthctlError(
                 .usage, "this sign-in needs a one-time code (\(challenge.name)): pass --code CODE, or run on a terminal"
             )

@@ -222,11 +222,11 @@ package struct SecurityKeyUse {
             guard !bytes.isEmpty else { throw AuthctlError(.usage, "--pin-fd \(fd): no PIN could be read from it") }
             return String(decoding: bytes, as: UTF8.self)
         }
-        guard console.canPrompt else {
+        guard console.canAskSecret else {
             throw AuthctlError(
                 .usage, "the security key has a PIN and there is no terminal to ask for it: give it with --pin-fd N")
         }
-        guard let pin = console.prompt("PIN for your security key: ", secret: true), !pin.isEmpty else {
+        guard let pin = try console.askSecret(SecretQuestion("PIN for your security key: ")), !pin.isEmpty else {
             throw AuthctlError(.usage, "no PIN given")
         }
         return pin
