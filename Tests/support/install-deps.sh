@@ -23,6 +23,7 @@ DEBIAN_PACKAGES=(
     dbus                   # dbus-run-session: a private session bus
     dbus-x11
     tmux                   # driving TTY prompts in tests
+    pinentry-tty           # a real pinentry, on a pty the tests drive (prompts through pinentry)
     zbar-tools             # QR decoding (MFA set-up tests)
     libqrencode-dev        # QR encoding (MFA set-up)
     lintian                # checks the Debian package `make deb` builds (test_package.py)

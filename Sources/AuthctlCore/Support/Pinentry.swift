@@ -178,8 +178,10 @@ package enum PinentryExchange {
 
     final class Session {
         private let pid: pid_t
-        private var input: Int32
-        private let output: Int32
+        /// authctl's end of the socket pair that is the pinentry's standard input and output (a
+        /// socket, not pipes: a write to a pinentry that has gone is EPIPE through MSG_NOSIGNAL,
+        /// never a SIGPIPE that would end authctl).
+        private let connection: Int32
         private let deadline: Deadline
         private let program: String
         private let line: LockedBuffer
@@ -188,44 +190,33 @@ package enum PinentryExchange {
             self.program = program
             self.deadline = deadline
             line = try LockedBuffer(capacity: Assuan.maximumLine)
-            var toChild: [Int32] = [-1, -1]
-            var fromChild: [Int32] = [-1, -1]
-            guard pipe(&toChild) == 0 else { throw Self.unusable(program, "no pipe") }
-            guard pipe(&fromChild) == 0 else {
-                close(toChild[0])
-                close(toChild[1])
-                throw Self.unusable(program, "no pipe")
+            var ends: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else {
+                throw Self.unusable(program, "no socket pair: \(String(cString: strerror(errno)))")
             }
-            // Not inherited by anything else this process starts (the spawn dups the child's ends).
-            for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            // Not inherited by anything else this process starts (the spawn dups the child's end).
+            for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             let argv = [strdup(program), nil]
             let envp = ChildProcess.browserEnvironment(environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer {
                 for pointer in argv { free(pointer) }
                 for pointer in envp { free(pointer) }
             }
-            let pid = authctl_spawn_piped(program, argv, envp, toChild[0], fromChild[1])
-            close(toChild[0])
-            close(fromChild[1])
+            let pid = authctl_spawn_piped(program, argv, envp, ends[1], ends[1])
+            let reason = String(cString: strerror(errno))
+            close(ends[1])
             guard pid > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(toChild[1])
-                close(fromChild[0])
+                close(ends[0])
                 throw Self.unusable(program, "cannot start it: \(reason)")
             }
             self.pid = pid
-            input = toChild[1]
-            output = fromChild[0]
+            connection = ends[0]
         }
 
-        /// Says goodbye, closes the pipes and waits a moment for the child; kills it if it stays.
+        /// Says goodbye, closes the connection and waits a moment for the child; kills it if it stays.
         func finish() {
-            if input >= 0 {
-                send("BYE")
-                close(input)
-                input = -1
-            }
-            close(output)
+            send("BYE")
+            close(connection)
             var status: Int32 = 0
             for _ in 0..<50 {
                 if waitpid(pid, &status, WNOHANG) != 0 { return }
@@ -304,7 +295,7 @@ package enum PinentryExchange {
         private func reply(decodingInto secret: LockedBuffer?) throws -> Assuan.Reply {
             line.clear()
             while true {
-                var ready = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+                var ready = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
                 let left = deadline.remainingMilliseconds
                 guard left > 0, poll(&ready, 1, left) > 0 else {
                     if left > 0 && errno == EINTR { continue }
@@ -312,7 +303,7 @@ package enum PinentryExchange {
                     throw Self.noAnswer
                 }
                 var byte: UInt8 = 0
-                let count = read(output, &byte, 1)
+                let count = read(connection, &byte, 1)
                 if count < 0 && errno == EINTR { continue }
                 guard count == 1 else { throw Self.unusable(program, "it ended before answering") }
                 if byte == UInt8(ascii: "\n") { break }
@@ -334,11 +325,12 @@ package enum PinentryExchange {
         }
 
         private func send(_ text: String) {
-            guard input >= 0 else { return }
             var bytes = Array((text + "\n").utf8)
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { write(input, $0.baseAddress! + offset, $0.count - offset) }
+                let written = bytes.withUnsafeBytes {
+                    Glibc.send(connection, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                }
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { return }
                 offset += written
