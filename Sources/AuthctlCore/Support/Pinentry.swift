@@ -58,7 +58,7 @@ package struct SecretPrompts: Sendable, Equatable {
         if let value = environment[timeoutVariable], !value.isEmpty {
             guard let seconds = Double(value), seconds >= 1, seconds <= 3600 else {
                 throw AuthctlError(
-                    .configuration, "\(timeoutVariable) is \(OutsideText(value)): it takes seconds, 1 to 3600")
+                    .configuration, "\(timeoutVariable) is \(UntrustedText(value)): it takes seconds, 1 to 3600")
             }
             prompts.timeout = seconds
         }
@@ -80,7 +80,7 @@ package struct SecretPrompts: Sendable, Equatable {
                 throw AuthctlError(
                     .configuration,
                     """
-                    pinentry program \(OutsideText(named.value)) (from \(named.origin)) is not an executable file \
+                    pinentry program \(UntrustedText(named.value)) (from \(named.origin)) is not an executable file \
                     (a path, or a name on PATH); name another, or none to ask on the terminal only
                     """)
             }
@@ -279,7 +279,7 @@ package enum PinentryExchange {
             case Assuan.timedOut:
                 return Self.noAnswer
             default:
-                return Self.unusable(program, "it answered ERR \(code) \(OutsideText(message))")
+                return Self.unusable(program, "it answered ERR \(code) \(UntrustedText(message))")
             }
         }
 
@@ -288,7 +288,7 @@ package enum PinentryExchange {
         }
 
         static func unusable(_ program: String, _ why: String) -> AuthctlError {
-            AuthctlError(.configuration, "pinentry \(OutsideText(program)) cannot ask: \(why)")
+            AuthctlError(.configuration, "pinentry \(UntrustedText(program)) cannot ask: \(why)")
         }
 
         /// The next line, parsed; `D` data is appended to `secret`.
