@@ -62,7 +62,7 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Read the file store's passphrase from this open file descriptor (before AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE and the terminal).",
+            "Read the file store's passphrase from this open file descriptor (before AUTHCTL_STORE_PASSPHRASE_FILE, AUTHCTL_STORE_PASSPHRASE and a prompt: the terminal, or pinentry without one).",
             valueName: "n"))
     var passphraseFd: Int32?
 

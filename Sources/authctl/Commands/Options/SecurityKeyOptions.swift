@@ -12,7 +12,7 @@ struct SecurityKeyOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Read the security key's PIN from the first line of this file descriptor (for scripts; asked without echo on the terminal otherwise; never on the command line).",
+            "Read the security key's PIN from the first line of this file descriptor (for scripts; asked without echo on the terminal, or through pinentry without one, otherwise; never on the command line).",
             valueName: "fd"))
     var pinFd: Int32?
 
