@@ -12,6 +12,7 @@ import json
 import os
 import select
 import subprocess
+import termios
 import time
 from pathlib import Path
 
@@ -53,6 +54,12 @@ class PinentryTerminal:
         self.shown = self.shown.split(text.encode(), 1)[1]
 
     def type(self, text: str) -> None:
+        # pinentry-tty writes its prompt before it turns echo off, flushing what was typed (as
+        # TCSAFLUSH does): wait, as a person's eyes would, until the terminal no longer echoes.
+        deadline = time.monotonic() + 10
+        while termios.tcgetattr(self.slave)[3] & termios.ECHO:
+            assert time.monotonic() < deadline, "pinentry never turned echo off"
+            time.sleep(0.02)
         os.write(self.master, text.encode() + b"\r")
 
     def press(self, key: bytes) -> None:
@@ -72,7 +79,7 @@ def pty(tmp_path):
 
 def start(cli, *args: str, **extra: str | None) -> subprocess.Popen:
     """authctl in the background with no terminal (as harness.run_authctl runs it)."""
-    env = cli.env(**extra)
+    env = cli.env(**{"AUTHCTL_PINENTRY_TIMEOUT": "30", **extra})
     return subprocess.Popen(
         [str(authctl_bin()), *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=env.get("HOME"))
@@ -117,6 +124,11 @@ def test_authenticator_code(cli, fake, pty):
 
 def test_file_store_passphrase_then_the_agent_holds_the_key(bare, pty):  # noqa: F811
     assert bare.signin("alice", None, "--store", "file", env=with_passphrase(bare), timeout=180).code == 0
+    cancelled = start(bare, "token", AUTHCTL_PINENTRY=str(pty.program))
+    pty.expect("Passphrase of authctl's file store")
+    pty.press(b"\x04")
+    r = finish(cancelled)
+    assert r.code == 64 and "pinentry prompt was cancelled" in r.err, r
     proc = start(bare, "token", AUTHCTL_PINENTRY=str(pty.program))
     pty.expect("Passphrase of authctl's file store")
     pty.type(PASSPHRASE)

@@ -136,7 +136,7 @@ package enum PinentryExchange {
         var options: [String] = []
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY)
         if fd >= 0 {
-            if let name = ttyname(fd) { options.append("OPTION ttyname=" + String(cString: name)) }
+            if let name = ttyname(fd) { options.append(Assuan.command("OPTION", "ttyname=" + String(cString: name))) }
             close(fd)
             if let term = environment["TERM"], !term.isEmpty {
                 options.append(Assuan.command("OPTION", "ttytype=" + term))
