@@ -39,7 +39,13 @@ struct Exec: AuthctlCommand {
     )
     var aws = false
 
-    @OptionGroup(title: "AWS credentials (with --aws)")
+    @Flag(
+        help: ArgumentHelp(
+            "Serve fresh AWS credentials and tokens to the command for as long as it runs, from a credentials endpoint on 127.0.0.1 (AWS_CONTAINER_CREDENTIALS_FULL_URI and AWS_CONTAINER_AUTHORIZATION_TOKEN; the tokens at $AUTHCTL_SERVE_URL/tokens/access and /tokens/id), instead of static keys."
+        ))
+    var serve = false
+
+    @OptionGroup(title: "AWS credentials (with --aws or --serve)")
     var identityPool: IdentityPoolOptions
 
     @OptionGroup(title: "Machine-to-machine tokens")
@@ -65,8 +71,14 @@ struct Exec: AuthctlCommand {
             throw ValidationError(
                 "exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }
-        if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
-            throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
+        if serve && (aws || machine.clientCredentials || derived.given || !freshness.givenTypes.isEmpty) {
+            throw ValidationError(
+                "--serve serves the AWS credentials and both tokens for the command's whole run: without --aws, --type, --client-credentials or --audience."
+            )
+        }
+        if !aws && !serve && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
+            throw ValidationError(
+                "--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws or --serve.")
         }
         if machine.clientCredentials && (aws || requested != [.access]) {
             throw ValidationError(
@@ -85,6 +97,7 @@ struct Exec: AuthctlCommand {
         // --passphrase-fd is the file store's, read (and closed) when the store was opened; one
         // left unread is not handed to the command either.
         let inherited = ChildProcess.openDescriptors().subtracting(global.passphraseFd.map { [$0] } ?? [])
+        if serve { try serveCredentials(keeping: inherited, in: context) }
         let settings = try context.settings
         let awsCredentials =
             try aws
@@ -121,6 +134,43 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_PROFILE", session.profile, 1)
         for variable in awsCredentials?.environment ?? [] { setenv(variable.name, variable.value, 1) }
         try execute(keeping: inherited)
+    }
+
+    /// `--serve`: the credentials endpoint for the command's life, the command as a child, and its
+    /// end passed on (its exit status, or its signal raised here).
+    private func serveCredentials(keeping inherited: Set<Int32>, in context: CommandContext) throws -> Never {
+        ServedChild.takeSignals()
+        let settings = try context.settings
+        let source = IdentityPoolCredentials(
+            context: context, settings: settings,
+            pool: try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment))
+        // What the first request gets, fetched before the command starts: a failure is authctl's
+        // exit code, with nothing run.
+        let endpoint = try CredentialsEndpoint(serving: source.served(minValidity: ServeSchedule.ahead))
+        let child = try ServedChild.spawn(
+            command, environment: endpoint.childEnvironment(context.environment, profile: settings.profile),
+            keeping: inherited)
+        endpoint.start()
+        let now = context.now
+        let report: (Error?) -> Void = { error in
+            guard let error else {
+                return context.console.message("authctl: the served credentials are refreshed again.")
+            }
+            context.console.message(
+                "authctl: warning: the served credentials could not be refreshed (\(AuthctlError.from(error).message)); the held ones are served while they are valid, and the refresh is retried."
+            )
+        }
+        endpoint.keepFresh(now: now, fetch: { try source.served(minValidity: $0) }, report: report)
+        let end = ServedChild.wait(child)
+        endpoint.stop()
+        switch end {
+        case .exited(let status):
+            Glibc.exit(status)
+        case .signaled(let signal):
+            ServedChild.raiseUnhandled(signal)
+            // A signal whose default is not to end the process: the shell's code for it.
+            Glibc.exit(128 + signal)
+        }
     }
 
     /// The command with one access token (a machine or a derived one) and no other secret.
