@@ -97,11 +97,10 @@ def test_boto3_and_the_aws_cli_get_fresh_credentials_for_longer_than_two_lifetim
     assert r.err == "", r.err
 
 
-REQUESTS = r"""
+ASK = r"""
 import json, os, socket
-url = os.environ["AUTHCTL_SERVE_URL"]
-port = int(url.rsplit(":", 1)[1])
-token = os.environ["AWS_CONTAINER_AUTHORIZATION_TOKEN"]
+port = int(os.environ.get("PORT") or os.environ["AUTHCTL_SERVE_URL"].rsplit(":", 1)[1])
+token = os.environ.get("TOKEN") or os.environ["AWS_CONTAINER_AUTHORIZATION_TOKEN"]
 def ask(head):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(head.encode())
@@ -114,15 +113,24 @@ def ask(head):
 def get(path, auth=token, host=f"127.0.0.1:{port}", method="GET", extra=""):
     head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\n" + (f"Authorization: {auth}\r\n" if auth is not None else "")
     return ask(head + extra + "\r\n")
+"""
+
+REQUESTS = ASK + r"""
 seen = {
     "ok": get("/credentials"), "none": get("/credentials", auth=None), "wrong": get("/credentials", auth="0" * 64),
     "bearer": get("/credentials", auth="Bearer " + token), "prefix": get("/credentials", auth=token[:-1]),
-    "host": get("/credentials", host="attacker.example:%d" % port), "post": get("/credentials", method="POST"),
+    "host": get("/credentials", host=f"attacker.example:{port}"), "post": get("/credentials", method="POST"),
     "path": get("/credentials/../etc"), "body": get("/credentials", extra="Content-Length: 5\r\n"),
     "huge": get("/credentials", extra="X-Pad: " + "a" * 9000 + "\r\n"),
     "access": get("/tokens/access"), "id": get("/tokens/id"), "id-no-token": get("/tokens/id", auth=None),
     "localhost": get("/credentials", host="localhost"),
 }
+# Another local user with the right token: refused before its request is read.
+import subprocess, sys
+other = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                        os.environ["ASK"] + "print(json.dumps(get('/credentials')))"],
+                       env={"PORT": str(port), "TOKEN": token}, capture_output=True, text=True, timeout=30, cwd="/")
+seen["other-user"] = json.loads(other.stdout) if other.returncode == 0 else [0, other.stderr]
 print(json.dumps(seen))
 raise SystemExit(7)
 """
@@ -131,16 +139,19 @@ raise SystemExit(7)
 def test_only_a_request_with_the_token_is_answered_and_the_exit_status_is_passed_on(served):
     access = served.run("token").out.strip()
     id_token = served.run("token", "--type", "id").out.strip()
-    r = serve(served, REQUESTS)
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is needed to run a second local user")
+    r = served.run("exec", "--serve", "--", sys.executable, "-c", REQUESTS, timeout=60, **served.env_extra, ASK=ASK)
     assert r.code == 7, r
     seen = json.loads(r.out)
     assert seen["ok"][0] == 200 and set(json.loads(seen["ok"][1])) == {
         "AccessKeyId", "SecretAccessKey", "Token", "Expiration"}, seen["ok"]
     assert seen["localhost"][0] == 200
     statuses = {name: seen[name][0] for name in ("none", "wrong", "bearer", "prefix", "host", "post", "path", "body",
-                                                  "huge", "id-no-token")}
+                                                  "huge", "id-no-token", "other-user")}
     assert statuses == {"none": 401, "wrong": 403, "bearer": 403, "prefix": 403, "host": 403, "post": 405,
-                        "path": 404, "body": 400, "huge": 431, "id-no-token": 401}, statuses
+                        "path": 404, "body": 400, "huge": 431, "id-no-token": 401, "other-user": 403}, statuses
+    assert "another user" in seen["other-user"][1]
     secret = json.loads(seen["ok"][1])["SecretAccessKey"]
     for name in statuses:
         assert secret not in seen[name][1] and "message" in json.loads(seen[name][1]), seen[name]
