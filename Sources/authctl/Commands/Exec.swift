@@ -15,14 +15,18 @@ struct Exec: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
         abstract:
-            "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN).",
+            "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN); --serve: with AWS credentials kept fresh for its whole run.",
         discussion: """
             The tokens go in the environment, never on the command's argv, and only those --type \
             asks for (repeat it for both); AUTHCTL_CLIENT_SECRET and AUTHCTL_STORE_PASSPHRASE are removed from the command's \
             environment. authctl replaces itself with the command (exec), so the exit status and \
-            signals are the command's own. \
+            signals are the command's own. With --serve, authctl stays as the command's parent for its whole run, \
+            serving AWS credentials refreshed ahead of expiry (and the session's tokens) from a credentials endpoint \
+            on 127.0.0.1 that only a request with the command's AWS_CONTAINER_AUTHORIZATION_TOKEN is answered by, \
+            and then exits with the command's status or signal. \
             Example (the header reaches curl on stdin, not on its argv): \
-            authctl exec -- sh -c 'printf "Authorization: Bearer %s\\n" "$AUTHCTL_ACCESS_TOKEN" | curl -H @- https://api.example.com/me'
+            authctl exec -- sh -c 'printf "Authorization: Bearer %s\\n" "$AUTHCTL_ACCESS_TOKEN" | curl -H @- https://api.example.com/me'. \
+            Example (a long job, the AWS SDK asking for fresh credentials as it goes): authctl exec --serve -- terraform apply
             """)
 
     @OptionGroup var global: GlobalOptions
