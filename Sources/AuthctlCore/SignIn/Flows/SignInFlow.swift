@@ -32,16 +32,16 @@ package struct SignInPipeline {
 
     package init(_ context: SignInContext) {
         self.context = context
-        sessions = ProfileSession(context: context.command, settings: context.settings)
+        sessions = ProfileSession(context: context.commandContext, settings: context.settings)
     }
 
     /// `signin`: signs in with `flow`, keeping the session unless `keep` is false.
     package func signIn(with flow: SignInFlow, keep: Bool) throws -> StoredSession {
         // A store that cannot keep the answer is refused before the service is asked (a wasted
         // sign-in, and a device registered for nothing, otherwise).
-        if keep { try context.kept.checkCanKeep() }
+        if keep { try context.store.checkCanKeep() }
         // A new sign-in replaces one that was left waiting for a code.
-        if keep && !(flow is PendingCodeFlow) { context.kept.discardPendingChallenge() }
+        if keep && !(flow is PendingCodeFlow) { context.store.discardPendingChallenge() }
         let session: StoredSession
         do {
             session = try Self.run(flow, in: context)
