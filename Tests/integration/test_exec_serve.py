@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import subprocess
 import sys
 import urllib.request
 from typing import Iterator
@@ -164,13 +165,32 @@ def test_a_signal_that_ends_the_command_ends_authctl_the_same_way(served):
     assert r.code == -signal.SIGTERM, r
 
 
-def test_a_missing_command_and_a_missing_identity_pool_run_nothing(served):
+def test_a_sigterm_sent_to_authctl_reaches_the_command(served):
+    """A supervisor's SIGTERM goes to authctl, the command's parent: passed on, the command ends by it."""
+    proc = subprocess.Popen([str(harness.authctl_bin()), "exec", "--serve", "--", "sh", "-c",
+                             'trap "echo got-term; exit 9" TERM; echo ready; while :; do sleep 0.1; done'],
+                            env=served.env(**served.env_extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            harness._kill_group(proc)
+    assert (proc.returncode, out, err) == (9, "got-term\n", ""), (proc.returncode, out, err)
+
+
+def test_a_missing_command_identity_pool_or_session_runs_nothing(served):
     r = served.run("exec", "--serve", "--", "no-such-command-here", **served.env_extra)
     assert r.code == 127 and "no-such-command-here" in r.err, r
     r = served.run("exec", "--serve", "--", "true", **{**served.env_extra, "AUTHCTL_IDENTITY_POOL_ID": None})
     assert r.code == 78, r
     r = served.run("exec", "--serve", "--aws", "--", "true", **served.env_extra)
     assert r.code == 64 and "--serve" in r.err, r
+    assert served.run("signout").code == 0
+    r = served.run("exec", "--serve", "--", "sh", "-c", "echo ran", **served.env_extra)
+    assert r.code == 77 and "ran" not in r.out and "signin" in r.err, r
 
 
 REFUSED = r"""

@@ -148,10 +148,12 @@ package struct IdentityPoolCredentials {
 
 extension IdentityPoolCredentials {
     /// What `exec --serve` holds: the session refreshed when either token has less than
-    /// `minValidity` left, and credentials with more than that (from the cache or fetched).
+    /// `minValidity` left, and credentials with more than twice that: cached ones only while
+    /// nearer the start of their life than the end, so that the refresh planned from what is left
+    /// (`ServeSchedule`, half the time left at most) comes early enough.
     package func served(minValidity: Double) throws -> ServedCredentials {
         let session = try sessions.freshSession(minValidity: minValidity, for: .id).session
-        let aws = try credentials(minValidity: minValidity)
+        let aws = try credentials(minValidity: 2 * minValidity)
         return ServedCredentials(
             aws: aws, accessToken: session.accessToken, idToken: session.idToken,
             tokensExpireAt: session.accessTokenExpiresAt, fetchedAt: context.now())
