@@ -160,7 +160,8 @@ package final class CredentialsEndpoint: Sendable {
         now: @escaping () -> Date, fetch: @escaping (_ minValidity: Double) throws -> ServedCredentials,
         report: @escaping (Error?) -> Void
     ) {
-        Threads.start(stackSize: 1 << 20) { [self] in
+        // A main thread's stack: a refresh runs the whole session and store code.
+        Threads.start(stackSize: 8 << 20) { [self] in
             var retryIn: Double? = nil
             while true {
                 let held = current
