@@ -82,7 +82,14 @@ package enum ServedChild {
                 guard signal > 0 else { continue }
                 let pid = child.withLock { $0 }
                 if pid == 0 {
-                    raiseUnhandled(signal)
+                    // No child yet: the signal acts here as it would have (its default ends authctl; a
+                    // store write's deferral records it and raises it again when the write is done).
+                    var only = sigset_t()
+                    sigemptyset(&only)
+                    sigaddset(&only, signal)
+                    pthread_sigmask(SIG_UNBLOCK, &only, nil)
+                    raise(signal)
+                    pthread_sigmask(SIG_BLOCK, &only, nil)
                 } else if info.si_code <= 0 {
                     // SI_USER, SI_QUEUE, SI_TKILL: sent to authctl; a terminal's (SI_KERNEL) reached the child too.
                     kill(pid, signal)
@@ -91,8 +98,8 @@ package enum ServedChild {
         }
     }
 
-    /// The signal acted on as if authctl had no handler and had not blocked it (for a default
-    /// action that ends the process: the command's own end passed on, or authctl's before it ran).
+    /// The signal acted on as if authctl had no handler and had not blocked it: the command's end
+    /// by that signal passed on.
     package static func raiseUnhandled(_ signal: Int32) {
         Glibc.signal(signal, SIG_DFL)
         var only = sigset_t()
