@@ -140,13 +140,18 @@ package enum ServedChild {
                 free(pointer)
             }
         }
-        var pid: pid_t = 0
-        let result = posix_spawnp(&pid, command[0], nil, attributes, &argv, &envp)
+        // Under the lock: a signal that arrives while the child starts (it may already be running
+        // when posix_spawnp returns) waits for its pid and is passed on, not taken for authctl's.
+        let (pid, result) = child.withLock { child -> (pid_t, Int32) in
+            var pid: pid_t = 0
+            let result = posix_spawnp(&pid, command[0], nil, attributes, &argv, &envp)
+            if result == 0 { child = pid }
+            return (pid, result)
+        }
         guard result == 0 else {
             let code: AuthctlError.Code = result == ENOENT ? .commandNotFound : .cannotExecute
             throw AuthctlError(code, "cannot run \(command[0]): \(String(cString: strerror(result)))")
         }
-        child.withLock { $0 = pid }
         return pid
     }
 
