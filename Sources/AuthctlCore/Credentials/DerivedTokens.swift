@@ -56,7 +56,7 @@ package struct DerivedTokens {
     }
 
     package func token(_ choice: DerivedTokenChoice, minValidity: Double) throws -> DerivedTokenOutput {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let scopes = ScopeList.normalized(choice.scopes)
         let request = DerivedTokenRequest(target: choice.target, scopes: scopes)
         let (audience, resource): (String?, String?)

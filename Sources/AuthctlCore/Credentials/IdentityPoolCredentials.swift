@@ -22,7 +22,7 @@ package struct IdentityPoolCredentials {
     /// `credential_process` output, so each call must get some that last through its work).
     package static let renewalMargin: Double = 300
 
-    private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
+    private var sessions: ProfileSession { get throws { try context.profileSession } }
     private var kept: ProfileStore { context.kept(settings.profile) }
 
     package func credentials() throws -> TemporaryAWSCredentials {
@@ -59,8 +59,8 @@ package struct IdentityPoolCredentials {
                 .notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
         }
         let identity = CognitoIdentityService(
-            endpoint: pool.endpoint, transport: try context.transport(settings),
-            retryPolicy: context.retryPolicy)
+            endpoint: pool.endpoint, transport: try context.transport(),
+            retryPolicy: try context.retryPolicy)
         let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
         let cached = (try? kept.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }

@@ -55,7 +55,7 @@ package struct MachineTokens {
         // and the scopes (one domain's token was handed out for another's).
         let issuer = try domain?.base ?? "api " + ClientSettings(settings).endpoint
         let scopeKey = issuer + " " + scopes.sorted().joined(separator: " ")
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = try context.profileSession
         if options.noStore {
             // No keyring needed: the secret from the environment, or the keyring when one answers.
             let secret = try sessions.clientSecret(clientId: clientId, storeRequired: false)
@@ -97,7 +97,7 @@ package struct MachineTokens {
         }
         guard let domain else { return try fromAPI(clientId: clientId, secret: secret, scopes: scopes) }
         let endpoint = TokenEndpoint(
-            domain: domain, transport: try context.transport(settings),
+            domain: domain, transport: try context.transport(),
             client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
         let tokens: OAuthTokens
         do {
@@ -118,7 +118,7 @@ package struct MachineTokens {
     /// GetClientToken: for an app client whose only flow is ALLOW_CLIENT_TOKEN_AUTH (no domain needed).
     private func fromAPI(clientId: String, secret: String, scopes: [String]) throws -> MachineToken {
         let client = try ClientSettings(settings)
-        let service = try context.service(settings, client: client)
+        let service = try context.service(client: client)
         let answer: ClientAuthenticationResult
         do {
             answer = try service.getClientToken(clientId: clientId, secret: secret, scopes: scopes)

@@ -64,14 +64,18 @@ package struct ProfileSession {
 
     /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
     /// for a browser session, RevokeToken for a password one.
-    /// `appClient`: the one a sign-in just used (its secret not read from the store again).
+    /// `client`, `appClient`: the ones a sign-in just used (not made again, the secret not read
+    /// from the store again).
     /// `linked`: RevokeToken with RevokeAssociatedSessions LINKED, which also ends the managed-login
     /// (SSO) session the tokens came through (the token endpoint's /oauth2/revoke has no such field).
-    package func revoke(_ session: StoredSession, appClient known: AppClient? = nil, linked: Bool = false) throws {
-        let client = try clientSettings(for: session)
+    package func revoke(
+        _ session: StoredSession, client knownClient: ClientSettings? = nil, appClient known: AppClient? = nil,
+        linked: Bool = false
+    ) throws {
+        let client = try knownClient ?? clientSettings(for: session)
         if let domain = session.domain, !linked {
             let endpoint = TokenEndpoint(
-                domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
+                domain: ManagedLoginDomain(domain), transport: try context.transport(),
                 client: try known ?? appClient(client))
             do {
                 try endpoint.revoke(refreshToken: session.refreshToken)

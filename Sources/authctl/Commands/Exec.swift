@@ -105,7 +105,7 @@ struct Exec: AuthctlCommand {
             for warning in token.textMessages { context.console.message(warning) }
             return try execute(keeping: inherited, only: token.token, expiresAt: token.expiresAt, settings)
         }
-        let (session, _) = try context.sessions.freshSession(
+        let (session, _) = try context.profileSession.freshSession(
             minValidity: minValid, for: requested.contains(.id) ? .id : .access)
         let checks = TokenChecks(context: context, settings: settings)
         for type in requested { try checks.checkClaims(session, type) }

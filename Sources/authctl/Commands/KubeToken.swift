@@ -39,7 +39,7 @@ struct KubeToken: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
         let settings = try context.settings
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
 
         let session: StoredSession
         do {
@@ -82,7 +82,7 @@ struct KubeToken: AuthctlCommand {
     /// A password sign-in on the terminal (kubectl hands over its standard input in interactive
     /// mode), through the same pipeline as `authctl signin`; only stderr is written.
     private func signIn(settings: Settings, context: CommandContext) throws {
-        let session = try SignInPipeline.signIn(SignInRequest(method: .password(.srp)), in: context, keep: true)
+        let session = try context.profileSession.signIn(SignInRequest(method: .password(.srp))).session()
         context.console.message(SignInSummary(session).textMessages.joined(separator: "\n"))
     }
 }

@@ -97,19 +97,18 @@ struct Token: AuthctlCommand {
         }
         let checks = TokenChecks(context: context, settings: settings)
         guard signsIn else {
-            let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid, for: type)
+            let (session, service) = try context.profileSession.freshSession(minValidity: freshness.minValid, for: type)
             return try emit(session, checks: checks, service: service, context: context)
         }
-        let client = try ClientSettings(settings)
         let request = SignInRequest(
             username: how.username,
             missingUsername: .refuse("no username to sign in with: pass --username or set AUTHCTL_USERNAME"),
             method: how.passwordFlow.map { .password($0) } ?? .userAuth(how.method),
             password: how.passwordStdin ? .standardInput : .terminal, mfa: mfa.answers,
             securityKey: securityKey.choice(environment: context.environment))
-        let obtained = try SignInPipeline.obtain(request, in: context, minValidity: freshness.minValid)
-        let service = try obtained.service ?? context.service(settings, client: client)
-        try emit(obtained.session, checks: checks, service: service, context: context)
+        let (session, service) = try context.profileSession.signInOrReuse(
+            request, minValidity: freshness.minValid, for: type)
+        try emit(session, checks: checks, service: service, context: context)
     }
 
     /// The actor token: one line of standard input, never argv; a JWT or refused before any request.

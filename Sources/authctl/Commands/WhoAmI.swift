@@ -28,7 +28,7 @@ struct WhoAmI: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let checks = TokenChecks(context: context, settings: settings)
         let (session, user) = try sessions.withFreshSession { session, service in
             try checks.checkClaims(session, .access)
