@@ -14,16 +14,18 @@ import Foundation
 /// Parallel processes fetch once: the fetch runs under a per-profile lock of its own (taken
 /// before the session's refresh lock, never after, so the two cannot deadlock) and re-reads the cache.
 package struct IdentityPoolCredentials {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
     package let pool: IdentityPoolSettings
 
     /// Credentials closer than this to their expiry are fetched anew (the AWS CLI does not cache
     /// `credential_process` output, so each call must get some that last through its work).
     package static let renewalMargin: Double = 300
 
-    private var sessions: ProfileSession { get throws { try context.profileSession } }
-    private var kept: ProfileStore { context.kept(settings.profile) }
+    private var sessions: ProfileSession { session }
+    private var kept: ProfileStore { session.kept }
 
     package func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
@@ -138,9 +140,8 @@ package struct IdentityPoolCredentials {
         }
     }
 
-    package init(context: CommandContext, settings: Settings, pool: IdentityPoolSettings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession, pool: IdentityPoolSettings) {
+        self.session = session
         self.pool = pool
     }
 }

@@ -21,13 +21,25 @@ import Foundation
 /// ending, removing: this file), the app client and its secret (`SessionClient.swift`), a fresh
 /// session and calls under a `SessionPolicy` with refresh and failover (`SessionRefresh.swift`),
 /// a new session after a sign-in and sign-in-or-reuse (`SessionSignIn.swift`).
+///
+/// It is the profile's session service: `CommandContext.profileSession` makes one per invocation,
+/// holding the resolved settings, the configured app client's settings, the profile's store and
+/// (through the context) the transport.
 package struct ProfileSession {
     package let context: CommandContext
     package let settings: Settings
+    /// Everything kept for the profile (the session is this layer's; the rest its flows').
+    package let kept: ProfileStore
+    /// The configured app client's settings, made once (or why they cannot be: not configured).
+    private let configuredClient: Result<ClientSettings, any Error>
 
     package var profile: String { settings.profile }
-    /// Everything kept for the profile (the session is this layer's; the rest its flows').
-    package var kept: ProfileStore { context.kept(profile) }
+
+    /// The app client the settings configure (pool, client, region, endpoint, replica); throws
+    /// the configuration error when they name none.
+    package var client: ClientSettings {
+        get throws { try configuredClient.get() }
+    }
 
     // MARK: the lock
 
@@ -165,6 +177,8 @@ package struct ProfileSession {
     package init(context: CommandContext, settings: Settings) {
         self.context = context
         self.settings = settings
+        kept = context.kept(settings.profile)
+        configuredClient = Result { try ClientSettings(settings) }
     }
 }
 

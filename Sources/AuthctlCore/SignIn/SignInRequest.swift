@@ -93,7 +93,7 @@ extension SignInPipeline {
         remembersDevices: Bool
     ) throws -> PreparedSignIn {
         let (command, settings) = (session.context, session.settings)
-        let client = try ClientSettings(settings)
+        let client = try session.client
         // A malformed code fails before anything is sent (before the password is checked, too):
         // its shape is the factor's when --mfa-type names it, else any factor's.
         if let code = request.mfa.mfaCode {

@@ -59,7 +59,7 @@ struct KubeToken: AuthctlCommand {
                 Run: authctl signin --profile \(settings.profile)
                 """)
         }
-        let checks = TokenChecks(context: context, settings: settings)
+        let checks = TokenChecks(session: try context.profileSession)
         try checks.checkClaims(session, type)
         let token = checks.token(session, type)
         let expiresAt =

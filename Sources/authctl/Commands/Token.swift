@@ -82,20 +82,19 @@ struct Token: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         if machine.clientCredentials {
             return context.emit(
-                try MachineTokens(context: context, settings: settings, options: machine.choice)
+                try MachineTokens(session: try context.profileSession, options: machine.choice)
                     .token(minValidity: freshness.minValid))
         }
         if let target = derived.target() {
             let actor = actorTokenStdin ? try Self.readActorToken(context) : nil
             return context.emit(
-                try DerivedTokens(context: context, settings: settings).token(
+                try DerivedTokens(session: try context.profileSession).token(
                     DerivedTokenChoice(target: target, scopes: machine.scopes, actorToken: actor),
                     minValidity: freshness.minValid))
         }
-        let checks = TokenChecks(context: context, settings: settings)
+        let checks = TokenChecks(session: try context.profileSession)
         guard signsIn else {
             let (session, service) = try context.profileSession.freshSession(minValidity: freshness.minValid, for: type)
             return try emit(session, checks: checks, service: service, context: context)

@@ -30,8 +30,9 @@ struct AccountCommandSupport {
 
     init(context: CommandContext) throws {
         self.context = context
-        settings = try context.settings
-        client = try ClientSettings(settings)
+        let session = try context.profileSession
+        settings = session.settings
+        client = try session.client
     }
 
     var console: Console { context.console }
