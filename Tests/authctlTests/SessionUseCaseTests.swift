@@ -33,7 +33,7 @@ final class SessionUseCaseTests: XCTestCase {
         let outcome = try CommandContext(host: harness.host).profileSession.signIn(signInRequest("alice"))
         guard case .signedIn(let session) = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(session.username, "alice")
-        XCTAssertEqual(try kept(harness.store).session()?.refreshToken, session.refreshToken)
+        XCTAssertEqual(try profileStore(harness.store).session()?.refreshToken, session.refreshToken)
         XCTAssertEqual(
             pool.calls,
             [.initiateAuth(flow: "USER_PASSWORD_AUTH", username: "alice"), .revoke(refreshToken: bob.refreshToken)])
@@ -55,8 +55,8 @@ final class SessionUseCaseTests: XCTestCase {
                 .associateSoftwareToken(session: "challenge-session"),
             ])
         XCTAssertTrue(harness.console.stdout.joined().contains("JBSWY3DPEHPK3PXP"), "the handout is on stdout")
-        XCTAssertNil(try kept(harness.store).session())
-        XCTAssertEqual(try kept(harness.store).pendingChallenge()?.challengeName, .mfaSetup)
+        XCTAssertNil(try profileStore(harness.store).session())
+        XCTAssertEqual(try profileStore(harness.store).pendingChallenge()?.challengeName, .mfaSetup)
         XCTAssertThrowsError(try outcome.session()) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .usage)
@@ -72,7 +72,7 @@ final class SessionUseCaseTests: XCTestCase {
         guard case .waitingForCode(let destination, let next) = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(destination, "+*******1234")
         XCTAssertEqual(next, "authctl signin --code CODE")
-        XCTAssertEqual(try kept(harness.store).pendingChallenge()?.challengeName, .smsMFA)
+        XCTAssertEqual(try profileStore(harness.store).pendingChallenge()?.challengeName, .smsMFA)
         XCTAssertThrowsError(try outcome.session()) { error in
             let failure = AuthctlError.from(error)
             XCTAssertEqual(failure.code, .usage)
@@ -95,7 +95,7 @@ final class SessionUseCaseTests: XCTestCase {
         let outcome = try CommandContext(host: harness.host).profileSession.signIn(signInRequest("alice"))
         guard case .signedIn = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(console.prompts.map(\.question), ["Code from the text message: "])
-        XCTAssertNil(try kept(harness.store).pendingChallenge())
+        XCTAssertNil(try profileStore(harness.store).pendingChallenge())
     }
 
     // MARK: the stored session, or a sign-in (`token --password-stdin`)
@@ -107,7 +107,7 @@ final class SessionUseCaseTests: XCTestCase {
         let pool = pool(harness)
         let bob = try pool.seed("bob", in: harness)
         try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.host)
-        let stored = try XCTUnwrap(try kept(harness.store).session())
+        let stored = try XCTUnwrap(try profileStore(harness.store).session())
         XCTAssertEqual(stored.username, "alice")
         XCTAssertEqual(harness.console.stdout, [stored.accessToken])
         XCTAssertEqual(
@@ -126,7 +126,7 @@ final class SessionUseCaseTests: XCTestCase {
         try Token.parse(["--type", "id", "--username", "alice", "--password-stdin", "--flow", "password"])
             .run(in: harness.host)
         XCTAssertEqual(pool.calls, [.refresh(refreshToken: seeded.refreshToken)])
-        let stored = try XCTUnwrap(try kept(harness.store).session())
+        let stored = try XCTUnwrap(try profileStore(harness.store).session())
         XCTAssertEqual(harness.console.stdout, [stored.idToken])
         XCTAssertNotEqual(stored.idToken, seeded.idToken)
     }
@@ -153,7 +153,7 @@ final class SessionUseCaseTests: XCTestCase {
             try service.getUser(accessToken: session.accessToken)
         }
         XCTAssertEqual(user.username, "alice")
-        let refreshed = try XCTUnwrap(try kept(harness.store).session())
+        let refreshed = try XCTUnwrap(try profileStore(harness.store).session())
         XCTAssertEqual(
             pool.calls,
             [
@@ -173,7 +173,7 @@ final class SessionUseCaseTests: XCTestCase {
         ) { error in
             guard case .ended? = error as? SessionError else { return XCTFail("\(error)") }
         }
-        XCTAssertNil(try kept(harness.store).session(), "the ended session is removed")
+        XCTAssertNil(try profileStore(harness.store).session(), "the ended session is removed")
     }
 
     // MARK: the context

@@ -43,19 +43,19 @@ extension ProfileSession {
         }
         // A read finds no file store file without asking for its passphrase: open what a write
         // needs before anything is asked.
-        try kept.checkCanKeep()
+        try store.checkCanKeep()
         let signIn = try SignInPipeline.prepare(request, for: self, storeRequired: true, remembersDevices: true)
-        let session = try locked { held -> StoredSession in
+        let session = try withLockedSession { locked -> StoredSession in
             // An unreadable item is no session: the sign-in below replaces it.
             let stored: StoredSession?
-            do { stored = try held.load() } catch SessionError.unreadable { stored = nil }
+            do { stored = try locked.load() } catch SessionError.unreadable { stored = nil }
             if let current = stored, current.isSignedIn(as: signIn.username ?? ""),
                 !expiresWithin(current, minValidity, for: type), (try? checkConfiguredClient(current)) != nil
             {
                 // Another job signed in while this one waited for the lock.
                 return current
             }
-            return try signInAndKeep(signIn, in: held).session()
+            return try signInAndKeep(signIn, in: locked).session()
         }
         return (session, try context.service(client: try clientSettings(for: session)))
     }
@@ -63,17 +63,17 @@ extension ProfileSession {
     // MARK: keeping a new session
 
     /// Runs `signIn` and keeps its session (`held`: the lock the caller holds, else taken here).
-    private func signInAndKeep(_ signIn: PreparedSignIn, in held: LockedProfile?) throws -> SignInOutcome {
-        try kept.checkCanKeep()
+    private func signInAndKeep(_ signIn: PreparedSignIn, in locked: LockedSession?) throws -> SignInOutcome {
+        try store.checkCanKeep()
         // A new sign-in replaces one that was left waiting for a code.
-        if !signIn.finishesPendingSignIn { kept.discardPendingChallenge() }
+        if !signIn.finishesPendingSignIn { store.discardPendingChallenge() }
         return try concluding(signIn) {
             let outcome = try SignInPipeline.run(signIn)
             guard case .signedIn(let session) = outcome else { return outcome }
-            if let held {
-                try keep(signedIn: session, from: signIn.context, in: held)
+            if let locked {
+                try keep(signedIn: session, from: signIn.context, in: locked)
             } else {
-                try locked { held in try keep(signedIn: session, from: signIn.context, in: held) }
+                try withLockedSession { locked in try keep(signedIn: session, from: signIn.context, in: locked) }
             }
             return outcome
         }
@@ -86,10 +86,10 @@ extension ProfileSession {
     /// (best effort, same pool, client and endpoint only, with the sign-in's app client; a
     /// failure is a warning). A store that fails to keep it: its own refresh token is revoked and
     /// the error says so (`notKept`).
-    func keep(signedIn session: StoredSession, from signIn: SignInContext, in held: LockedProfile) throws {
-        let replaced = (try? held.load()) ?? nil
+    func keep(signedIn session: StoredSession, from signIn: SignInContext, in locked: LockedSession) throws {
+        let replaced = (try? locked.load()) ?? nil
         do {
-            try held.save(session)
+            try locked.save(session)
         } catch {
             throw notKept(session, appClient: signIn.appClient, because: error)
         }

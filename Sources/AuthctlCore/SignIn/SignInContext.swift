@@ -17,7 +17,7 @@ import Foundation
 package final class SignInContext {
     /// The profile's session service the sign-in is for (its settings, store and transport).
     package let session: ProfileSession
-    package var command: CommandContext { session.context }
+    package var commandContext: CommandContext { session.context }
     package var settings: Settings { session.settings }
     /// The app client's settings, made once per sign-in.
     package let client: ClientSettings
@@ -25,7 +25,7 @@ package final class SignInContext {
     /// The sign-in as asked for.
     package let request: SignInRequest
     /// The profile's store (a pending sign-in waits there, even with `--no-store`, which keeps no session).
-    package let kept: ProfileStore
+    package let store: ProfileStore
     /// Remembered devices (nil: none sent, none confirmed).
     package let devices: RememberedDevices?
 
@@ -56,7 +56,7 @@ package final class SignInContext {
         self.client = client
         self.appClient = appClient
         self.request = request
-        self.kept = session.kept
+        self.store = session.store
         self.devices = devices
     }
 
@@ -67,19 +67,19 @@ package final class SignInContext {
         return SignInStopped()
     }
 
-    package var console: Console { command.console }
+    package var console: Console { commandContext.console }
     package var profile: String { settings.profile }
-    package func now() -> Date { command.now() }
+    package func now() -> Date { commandContext.now() }
 
     /// The user pool's service (one transport per process): the primary's, watched for an
     /// outage, or the replica's once the sign-in failed over.
     package func service() throws -> CognitoService {
-        if atReplica, let replica = client.atReplica() { return try command.service(client: replica) }
-        guard client.replica != nil else { return try command.service(client: client) }
-        let witness = try witness ?? OutageWitness(command.transport())
+        if atReplica, let replica = client.atReplica() { return try commandContext.service(client: replica) }
+        guard client.replica != nil else { return try commandContext.service(client: client) }
+        let witness = try witness ?? OutageWitness(commandContext.transport())
         self.witness = witness
         // One attempt at the primary: its outage is the replica's turn, within the same budget.
-        var once = try command.retryPolicy
+        var once = try commandContext.retryPolicy
         once.maxAttempts = 1
         return CognitoService(endpoint: client.endpoint, transport: witness, retryPolicy: once)
     }
@@ -118,7 +118,7 @@ package final class SignInContext {
         guard let read, !read.isEmpty else {
             throw AuthctlError(
                 .usage,
-                request.passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")
+                request.passwordFromStdin ? "--password-stdin: standard input locked no password" : "no password given")
         }
         password = read
         return read

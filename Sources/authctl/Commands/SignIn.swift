@@ -100,7 +100,7 @@ struct SignInSummary: CommandReport {
 
     var textMessages: [String] {
         [
-            "Signed in as \(OutsideText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
+            "Signed in as \(UntrustedText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
         ]
     }
 }
@@ -135,7 +135,7 @@ struct TokenSet: CommandReport {
     var textOutput: [String] { [Format.json(self)] }
     var textMessages: [String] {
         [
-            "Signed in as \(OutsideText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
+            "Signed in as \(UntrustedText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
         ]
     }
 }

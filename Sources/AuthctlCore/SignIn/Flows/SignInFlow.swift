@@ -57,7 +57,7 @@ package enum SignInOutcome {
             // The handout on stdout and the next step on stderr already said it.
             throw AuthctlError.reported(.usage)
         case .waitingForCode(let destination, let next):
-            let sentTo = destination.map { " to \(OutsideText($0))" } ?? ""
+            let sentTo = destination.map { " to \(UntrustedText($0))" } ?? ""
             throw AuthctlError(.usage, "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(next)")
         }
     }
