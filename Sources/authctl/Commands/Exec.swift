@@ -146,7 +146,7 @@ struct Exec: AuthctlCommand {
         ServedChild.takeSignals()
         let settings = try context.settings
         let source = IdentityPoolCredentials(
-            context: context, settings: settings,
+            session: try context.profileSession,
             pool: try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment))
         // What the first request gets, fetched before the command starts: a failure is authctl's
         // exit code, with nothing run.
