@@ -181,13 +181,16 @@ def test_a_sigterm_sent_to_authctl_reaches_the_command(served):
     assert (proc.returncode, out, err) == (9, "got-term\n", ""), (proc.returncode, out, err)
 
 
-def test_a_missing_command_identity_pool_or_session_runs_nothing(served):
+def test_a_missing_command_identity_pool_network_or_session_runs_nothing(served):
     r = served.run("exec", "--serve", "--", "no-such-command-here", **served.env_extra)
     assert r.code == 127 and "no-such-command-here" in r.err, r
     r = served.run("exec", "--serve", "--", "true", **{**served.env_extra, "AUTHCTL_IDENTITY_POOL_ID": None})
     assert r.code == 78, r
     r = served.run("exec", "--serve", "--aws", "--", "true", **served.env_extra)
     assert r.code == 64 and "--serve" in r.err, r
+    r = served.run("exec", "--serve", "--", "sh", "-c", "echo ran",
+                   **{**served.env_extra, "AWS_ENDPOINT_URL_COGNITO_IDENTITY": "http://127.0.0.1:9"})
+    assert r.code == 69 and "ran" not in r.out and "127.0.0.1:9" in r.err, r
     assert served.run("signout").code == 0
     r = served.run("exec", "--serve", "--", "sh", "-c", "echo ran", **served.env_extra)
     assert r.code == 77 and "ran" not in r.out and "signin" in r.err, r
