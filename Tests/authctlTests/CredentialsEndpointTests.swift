@@ -108,6 +108,7 @@ final class CredentialsEndpointTests: XCTestCase {
                 "Expiration": "2027-01-15T09:00:00Z",
             ])
         XCTAssertEqual(held(expiringIn: 3600, now: now).answer(.token(.id), now: now).body, "id")
+        XCTAssertEqual(held(expiringIn: 0.5, now: now).answer(.credentials, now: now).status, 503)
         let expired = held(expiringIn: -1, now: now).answer(.credentials, now: now)
         XCTAssertEqual(expired.status, 503)
         XCTAssertFalse(expired.body.contains("secret"))

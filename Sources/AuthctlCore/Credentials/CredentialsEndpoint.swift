@@ -37,7 +37,7 @@ package struct ServedCredentials: Sendable {
     package func answer(_ route: EndpointRequest.Route, now: Date) -> EndpointAnswer {
         switch route {
         case .credentials:
-            guard aws.expiration > now else { return ServedCredentials.unavailable }
+            guard aws.expiration.timeIntervalSince(now) > Self.leastLeft else { return ServedCredentials.unavailable }
             let fields: [(String, String)] = [
                 ("AccessKeyId", aws.accessKeyId), ("SecretAccessKey", aws.secretAccessKey),
                 ("Token", aws.sessionToken), ("Expiration", Format.iso8601(aws.expiration)),
@@ -45,11 +45,16 @@ package struct ServedCredentials: Sendable {
             let body = "{" + fields.map { "\(Format.json($0.0)):\(Format.json($0.1))" }.joined(separator: ",") + "}"
             return EndpointAnswer(status: 200, contentType: "application/json", body: body)
         case .token(let type):
-            guard tokensExpireAt > now else { return ServedCredentials.unavailable }
+            guard tokensExpireAt.timeIntervalSince(now) > Self.leastLeft else { return ServedCredentials.unavailable }
             return EndpointAnswer(
                 status: 200, contentType: "text/plain", body: type == .access ? accessToken : idToken)
         }
     }
+
+    /// Less than this left counts as expired: `Expiration` is written to the second, and a client
+    /// handed credentials already expired by its reading fails (botocore: "still expired")
+    /// where a 503 is retried.
+    package static let leastLeft: Double = 1
 
     /// Nothing valid is held (the refresh keeps failing): an error the SDKs retry.
     package static let unavailable = EndpointAnswer.error(
