@@ -14,38 +14,41 @@ import Foundation
 /// Parallel processes fetch once: the fetch runs under a per-profile lock of its own (taken
 /// before the session's refresh lock, never after, so the two cannot deadlock) and re-reads the cache.
 package struct IdentityPoolCredentials {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
     package let pool: IdentityPoolSettings
 
     /// Credentials closer than this to their expiry are fetched anew (the AWS CLI does not cache
     /// `credential_process` output, so each call must get some that last through its work).
     package static let renewalMargin: Double = 300
 
-    private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
-    private var store: ProfileStore { context.profileStore(settings.profile) }
+    private var sessions: ProfileSession { session }
+    private var store: ProfileStore { session.store }
 
-    package func credentials() throws -> TemporaryAWSCredentials {
+    /// `minValidity`: cached ones with less left are fetched anew (`exec --serve` asks for more).
+    package func credentials(minValidity: Double = renewalMargin) throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
         guard let session = try sessions.stored() else {
             throw SessionError.notSignedIn(profile: settings.profile)
         }
         try sessions.checkConfiguredClient(session)
-        if let entry = try usableEntry(for: session) { return entry.credentials }
+        if let entry = try usableEntry(for: session, minValidity) { return entry.credentials }
 
         // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
         return try store.locked(.awsCredentials) {
             // Another process may have fetched while this one waited.
             let current = try sessions.stored() ?? session
-            if let entry = try usableEntry(for: current) { return entry.credentials }
+            if let entry = try usableEntry(for: current, minValidity) { return entry.credentials }
             return try fetch()
         }
     }
 
-    private func usableEntry(for session: StoredSession) throws -> CachedAWSCredentials? {
+    private func usableEntry(for session: StoredSession, _ minValidity: Double) throws -> CachedAWSCredentials? {
         guard let entry = try store.awsCredentials(identityPoolId: pool.identityPoolId),
             entry.belongs(to: session, pool: pool),
-            entry.credentials.validFor(Self.renewalMargin, now: context.now())
+            entry.credentials.validFor(minValidity, now: context.now())
         else { return nil }
         return entry
     }
@@ -59,8 +62,8 @@ package struct IdentityPoolCredentials {
                 .notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
         }
         let identity = CognitoIdentityService(
-            endpoint: pool.endpoint, transport: try context.transport(settings),
-            retryPolicy: context.retryPolicy)
+            endpoint: pool.endpoint, transport: try context.transport(),
+            retryPolicy: try context.retryPolicy)
         let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
         let cached = (try? store.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
@@ -138,10 +141,23 @@ package struct IdentityPoolCredentials {
         }
     }
 
-    package init(context: CommandContext, settings: Settings, pool: IdentityPoolSettings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession, pool: IdentityPoolSettings) {
+        self.session = session
         self.pool = pool
+    }
+}
+
+extension IdentityPoolCredentials {
+    /// What `exec --serve` holds: the session refreshed when either token has less than
+    /// `minValidity` left, and credentials with more than twice that: cached ones only while
+    /// nearer the start of their life than the end, so that the refresh planned from what is left
+    /// (`ServeSchedule`, half the time left at most) comes early enough.
+    package func served(minValidity: Double) throws -> ServedCredentials {
+        let session = try sessions.freshSession(minValidity: minValidity, for: .id).session
+        let aws = try credentials(minValidity: 2 * minValidity)
+        return ServedCredentials(
+            aws: aws, accessToken: session.accessToken, idToken: session.idToken,
+            tokensExpireAt: session.accessTokenExpiresAt, fetchedAt: context.now())
     }
 }
 
