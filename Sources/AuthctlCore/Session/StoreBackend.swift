@@ -86,11 +86,14 @@ package final class StoreBackend {
     /// locked file store is then an error naming `authctl unlock`. The command's, given when the
     /// invocation is made (`AuthctlCommand.mayPrompt`).
     package let mayPrompt: Bool
+    /// `--debug`: the store chosen and why, the locks taken.
+    package let trace: Trace?
 
     package init(
         resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-        _ open: @escaping (StoreKind, Opening) -> SecretStore
+        trace: Trace? = nil, _ open: @escaping (StoreKind, Opening) -> SecretStore
     ) {
+        self.trace = trace
         self.resolvesProfiles = resolvesProfiles
         self.option = option
         self.passphraseFD = passphraseFD
@@ -159,6 +162,11 @@ package final class StoreBackend {
             pinned.insert(profile)
         }
         resolved[profile] = kind
+        trace?.record(
+            .store(
+                kind,
+                pinned.contains(profile)
+                    ? .profile : requested == nil ? .default : option != nil ? .flag : .environment))
         return kind
     }
 

@@ -65,11 +65,14 @@ package struct InvocationOptions {
     /// The command may ask a person for the file store's passphrase (not `status`, nor kube-token
     /// when kubectl says no one can answer).
     package var mayPrompt: Bool
+    /// `--debug`: the trace's format (nil: `AUTHCTL_DEBUG` decides).
+    package var debug: TraceFormat?
 
     package init(
         settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
-        store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true
+        store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true, debug: TraceFormat? = nil
     ) {
+        self.debug = debug
         self.settings = settings
         self.output = output
         self.store = store
@@ -94,15 +97,21 @@ package final class CommandContext {
     private let settingsInput: GlobalSettingsInput
     private var resolvedSettings: Settings?
     private var transportCache: HTTPTransport?
+    /// `--debug` / `AUTHCTL_DEBUG`: nil when off, and then nothing is traced or formatted.
+    package let trace: Trace?
 
     package init(host: ProcessHost, options: InvocationOptions = InvocationOptions()) {
         console = host.console
         environment = host.environment
         now = host.now
         makeTransport = host.makeTransport
+        // Read here, not by the parser, so every way into a command (the fast path too) honours it.
+        let format = options.debug ?? Self.traceFormat(environment: host.environment, console: host.console)
+        let trace = format.map { Trace(console: host.console, format: $0) }
+        self.trace = trace
         backend = StoreBackend(
             resolvesProfiles: host.resolvesProfiles, option: options.store,
-            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
+            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, trace: trace, host.openStore)
         outputFormat = options.output
         settingsInput = options.settings
     }
@@ -114,6 +123,7 @@ package final class CommandContext {
             if let resolvedSettings { return resolvedSettings }
             let settings = try SettingsResolver.resolve(settingsInput, environment: environment)
             resolvedSettings = settings
+            if let trace { SettingsTrace.record(settings, input: settingsInput, environment: environment, to: trace) }
             return settings
         }
     }
@@ -134,6 +144,7 @@ package final class CommandContext {
     package var retryPolicy: RetryPolicy {
         var policy = RetryPolicy.standard
         policy.budget = budget
+        policy.observer = trace?.serviceObserver
         return policy
     }
 
@@ -152,16 +163,37 @@ package final class CommandContext {
             caBundlePath: settings.caBundle, connectTimeout: min(10, perRequest),
             requestTimeout: perRequest, userAgent: "authctl/\(AuthctlVersion.current)",
             budget: budget)
+        let transport = observed(deferredTransport(options))
+        transportCache = transport
+        return transport
+    }
+
+    /// The real transport, made on its first request.
+    private func deferredTransport(_ options: TransportOptions) -> HTTPTransport {
         let makeTransport = self.makeTransport
-        let transport = DeferredTransport {
+        return DeferredTransport {
             do {
                 return try makeTransport(options)
             } catch let error as TransportError {
                 throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
             }
         }
-        transportCache = transport
-        return transport
+    }
+
+    /// `transport`, its exchanges traced when the trace is on.
+    private func observed(_ transport: HTTPTransport) -> HTTPTransport {
+        guard let trace else { return transport }
+        return ObservedTransport(transport, observer: trace.serviceObserver)
+    }
+
+    /// `AUTHCTL_DEBUG`'s format; a value that is none is said and leaves the trace off.
+    private static func traceFormat(environment: [String: String], console: Console) -> TraceFormat? {
+        do {
+            return try TraceFormat.fromEnvironment(environment)
+        } catch {
+            console.message("authctl: warning: \(AuthctlError.from(error).message); no trace is written")
+            return nil
+        }
     }
 
     /// Another transport, not the process's shared one, each request bounded by `--timeout`: for
@@ -171,14 +203,7 @@ package final class CommandContext {
             caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
             requestTimeout: settings.timeout, userAgent: "authctl/\(AuthctlVersion.current)",
             budget: nil)
-        let makeTransport = self.makeTransport
-        return DeferredTransport {
-            do {
-                return try makeTransport(options)
-            } catch let error as TransportError {
-                throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
-            }
-        }
+        return observed(deferredTransport(options))
     }
 
     package func service(_ settings: Settings, client: ClientSettings) throws -> CognitoService {

@@ -64,6 +64,7 @@ package struct SignInPipeline {
     /// configured, said on stderr and run once more from its start at the replica (a challenge
     /// session never crosses regions). A pending sign-in finishes where it started.
     package static func run(_ flow: SignInFlow, in context: SignInContext) throws -> StoredSession {
+        context.command.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .primary))
         do {
             return try flow.signIn(context)
         } catch {
@@ -73,6 +74,8 @@ package struct SignInPipeline {
             context.console.message(
                 Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
             context.atReplica = true
+            context.command.trace?.record(.failover("signing in", replicaRegion: TracedText(outside: replica.region)))
+            context.command.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .replica))
             var session = try flow.signIn(context)
             session.issuingRegion = replica.region
             return session
