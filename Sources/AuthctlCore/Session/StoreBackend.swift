@@ -162,12 +162,13 @@ package final class StoreBackend {
             pinned.insert(profile)
         }
         resolved[profile] = kind
-        trace?.record(
-            .store(
-                kind,
-                pinned.contains(profile)
-                    ? .profile : requested == nil ? .default : option != nil ? .flag : .environment))
+        trace?.record(.store(kind, choice(recorded: pinned.contains(profile), requested: requested != nil)))
         return kind
+    }
+
+    /// Why a profile's store is the one it is (`--debug`).
+    func choice(recorded: Bool, requested: Bool) -> StoreChoice {
+        recorded ? .profile : !requested ? .default : option != nil ? .flag : .environment
     }
 
     /// The opened store of `kind`.

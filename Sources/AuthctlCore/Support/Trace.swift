@@ -94,7 +94,7 @@ package enum TraceValue: Sendable {
         case .int(let value): return String(value)
         case .seconds(let value): return Trace.seconds(value) + "s"
         case .flag(let value): return value ? "yes" : "no"
-        case .word(let word): return word.text
+        case .word(let word): return word.text.contains(" ") ? "\"" + word.text + "\"" : word.text
         case .name(let name): return name.text
         case .outside(let text): return "\"" + OutsideText(text.raw).description + "\""
         }
@@ -182,6 +182,8 @@ package enum TraceEvent: Sendable {
     /// `settings`: a setting, where it came from and (when not secret) its value.
     case setting(StaticString, SettingSource, TraceValue?)
     case store(StoreKind, StoreChoice)
+    /// `store doctor`: whether a store can be used here.
+    case storeCheck(StoreKind, usable: Bool)
     case service(ServiceEvent)
     case cache(CacheKind, hit: Bool)
     /// A challenge of a sign-in and the answerer taking it.
@@ -197,6 +199,7 @@ package enum TraceEvent: Sendable {
         switch self {
         case .setting: return "setting"
         case .store: return "store"
+        case .storeCheck: return "store-check"
         case .service(.exchange): return "request"
         case .service(.retry): return "retry"
         case .cache(_, let hit): return hit ? "cache-hit" : "cache-miss"
@@ -231,6 +234,8 @@ package enum TraceEvent: Sendable {
             ]
             if let wait = decision.wait { fields.append(("wait", .seconds(wait))) }
             return fields
+        case .storeCheck(let kind, let usable):
+            return [("store", .word(StaticWord(kind))), ("usable", .flag(usable))]
         case .cache(let kind, _):
             return [("cache", .word(StaticWord(kind)))]
         case .challenge(let challenge, let answerer):
