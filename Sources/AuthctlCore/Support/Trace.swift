@@ -96,7 +96,9 @@ package enum TraceValue: Sendable {
         case .flag(let value): return value ? "yes" : "no"
         case .word(let word): return word.text.contains(" ") ? "\"" + word.text + "\"" : word.text
         case .name(let name): return name.text
-        case .outside(let text): return "\"" + OutsideText(text.raw).description + "\""
+        // Quoted, its own quotes escaped, so a value cannot pass for another field.
+        case .outside(let text):
+            return "\"" + OutsideText(text.raw).description.replacing("\"", with: "\\\"") + "\""
         }
     }
 
