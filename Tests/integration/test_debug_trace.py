@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from typing import Any
 
 import pytest
 
 from harness import ALICE_PASSWORD, token_values
+from managed_login import managed_login, oauth_env, oauth_pool  # noqa: F401  (fixtures)
 from test_aws_credentials import aws_cli, identity  # noqa: F401  (fixtures)
+from test_browser_signin import browser_result, signin as browser_signin
 from test_failover import REPLICA_REGION, primary_down
 from test_mfa import _mfa_defaults, set_mfa  # noqa: F401  (fixture)
 from test_passwordless import allow_first_factors
@@ -155,6 +158,25 @@ def test_refresh_and_token_trace_in_text(signed_in, logged):
     assert r.code == 0, r
     lines = check_trace(r, logged, mark, [ALICE_PASSWORD, r.out.strip()])
     assert not any(" request " in l for l in lines), lines
+
+
+def test_browser_sign_in_and_its_refresh_are_traced(cli, logged, oauth_pool, managed_login, tmp_path):
+    """The managed login (fake_managed_login.py): the code exchange and the refresh at the token
+    endpoint, with a confidential client (HTTP Basic); its code, secret and tokens nowhere."""
+    mark = logged.mark()
+    r = browser_signin(cli, oauth_pool, managed_login, tmp_path, "--debug=json", client="confidential")
+    assert r.code == 0, r
+    code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(browser_result(tmp_path)["final_url"]).query))["code"]
+    session = cli.keyring.session()
+    typed = [ALICE_PASSWORD, code, oauth_pool.confidential_secret, *token_values(session)]
+    traced = check_trace(r, logged, mark, typed, json_lines=True)
+    assert events(traced, "request", operation="/oauth2/token", status=200)
+    assert events(traced, "signin", flow="BrowserSignIn")
+    cli.keyring.rewrite_session(lambda s: s.update(accessTokenExpiresAt="2020-01-01T00:00:00Z"))
+    r = cli.run("token", "--debug=json", env=oauth_env(cli, oauth_pool, managed_login, "confidential"))
+    assert r.code == 0, r
+    traced = check_trace(r, logged, mark, typed + [r.out.strip()], json_lines=True)
+    assert events(traced, "request", operation="/oauth2/token", status=200)
 
 
 def test_failover_and_retries_are_traced(cli, logged):
