@@ -15,7 +15,8 @@ final class TraceTests: XCTestCase {
     /// shape, a fixed word, an escaped setting): walking each case's payload finds no bare String.
     func testNoEventHoldsABareString() {
         let exchange = Exchange(
-            operation: SafeName.operation(of: HTTPRequest(url: "https://h/", headers: [("X-Amz-Target", "S.InitiateAuth")])),
+            operation: SafeName.operation(
+                of: HTTPRequest(url: "https://h/", headers: [("X-Amz-Target", "S.InitiateAuth")])),
             host: SafeName.host(of: "https://cognito-idp.eu-west-1.amazonaws.com/"), status: 400,
             requestId: SafeName.requestId("6b86c39d-d470-441d-8289-85cabdb51f80"),
             errorCode: nil, failure: .timeout, seconds: 0.5)
@@ -57,7 +58,8 @@ final class TraceTests: XCTestCase {
         XCTAssertEqual(SafeName.host(of: "https://user:pw@example.com:8443/x?q=1").text, "example.com")
         XCTAssertEqual(SafeName.host(of: "http://[::1]:9/").text, "[::1]")
         XCTAssertEqual(
-            SafeName.operation(of: HTTPRequest(url: "https://d.example/oauth2/token?code=secret")).text, "/oauth2/token")
+            SafeName.operation(of: HTTPRequest(url: "https://d.example/oauth2/token?code=secret")).text, "/oauth2/token"
+        )
         let refusal = HTTPResponse(
             status: 400, headers: [:],
             body: Data(#"{"__type":"NotAuthorizedException","message":"Incorrect username or password."}"#.utf8))
@@ -79,7 +81,8 @@ final class TraceTests: XCTestCase {
                 XCTAssertEqual((object["fields"] as? [String: String])?["value"], "al\"ice\u{1b}[2J\n")
             } else {
                 XCTAssertTrue(line.hasPrefix("authctl: debug +0.00"), line)
-                XCTAssertTrue(line.hasSuffix(#"setting name=username source=environment value="al\"ice\x1b[2J\x0a""#), line)
+                XCTAssertTrue(
+                    line.hasSuffix(#"setting name=username source=environment value="al\"ice\x1b[2J\x0a""#), line)
             }
         }
     }
