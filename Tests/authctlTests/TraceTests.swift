@@ -31,6 +31,8 @@ final class TraceTests: XCTestCase {
             .signIn(flow: StaticWord("PasswordSignInFlow"), .replica),
             .failover("refreshing", replicaRegion: TracedText(outside: "us-west-2")),
             .lock(.session, taken: true, waited: 0.1),
+            .passphrase(from: StaticWord(PassphraseOrigin.file("/run/secrets/p").traceName)),
+            .fileStore(.agent(.open, answer: .notHeld)), .fileStore(.agent(.seal, answer: nil)),
         ]
         XCTAssertEqual(bareStrings(in: (name: "a secret", 1)), [".name"], "the walk finds a string")
         for event in samples {

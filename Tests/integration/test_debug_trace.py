@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from harness import ALICE_PASSWORD, token_values
+from harness import ALICE_PASSWORD, Cli, token_values
 from managed_login import managed_login, oauth_env, oauth_pool  # noqa: F401  (fixtures)
 from test_aws_credentials import aws_cli, identity  # noqa: F401  (fixtures)
 from test_browser_signin import browser_result, signin as browser_signin
+from test_stores import PASSPHRASE, passphrase_file
 from test_failover import REPLICA_REGION, primary_down
 from test_mfa import _mfa_defaults, set_mfa  # noqa: F401  (fixture)
 from test_passwordless import allow_first_factors
@@ -243,6 +244,27 @@ def test_store_commands_are_traced(signed_in, logged, args):
     assert any(" store store=secret-service because=profile" in l for l in lines), lines
     if args == ["store", "doctor"]:
         assert any(" store-check store=secret-service usable=yes" in l for l in lines), lines
+
+
+@pytest.mark.parametrize("store", ["kernel-keyring", "file"])
+def test_other_stores_are_traced(pool, keyrings, logged, store):
+    """On a host without a Secret Service: the store asked for, then the one recorded; for the
+    file store where its passphrase came from, never the passphrase. (The file store's sign-in
+    costs one scrypt at age's work factor, 5 to 10 s here: its second command is left out.)"""
+    cli = Cli(pool, keyrings("nobus", "bare"), logged.endpoint)
+    extra = {"AUTHCTL_STORE_PASSPHRASE_FILE": passphrase_file(cli)} if store == "file" else {}
+    mark = logged.mark()
+    r = cli.signin("alice", None, "--store", store, "--debug", **extra)
+    assert r.code == 0, r
+    lines = check_trace(r, logged, mark, [ALICE_PASSWORD, PASSPHRASE])
+    assert any(f" store store={store} because=flag" in l for l in lines), lines
+    if store == "file":
+        assert any(" passphrase from=AUTHCTL_STORE_PASSPHRASE_FILE" in l for l in lines), lines
+        return
+    r = cli.run("token", "--debug", **extra)
+    assert r.code == 0, r
+    lines = check_trace(r, logged, mark, [ALICE_PASSWORD, r.out.strip()])
+    assert any(f" store store={store} because=profile" in l for l in lines), lines
 
 
 def test_debug_is_refused_with_another_format_and_the_environment_is_checked(cli):

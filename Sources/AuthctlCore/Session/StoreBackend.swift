@@ -70,6 +70,8 @@ package final class StoreBackend {
         package var passphraseFD: Int32?
         /// A person may be asked for the file store's passphrase on the terminal.
         package var mayPrompt = true
+        /// `--debug`: where the passphrase came from, what the key agent was asked.
+        package var trace: Trace? = nil
     }
 
     private let open: (StoreKind, Opening) -> SecretStore
@@ -123,14 +125,17 @@ package final class StoreBackend {
                 // A passphrase file others can read is used, and said.
                 let source = PassphraseSource {
                     let resolved = try standard.passphrase()
+                    opening.trace?.record(.passphrase(from: StaticWord(resolved.origin.traceName)))
                     if let exposure = PassphraseFileExposure.of(resolved.origin) {
                         console.message("authctl: warning: \(exposure)")
                     }
                     return resolved
                 }
+                var observer: FileStoreObserver?
+                if let trace = opening.trace { observer = { trace.record(.fileStore($0)) } }
                 return AgeFileStore(
                     directory: directory, passphrase: source,
-                    agent: KeyAgentLauncher.use(environment: opening.environment))
+                    agent: KeyAgentLauncher.use(environment: opening.environment), observer: observer)
             }
         }
     }
@@ -174,7 +179,8 @@ package final class StoreBackend {
     /// The opened store of `kind`.
     package func store(_ kind: StoreKind, environment: [String: String]) -> SecretStore {
         if let store = opened[kind] { return store }
-        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt))
+        let store = open(
+            kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt, trace: trace))
         opened[kind] = store
         return store
     }

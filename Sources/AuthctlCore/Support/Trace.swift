@@ -1,4 +1,5 @@
 import CognitoClient
+import SecureStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -186,6 +187,11 @@ package enum TraceEvent: Sendable {
     case store(StoreKind, StoreChoice)
     /// `store doctor`: whether a store can be used here.
     case storeCheck(StoreKind, usable: Bool)
+    /// Where the file store's passphrase came from (`PassphraseOrigin.traceName`: never the
+    /// passphrase, nor a file's path).
+    case passphrase(from: StaticWord)
+    /// The file store asked its key agent (kinds of request and answer only).
+    case fileStore(FileStoreEvent)
     case service(ServiceEvent)
     case cache(CacheKind, hit: Bool)
     /// A challenge of a sign-in and the answerer taking it.
@@ -202,6 +208,8 @@ package enum TraceEvent: Sendable {
         case .setting: return "setting"
         case .store: return "store"
         case .storeCheck: return "store-check"
+        case .passphrase: return "passphrase"
+        case .fileStore: return "key-agent"
         case .service(.exchange): return "request"
         case .service(.retry): return "retry"
         case .cache(_, let hit): return hit ? "cache-hit" : "cache-miss"
@@ -238,6 +246,13 @@ package enum TraceEvent: Sendable {
             return fields
         case .storeCheck(let kind, let usable):
             return [("store", .word(StaticWord(kind))), ("usable", .flag(usable))]
+        case .passphrase(let origin):
+            return [("from", .word(origin))]
+        case .fileStore(.agent(let request, let answer)):
+            return [
+                ("request", .word(StaticWord(request.traceName))),
+                ("answer", .word(StaticWord(answer?.traceName ?? "none"))),
+            ]
         case .cache(let kind, _):
             return [("cache", .word(StaticWord(kind)))]
         case .challenge(let challenge, let answerer):
@@ -258,6 +273,34 @@ extension ProfileStore.Lock {
         case .session: return "session"
         case .awsCredentials: return "aws-credentials"
         case .machineTokens: return "machine-token"
+        }
+    }
+}
+
+extension PassphraseOrigin {
+    package var traceName: StaticString {
+        switch self {
+        case .fileDescriptor: return "passphrase-fd"
+        case .file: return "AUTHCTL_STORE_PASSPHRASE_FILE"
+        case .credential: return "systemd-credential"
+        case .environment: return "AUTHCTL_STORE_PASSPHRASE"
+        case .prompt: return "terminal"
+        case .given: return "given"
+        }
+    }
+}
+
+extension AgentMessage.Kind {
+    var traceName: StaticString {
+        switch self {
+        case .open: return "open"
+        case .seal: return "seal"
+        case .add: return "add"
+        case .lock: return "lock"
+        case .status: return "status"
+        case .ok: return "ok"
+        case .notHeld: return "not-held"
+        case .refused: return "refused"
         }
     }
 }
