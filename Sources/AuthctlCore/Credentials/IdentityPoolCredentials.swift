@@ -23,7 +23,7 @@ package struct IdentityPoolCredentials {
     package static let renewalMargin: Double = 300
 
     private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
-    private var kept: ProfileStore { context.kept(settings.profile) }
+    private var store: ProfileStore { context.profileStore(settings.profile) }
 
     package func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
@@ -37,7 +37,7 @@ package struct IdentityPoolCredentials {
         }
 
         // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
-        return try kept.locked(.awsCredentials) {
+        return try store.locked(.awsCredentials) {
             // Another process may have fetched while this one waited.
             let current = try sessions.stored() ?? session
             let entry = try usableEntry(for: current)
@@ -48,7 +48,7 @@ package struct IdentityPoolCredentials {
     }
 
     private func usableEntry(for session: StoredSession) throws -> CachedAWSCredentials? {
-        guard let entry = try kept.awsCredentials(identityPoolId: pool.identityPoolId),
+        guard let entry = try store.awsCredentials(identityPoolId: pool.identityPoolId),
             entry.belongs(to: session, pool: pool),
             entry.credentials.validFor(Self.renewalMargin, now: context.now())
         else { return nil }
@@ -67,7 +67,7 @@ package struct IdentityPoolCredentials {
             endpoint: pool.endpoint, transport: try context.transport(settings),
             retryPolicy: context.retryPolicy)
         let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
-        let cached = (try? kept.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
+        let cached = (try? store.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
 
         let answer: IdentityCredentials
@@ -97,7 +97,7 @@ package struct IdentityPoolCredentials {
             identityId: answer.identityId, credentials: answer.credentials,
             identityEndpoint: pool.endpoint)
         do {
-            try kept.keep(entry)
+            try store.keep(entry)
         } catch let error as SecureStoreError {
             // The credentials are good: hand them out, and say the next call will fetch again.
             context.console.message(

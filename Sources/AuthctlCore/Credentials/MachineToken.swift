@@ -62,10 +62,10 @@ package struct MachineTokens {
             return try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
         }
         let secret = try sessions.clientSecret(clientId: clientId)
-        let kept = context.kept(settings.profile)
+        let store = context.profileStore(settings.profile)
         // Under the cache's own lock: jobs started together on an empty cache make one request.
-        return try kept.locked(.machineTokens) {
-            var cache = try kept.machineTokens(clientId: clientId)
+        return try store.locked(.machineTokens) {
+            var cache = try store.machineTokens(clientId: clientId)
             let now = context.now()
             if let cached = cache[scopeKey], cached.expiresAt.timeIntervalSince(now) > minValidity {
                 context.trace?.record(.cache(.machineToken, hit: true))
@@ -76,7 +76,7 @@ package struct MachineTokens {
             cache = cache.filter { $0.value.expiresAt > now }
             cache[scopeKey] = fresh
             do {
-                try kept.keep(machineTokens: cache, userPoolId: settings.userPoolId ?? "", clientId: clientId)
+                try store.keep(machineTokens: cache, userPoolId: settings.userPoolId ?? "", clientId: clientId)
             } catch {
                 context.console.message(
                     "authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again."
@@ -130,7 +130,7 @@ package struct MachineTokens {
                 """
                 this app client cannot get machine tokens through the API: ALLOW_CLIENT_TOKEN_AUTH must be its only \
                 flow (an administrator sets it), or configure the managed-login domain for the client_credentials \
-                grant (--domain, authctl configure --domain URL) (Cognito: \(OutsideText(error.message)))
+                grant (--domain, authctl configure --domain URL) (Cognito: \(UntrustedText(error.message)))
                 """)
         } catch let error as CognitoError {
             throw AuthctlError.from(error, endpoint: client.endpoint)

@@ -56,7 +56,7 @@ package struct AdminService {
         // For a signed admin operation NotAuthorizedException too means the IAM identity may not do it.
         switch error.refusal {
         case .userNotFound?:
-            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(OutsideText(error.message))")
+            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(UntrustedText(error.message))")
         case .awsCredentialsRefused?:
             break
         case _ where error.refusal?.deniesAuthorization == true:
@@ -66,7 +66,7 @@ package struct AdminService {
         }
         return AuthctlError(
             .notAuthorized,
-            "the service refused the AWS credentials: \(OutsideText(error.errorType ?? "")): \(OutsideText(error.message))"
+            "the service refused the AWS credentials: \(UntrustedText(error.errorType ?? "")): \(UntrustedText(error.message))"
         )
     }
 }

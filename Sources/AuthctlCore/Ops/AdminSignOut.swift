@@ -66,7 +66,7 @@ package struct AdminSignOut {
 
     /// The one added line: a sign-out ends sessions, the password still signs in.
     package static func notContainment(username: String) -> String {
-        "A sign-out is not containment: the same password signs straight back in. To contain the account (evidence, MFA, devices, password, disable): authctl ops contain --user \(OutsideText(ShellWord.quoted(username))) --execute"
+        "A sign-out is not containment: the same password signs straight back in. To contain the account (evidence, MFA, devices, password, disable): authctl ops contain --user \(UntrustedText(ShellWord.quoted(username))) --execute"
     }
 
     /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,

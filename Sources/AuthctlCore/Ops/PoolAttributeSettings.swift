@@ -36,7 +36,7 @@ package enum PoolAttributeSettings {
                 keptUntilVerified: Set(
                     pool.userAttributeUpdateSettings?.attributesRequireVerificationBeforeUpdate ?? []))
         } catch let error as CognitoError {
-            return .unknown(reason: "DescribeUserPool was refused: \(OutsideText(error.errorType ?? error.message))")
+            return .unknown(reason: "DescribeUserPool was refused: \(UntrustedText(error.errorType ?? error.message))")
         } catch {
             return .unknown(reason: "DescribeUserPool failed: \(AuthctlError.from(error).message)")
         }

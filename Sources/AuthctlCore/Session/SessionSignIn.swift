@@ -17,9 +17,9 @@ extension ProfileSession {
     /// overwrite it with the session it replaced. Returns the session it replaced, if readable.
     @discardableResult
     package func replace(with session: StoredSession) throws -> StoredSession? {
-        try locked { held in
-            let replaced = try? held.load()
-            try held.save(session)
+        try withLockedSession { locked in
+            let replaced = try? locked.load()
+            try locked.save(session)
             return replaced ?? nil
         }
     }
@@ -86,12 +86,12 @@ extension ProfileSession {
         }
         // A read finds no file store file without asking for its passphrase: open what a write
         // needs before the service is asked.
-        try kept.checkCanKeep()
+        try store.checkCanKeep()
         let prepared = try prepare()
-        return try locked { held in
+        return try withLockedSession { locked in
             // An unreadable item is no session: the sign-in below replaces it.
             let stored: StoredSession?
-            do { stored = try held.load() } catch SessionError.unreadable { stored = nil }
+            do { stored = try locked.load() } catch SessionError.unreadable { stored = nil }
             if let current = stored, current.isSignedIn(as: prepared.username),
                 !current.expiresWithin(minValidity, now: context.now()),
                 (try? checkConfiguredClient(current)) != nil
@@ -100,7 +100,7 @@ extension ProfileSession {
             }
             let fresh = try prepared.signIn()
             do {
-                try held.save(fresh)
+                try locked.save(fresh)
             } catch {
                 // The store answered the check, then failed: nothing is handed out.
                 throw notKept(fresh, appClient: prepared.appClient, because: error)

@@ -14,7 +14,7 @@ import Foundation
 /// typed, the password read, wrong codes). Made once per sign-in by `SignInPipeline.prepare` from
 /// the command's `SignInRequest`; what it learns on the way is the pipeline's alone (internal).
 package final class SignInContext {
-    package let command: CommandContext
+    package let commandContext: CommandContext
     package let settings: Settings
     package let client: ClientSettings
     package let appClient: AppClient
@@ -27,7 +27,7 @@ package final class SignInContext {
     /// The security key for WEB_AUTHN (`--fido-device`, `--pin-fd`).
     package var securityKey: SecurityKeyChoice { request.securityKey }
     /// The profile's store (a pending sign-in waits there, even with `--no-store`, which keeps no session).
-    package let kept: ProfileStore
+    package let store: ProfileStore
     /// Remembered devices (nil: none sent, none confirmed).
     package let devices: RememberedDevices?
 
@@ -48,32 +48,32 @@ package final class SignInContext {
     package var primaryOutage: String? { witness?.outage }
 
     init(
-        command: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient,
+        commandContext: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient,
         request: SignInRequest,
         devices: RememberedDevices?
     ) {
-        self.command = command
+        self.commandContext = commandContext
         self.settings = settings
         self.client = client
         self.appClient = appClient
         self.request = request
-        self.kept = command.kept(settings.profile)
+        self.store = commandContext.profileStore(settings.profile)
         self.devices = devices
     }
 
-    package var console: Console { command.console }
+    package var console: Console { commandContext.console }
     package var profile: String { settings.profile }
-    package func now() -> Date { command.now() }
+    package func now() -> Date { commandContext.now() }
 
     /// The user pool's service (one transport per process): the primary's, watched for an
     /// outage, or the replica's once the sign-in failed over.
     package func service() throws -> CognitoService {
-        if atReplica, let replica = client.atReplica() { return try command.service(settings, client: replica) }
-        guard client.replica != nil else { return try command.service(settings, client: client) }
-        let witness = try witness ?? OutageWitness(command.transport(settings))
+        if atReplica, let replica = client.atReplica() { return try commandContext.service(settings, client: replica) }
+        guard client.replica != nil else { return try commandContext.service(settings, client: client) }
+        let witness = try witness ?? OutageWitness(commandContext.transport(settings))
         self.witness = witness
         // One attempt at the primary: its outage is the replica's turn, within the same budget.
-        var once = command.retryPolicy
+        var once = commandContext.retryPolicy
         once.maxAttempts = 1
         return CognitoService(endpoint: client.endpoint, transport: witness, retryPolicy: once)
     }

@@ -103,8 +103,8 @@ extension SignInPipeline {
         if request.finishesPendingSignIn, let code = request.mfa.mfaCode, !request.passwordFromStdin, !request.isBrowser
         {
             // Without a required store, a missing one only means nothing waits.
-            let kept = command.kept(settings.profile)
-            let pending = storeRequired ? try kept.pendingChallenge() : ((try? kept.pendingChallenge()) ?? nil)
+            let store = command.profileStore(settings.profile)
+            let pending = storeRequired ? try store.pendingChallenge() : ((try? store.pendingChallenge()) ?? nil)
             flow = pending.map { PendingCodeFlow(pending: $0, code: code, givenUsername: request.username) }
             // `signin --code CODE` alone finishes a waiting sign-in: with none, it says so
             // (with --username, the code answers a new sign-in's challenge instead).
@@ -119,12 +119,12 @@ extension SignInPipeline {
             let console = command.console
             // A password sign-in asks on the terminal its standard input is; USER_AUTH may ask on /dev/tty.
             if request.username ?? settings.username == nil
-                && !(request.usesUserAuth ? console.canPrompt : console.isInteractive)
+                && !(request.usesUserAuth ? console.canPrompt : console.inputIsTerminal)
             {
                 throw AuthctlError(
                     .usage, "no username: pass --username, set AUTHCTL_USERNAME, or set username in the profile")
             }
-            if !request.usesUserAuth && !request.passwordFromStdin && !console.isInteractive {
+            if !request.usesUserAuth && !request.passwordFromStdin && !console.inputIsTerminal {
                 throw AuthctlError(
                     .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
             }
@@ -137,7 +137,7 @@ extension SignInPipeline {
             ? RememberedDevices(
                 context: command, profile: settings.profile, rememberWithoutAsking: request.rememberDevice) : nil
         let signIn = SignInContext(
-            command: command, settings: settings, client: client, appClient: appClient,
+            commandContext: command, settings: settings, client: client, appClient: appClient,
             request: request, devices: devices)
         if let flow { return (signIn, flow) }
         if case .browser(let choice) = request.method { return (signIn, BrowserSignIn(options: choice)) }

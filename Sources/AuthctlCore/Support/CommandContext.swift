@@ -90,7 +90,7 @@ package final class CommandContext {
     package let environment: [String: String]
     package let now: () -> Date
     private let makeTransport: (TransportOptions) throws -> HTTPTransport
-    /// Where what authctl keeps lives (see `kept(_:)`), opened on first use.
+    /// Where what authctl keeps lives (see `profileStore(_:)`), opened on first use.
     package let backend: StoreBackend
     /// `--output`: every report of the command is emitted in it (`emit`).
     package let outputFormat: OutputFormat

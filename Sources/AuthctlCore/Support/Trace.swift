@@ -24,7 +24,7 @@ package enum TraceFormat: String, CaseIterable, Sendable {
         case "json": return .json
         default:
             throw AuthctlError(
-                .usage, "\(variable)=\(OutsideText(value)) is not a trace format: use 1 (or text), json, or 0")
+                .usage, "\(variable)=\(UntrustedText(value)) is not a trace format: use 1 (or text), json, or 0")
         }
     }
 }
@@ -99,7 +99,7 @@ package enum TraceValue: Sendable {
         case .name(let name): return name.text
         // Quoted, its own quotes escaped, so a value cannot pass for another field.
         case .outside(let text):
-            return "\"" + OutsideText(text.raw).description.replacing("\"", with: "\\\"") + "\""
+            return "\"" + UntrustedText(text.raw).description.replacing("\"", with: "\\\"") + "\""
         }
     }
 

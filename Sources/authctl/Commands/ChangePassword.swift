@@ -33,7 +33,7 @@ struct ChangePassword: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
         let console = context.console
-        if !stdin && !console.isInteractive {
+        if !stdin && !console.inputIsTerminal {
             throw AuthctlError(
                 .usage,
                 "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin"

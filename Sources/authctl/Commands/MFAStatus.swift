@@ -44,6 +44,8 @@ struct MFAReport: CommandReport {
 
     var textOutput: [String] {
         let enabledText = enabled.isEmpty ? "none" : enabled.joined(separator: ", ")
-        return ["user:       \(OutsideText(username))\nenabled:    \(enabledText)\npreferred:  \(preferred ?? "none")"]
+        return [
+            "user:       \(UntrustedText(username))\nenabled:    \(enabledText)\npreferred:  \(preferred ?? "none")"
+        ]
     }
 }

@@ -151,7 +151,7 @@ struct OpsContain: AuthctlCommand {
                     "Contain \(Format.counted(selected, "user")) (\(selection.summary)) of \(admin.poolId), \(pace.description): about \(OpsProgress.clockTime(seconds)) for \(Format.counted(remaining, "user")). Steps, in order, for each user:"
                 ]
                     + steps.map { "  \($0.rawValue): \($0.calls)" }
-                    + ["Incident record: \(OutsideText(recordPath)) (incident \(incident))."]).joined(separator: "\n")
+                    + ["Incident record: \(UntrustedText(recordPath)) (incident \(incident))."]).joined(separator: "\n")
             },
             summarize: { checkpoint, total, throttled in
                 "\(checkpoint.counts.done) of \(Format.counted(total, "user")) contained or tried: \(checkpoint.counts.failed) with a step failed or not possible, \(checkpoint.counts.notFound) not found (\(throttled) throttling answers absorbed)."
@@ -171,11 +171,11 @@ struct OpsContain: AuthctlCommand {
             let shown = containment?.shownExposures ?? []
             report.exposure = shown
             for exposure in shown {
-                report.textMessages.append("What stays exposed for \(OutsideText(exposure.user)):")
+                report.textMessages.append("What stays exposed for \(UntrustedText(exposure.user)):")
                 report.textMessages += exposure.summary.map { "  " + $0 }
             }
             report.textMessages.append(
-                "Incident record: \(OutsideText(recordPath)) (incident \(incident)); `authctl ops restore --user NAME` re-enables a user once the password is new."
+                "Incident record: \(UntrustedText(recordPath)) (incident \(incident)); `authctl ops restore --user NAME` re-enables a user once the password is new."
             )
         }
         return flow

@@ -45,13 +45,14 @@ struct OpsInvestigate: AuthctlCommand {
                     }
                 } catch let error as CognitoError {
                     if let refusal = AdminService.refusal(
-                        error, username: OutsideText(username).description, poolId: admin.poolId),
+                        error, username: UntrustedText(username).description, poolId: admin.poolId),
                         chosen != .users([username]) && error.refusal == .userNotFound
                     {
                         context.console.message("authctl: \(refusal.message)")
                         continue
                     }
-                    throw AdminService.refusal(error, username: OutsideText(username).description, poolId: admin.poolId)
+                    throw AdminService.refusal(
+                        error, username: UntrustedText(username).description, poolId: admin.poolId)
                         ?? AuthctlError.from(error, endpoint: admin.endpoint)
                 }
                 count += 1

@@ -42,7 +42,7 @@ struct PasskeyRemove: AuthctlCommand {
             } catch let error as CognitoError where error.refusal == .resourceNotFound {
                 throw AuthctlError(
                     .inputRejected,
-                    "\(session.username) has no passkey \(OutsideText(credentialId)) (see `authctl passkey list`): \(OutsideText(error.message))"
+                    "\(session.username) has no passkey \(UntrustedText(credentialId)) (see `authctl passkey list`): \(UntrustedText(error.message))"
                 )
             }
             return session

@@ -104,7 +104,7 @@ struct SignInSummary: CommandReport {
 
     var textMessages: [String] {
         [
-            "Signed in as \(OutsideText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
+            "Signed in as \(UntrustedText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
         ]
     }
 }
@@ -139,7 +139,7 @@ struct TokenSet: CommandReport {
     var textOutput: [String] { [Format.json(self)] }
     var textMessages: [String] {
         [
-            "Signed in as \(OutsideText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
+            "Signed in as \(UntrustedText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
         ]
     }
 }

@@ -390,7 +390,7 @@ struct SignOut: AuthctlCommand {
                     // Forgotten already (elsewhere): its keys here are useless, removed below.
                 }
             }
-            try devices.kept.forget(mine)
+            try devices.store.forget(mine)
             context.console.message(
                 "Forgot this device (\(mine.deviceKey)) on Cognito and here: the next sign-in asks for MFA again.")
             return .ok

@@ -90,12 +90,12 @@ struct Identity: CommandReport {
 
     var textOutput: [String] {
         var lines = [
-            "username:      \(OutsideText(username))",
-            "sub:           \(OutsideText(sub))",
+            "username:      \(UntrustedText(username))",
+            "sub:           \(UntrustedText(sub))",
         ]
-        if let email { lines.append("email:         \(OutsideText(email))\(pending("email"))") }
+        if let email { lines.append("email:         \(UntrustedText(email))\(pending("email"))") }
         lines.append(
-            "groups:        \(groups.isEmpty ? "(none)" : groups.map { OutsideText($0).description }.joined(separator: ", "))"
+            "groups:        \(groups.isEmpty ? "(none)" : groups.map { UntrustedText($0).description }.joined(separator: ", "))"
         )
         lines.append("profile:       \(profile)")
         lines.append("user pool:     \(userPoolId)")
@@ -104,7 +104,7 @@ struct Identity: CommandReport {
         if !others.isEmpty {
             lines.append("attributes:")
             for name in others {
-                lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))\(pending(name))")
+                lines.append("  \(UntrustedText(name)): \(UntrustedText(attributes[name] ?? ""))\(pending(name))")
             }
         }
         if let factors { lines += factors.lines }
@@ -141,7 +141,7 @@ struct AuthFactors: Encodable {
         case .emailOTP: return "email code"
         case .password: return "password"
         case .webAuthn: return "passkey"
-        default: return OutsideText(factor).description
+        default: return UntrustedText(factor).description
         }
     }
 

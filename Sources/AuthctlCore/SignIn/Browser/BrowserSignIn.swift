@@ -69,7 +69,7 @@ package struct BrowserSignIn: SignInFlow {
     package var username: String? { nil }
 
     package func signIn(_ signIn: SignInContext) throws -> StoredSession {
-        let context = signIn.command
+        let context = signIn.commandContext
         let settings = signIn.settings
         let client = signIn.client
         let appClient = signIn.appClient

@@ -20,7 +20,7 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
         if !offered.isEmpty, !offered.contains(.softwareTokenMFA) {
             throw AuthctlError(
                 .unexpected,
-                "this pool requires setting up \(OutsideText(offered.map(\.rawValue).joined(separator: ", "))), which authctl cannot do yet; only authenticator apps are supported"
+                "this pool requires setting up \(UntrustedText(offered.map(\.rawValue).joined(separator: ", "))), which authctl cannot do yet; only authenticator apps are supported"
             )
         }
         let next = PendingChallenge.nextCommand(profile: context.profile)
@@ -36,7 +36,7 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
             // The second process finds the challenge in the store: check it is there before the
             // service hands out a secret that would go nowhere.
             do {
-                try context.kept.checkCanKeep()
+                try context.store.checkCanKeep()
             } catch let error as SecureStoreError {
                 throw AuthctlError(
                     .configuration,
@@ -56,21 +56,21 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
 
         if handOver {
             let expiresAt = context.now().addingTimeInterval(180)
-            try context.kept.keep(
+            try context.store.keep(
                 PendingChallenge(
                     challengeName: .mfaSetup, session: session, username: challenge.username,
                     typedUsername: context.typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
                     userPoolId: context.client.userPoolId, clientId: context.client.clientId, expiresAt: expiresAt,
                     destination: nil, verified: false, wrongCodes: 0))
-            context.command.emit(
+            context.commandContext.emit(
                 MFASetupHandout(
                     secretCode: association.secretCode, otpauthUri: uri, username: challenge.username,
                     expiresAt: expiresAt, next: next))
             throw MFASetupHandedOver()
         }
 
-        try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context.command)
-        let verified = try AuthenticatorEnrolment.verify(context: context.command) { code in
+        try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context.commandContext)
+        let verified = try AuthenticatorEnrolment.verify(context: context.commandContext) { code in
             try service.verifySoftwareToken(
                 session: session, code: code, friendlyName: AuthenticatorEnrolment.friendlyName)
         }

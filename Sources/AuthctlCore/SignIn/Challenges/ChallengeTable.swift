@@ -34,7 +34,7 @@ package enum ChallengeTable {
 
     package static func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
         let answerer = answerers[challenge.name]
-        context.command.trace?.record(
+        context.commandContext.trace?.record(
             .challenge(
                 TracedText(outside: challenge.name.rawValue),
                 answerer: answerer.map { StaticWord(typeOf: $0) } ?? StaticWord("unsupported")))

@@ -17,7 +17,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
         let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"]
         if challenge.attempt == 1 {
             context.console.message(
-                "Code sent to \(destination.map { OutsideText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
+                "Code sent to \(destination.map { UntrustedText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
             )
             if context.mfa.mfaCode == nil && !context.console.canPrompt {
                 try keepWaiting(challenge, destination: destination, in: context)
@@ -30,7 +30,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
     private func keepWaiting(_ challenge: AuthChallenge, destination: String?, in context: SignInContext) throws
         -> Never
     {
-        let sentTo = destination.map { " to \(OutsideText($0))" } ?? ""
+        let sentTo = destination.map { " to \(UntrustedText($0))" } ?? ""
         guard let session = challenge.session else {
             throw AuthctlError(
                 .usage, "this sign-in needs the code sent\(sentTo): pass --code CODE, or run on a terminal")
@@ -42,7 +42,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
             expiresAt: context.now().addingTimeInterval(180),
             destination: destination, verified: false, wrongCodes: 0)
         do {
-            try context.kept.keep(pending)
+            try context.store.keep(pending)
         } catch let error as SecureStoreError {
             // Another run would start another sign-in and send another code, so --code with
             // this one can never match: only a terminal or a store can help.

@@ -32,16 +32,16 @@ package struct SignInPipeline {
 
     package init(_ context: SignInContext) {
         self.context = context
-        sessions = ProfileSession(context: context.command, settings: context.settings)
+        sessions = ProfileSession(context: context.commandContext, settings: context.settings)
     }
 
     /// `signin`: signs in with `flow`, keeping the session unless `keep` is false.
     package func signIn(with flow: SignInFlow, keep: Bool) throws -> StoredSession {
         // A store that cannot keep the answer is refused before the service is asked (a wasted
         // sign-in, and a device registered for nothing, otherwise).
-        if keep { try context.kept.checkCanKeep() }
+        if keep { try context.store.checkCanKeep() }
         // A new sign-in replaces one that was left waiting for a code.
-        if keep && !(flow is PendingCodeFlow) { context.kept.discardPendingChallenge() }
+        if keep && !(flow is PendingCodeFlow) { context.store.discardPendingChallenge() }
         let session: StoredSession
         do {
             session = try Self.run(flow, in: context)
@@ -64,7 +64,7 @@ package struct SignInPipeline {
     /// configured, said on stderr and run once more from its start at the replica (a challenge
     /// session never crosses regions). A pending sign-in finishes where it started.
     package static func run(_ flow: SignInFlow, in context: SignInContext) throws -> StoredSession {
-        context.command.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .primary))
+        context.commandContext.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .primary))
         do {
             return try flow.signIn(context)
         } catch {
@@ -74,8 +74,9 @@ package struct SignInPipeline {
             context.console.message(
                 Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
             context.atReplica = true
-            context.command.trace?.record(.failover("signing in", replicaRegion: TracedText(outside: replica.region)))
-            context.command.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .replica))
+            context.commandContext.trace?.record(
+                .failover("signing in", replicaRegion: TracedText(outside: replica.region)))
+            context.commandContext.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .replica))
             var session = try flow.signIn(context)
             session.issuingRegion = replica.region
             return session
