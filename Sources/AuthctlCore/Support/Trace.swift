@@ -233,7 +233,7 @@ package enum TraceEvent: Sendable {
             ]
             if let status = exchange.status { fields.append(("status", .int(status))) }
             if let code = exchange.errorCode { fields.append(("error", .name(code))) }
-            if let failure = exchange.failure { fields.append(("failure", .word(StaticWord(failure)))) }
+            if let failure = exchange.failure { fields.append(("failure", .word(StaticWord(failure.traceName)))) }
             if let id = exchange.requestId { fields.append(("request_id", .name(id))) }
             fields.append(("duration", .seconds(exchange.seconds)))
             return fields
@@ -301,6 +301,20 @@ extension AgentMessage.Kind {
         case .ok: return "ok"
         case .notHeld: return "not-held"
         case .refused: return "refused"
+        }
+    }
+}
+
+extension TransportError.Kind {
+    /// In the words of `RetryDecision.Cause`.
+    var traceName: StaticString {
+        switch self {
+        case .notConnected: return "not-connected"
+        case .connection: return "connection"
+        case .timeout: return "timeout"
+        case .tls: return "tls"
+        case .responseTooLarge: return "response-too-large"
+        case .other: return "other"
         }
     }
 }
