@@ -12,8 +12,9 @@ package enum TraceFormat: String, CaseIterable, Sendable {
     case text
     case json
 
-    /// `AUTHCTL_DEBUG`: `1`, `true`, `yes`, `text` or `json` turn the trace on; empty, `0`,
-    /// `false` or `no` leave it off; anything else is refused (exit 64) rather than guessed.
+    /// `AUTHCTL_DEBUG`: `1`, `true`, `yes`, `on`, `text` or `json` turn the trace on; empty, `0`,
+    /// `false`, `no` or `off` leave it off; anything else throws, rather than being guessed (the
+    /// context says so in a warning and runs without a trace: a trace never stops a command).
     package static let variable = "AUTHCTL_DEBUG"
 
     package static func fromEnvironment(_ environment: [String: String]) throws -> TraceFormat? {
@@ -86,8 +87,8 @@ package enum TraceValue: Sendable {
     /// A fixed word of authctl's own (an enum's raw value, a type's name).
     case word(StaticWord)
     case name(SafeName)
-    /// A setting's value from the command line, the environment or config.toml: never a secret
-    /// (those are traced as `set`/`unset` only), escaped as any outside text.
+    /// A setting's value from the command line, the environment or config.toml (never a secret:
+    /// those are traced as `set` only) or a challenge's name, escaped as any outside text.
     case outside(TracedText)
 
     var text: String {
@@ -130,16 +131,20 @@ package enum TraceValue: Sendable {
     }
 }
 
-/// A word authctl wrote: an enum case's raw value or a type's name, never data.
+/// A word authctl wrote: an enum case's raw value, a literal or a type's name, never data. Only
+/// a `CaseIterable` enum's raw value: a raw-representable struct (ChallengeName) can hold anything.
 package struct StaticWord: Sendable {
     let text: String
-    package init<Word: RawRepresentable>(_ word: Word) where Word.RawValue == String { text = word.rawValue }
+    package init<Word: RawRepresentable & CaseIterable>(_ word: Word) where Word.RawValue == String {
+        text = word.rawValue
+    }
     /// The name of `value`'s type (a flow, an answerer).
     package init(typeOf value: Any) { text = String(describing: type(of: value)) }
     package init(_ literal: StaticString) { text = literal.description }
 }
 
-/// A setting's value for the trace, at most 200 characters (longer is cut, and said).
+/// Outside text for the trace (a setting's value, a challenge's name), at most 200 characters
+/// (longer is cut, with an ellipsis).
 package struct TracedText: Sendable {
     let raw: String
     package init(outside value: String) {
@@ -148,12 +153,12 @@ package struct TracedText: Sendable {
 }
 
 /// Where a setting came from.
-package enum SettingSource: String, Sendable {
+package enum SettingSource: String, CaseIterable, Sendable {
     case flag, environment, profile, derived, `default`
 }
 
 /// Why this store is used.
-package enum StoreChoice: String, Sendable {
+package enum StoreChoice: String, CaseIterable, Sendable {
     /// `--store`.
     case flag
     /// `AUTHCTL_STORE`.
@@ -164,7 +169,7 @@ package enum StoreChoice: String, Sendable {
 }
 
 /// What a cache is of.
-package enum CacheKind: String, Sendable {
+package enum CacheKind: String, CaseIterable, Sendable {
     /// The pool's signing keys (JWKS).
     case keySet = "key-set"
     case awsCredentials = "aws-credentials"
@@ -173,7 +178,7 @@ package enum CacheKind: String, Sendable {
 }
 
 /// A sign-in's way, as the flow that ran it.
-package enum SignInBranch: String, Sendable {
+package enum SignInBranch: String, CaseIterable, Sendable {
     case primary
     /// The primary did not answer: run again at the replica.
     case replica

@@ -17,8 +17,8 @@ public enum ServiceEvent: Sendable {
     case retry(RetryDecision)
 }
 
-/// Told of every `ServiceEvent`; set on `TransportOptions`-made transports through
-/// `ObservedTransport` and on `RetryPolicy.observer`. Nil (the default) costs one check.
+/// Told of every `ServiceEvent`: given to an `ObservedTransport` wrapping the transport, and as
+/// `RetryPolicy.observer`. Nil (the policy's default) costs one check.
 public typealias ServiceObserver = @Sendable (ServiceEvent) -> Void
 
 /// A short name from a request or an answer that is safe to print: an operation, a host, a
@@ -99,13 +99,13 @@ public struct Exchange: Sendable {
 
 /// What was decided after a failed attempt.
 public struct RetryDecision: Sendable {
-    public enum Cause: String, Sendable {
+    public enum Cause: String, CaseIterable, Sendable {
         case throttled
         case serverError = "server-error"
         case notConnected = "not-connected"
         case connection, timeout, refused
     }
-    public enum Verdict: String, Sendable {
+    public enum Verdict: String, CaseIterable, Sendable {
         case retrying
         /// Not worth another try (a refusal, or not safe to repeat).
         case notRetryable = "not-retryable"
