@@ -159,6 +159,10 @@ def test_refresh_and_token_trace_in_text(signed_in, logged):
     assert r.code == 0, r
     lines = check_trace(r, logged, mark, [ALICE_PASSWORD, r.out.strip()])
     assert not any(" request " in l for l in lines), lines
+    # kubectl's credential plugin, whose command line is kubectl's: the environment turns it on.
+    r = cli.run("kube-token", AUTHCTL_DEBUG="json")
+    assert r.code == 0, r
+    check_trace(r, logged, mark, [ALICE_PASSWORD, json.loads(r.out)["status"]["token"]], json_lines=True)
 
 
 def test_browser_sign_in_and_its_refresh_are_traced(cli, logged, oauth_pool, managed_login, tmp_path):
@@ -217,7 +221,7 @@ def test_aws_credentials_cache_is_traced(aws_cli, logged):
     traced = check_trace(first, logged, mark, [ALICE_PASSWORD] + issued, json_lines=True)
     assert events(traced, "cache-miss", cache="aws-credentials")
     assert events(traced, "request", operation="GetCredentialsForIdentity", status=200)
-    second = cli.run("aws-credentials", "--debug=json", **cli.env_extra)
+    second = cli.run("aws-credentials", **{**cli.env_extra, "AUTHCTL_DEBUG": "json"})
     traced = check_trace(second, logged, mark, [ALICE_PASSWORD] + issued, json_lines=True)
     assert events(traced, "cache-hit", cache="aws-credentials")
     assert not events(traced, "request")
