@@ -62,7 +62,7 @@ extension ProfileSession {
 
     // MARK: keeping a new session
 
-    /// Runs `signIn` and keeps its session (`held`: the lock the caller holds, else taken here).
+    /// Runs `signIn` and keeps its session (`locked`: the lock the caller holds, else taken here).
     private func signInAndKeep(_ signIn: PreparedSignIn, in locked: LockedSession?) throws -> SignInOutcome {
         try store.checkCanKeep()
         // A new sign-in replaces one that was left waiting for a code.
