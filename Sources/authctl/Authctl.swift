@@ -18,7 +18,7 @@ struct Authctl: ParsableCommand {
             _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
             Glibc.exit(78)
         }
-        main(nil)
+        main(GlobalOptions.withDebugFormat(Array(CommandLine.arguments.dropFirst())))
     }
 
     static let configuration = CommandConfiguration(

@@ -70,6 +70,8 @@ package final class StoreBackend {
         package var passphraseFD: Int32?
         /// A person may be asked for the file store's passphrase on the terminal.
         package var mayPrompt = true
+        /// `--debug`: where the passphrase came from, what the key agent was asked.
+        package var trace: Trace? = nil
     }
 
     private let open: (StoreKind, Opening) -> SecretStore
@@ -86,11 +88,14 @@ package final class StoreBackend {
     /// locked file store is then an error naming `authctl unlock`. The command's, given when the
     /// invocation is made (`AuthctlCommand.mayPrompt`).
     package let mayPrompt: Bool
+    /// `--debug`: the store chosen and why, the locks taken.
+    package let trace: Trace?
 
     package init(
         resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-        _ open: @escaping (StoreKind, Opening) -> SecretStore
+        trace: Trace? = nil, _ open: @escaping (StoreKind, Opening) -> SecretStore
     ) {
+        self.trace = trace
         self.resolvesProfiles = resolvesProfiles
         self.option = option
         self.passphraseFD = passphraseFD
@@ -120,14 +125,17 @@ package final class StoreBackend {
                 // A passphrase file others can read is used, and said.
                 let source = PassphraseSource {
                     let resolved = try standard.passphrase()
+                    opening.trace?.record(.passphrase(from: StaticWord(resolved.origin.traceName)))
                     if let exposure = PassphraseFileExposure.of(resolved.origin) {
                         console.message("authctl: warning: \(exposure)")
                     }
                     return resolved
                 }
+                var observer: FileStoreObserver?
+                if let trace = opening.trace { observer = { trace.record(.fileStore($0)) } }
                 return AgeFileStore(
                     directory: directory, passphrase: source,
-                    agent: KeyAgentLauncher.use(environment: opening.environment))
+                    agent: KeyAgentLauncher.use(environment: opening.environment), observer: observer)
             }
         }
     }
@@ -159,13 +167,20 @@ package final class StoreBackend {
             pinned.insert(profile)
         }
         resolved[profile] = kind
+        trace?.record(.store(kind, choice(recorded: pinned.contains(profile), requested: requested != nil)))
         return kind
+    }
+
+    /// Why a profile's store is the one it is (`--debug`).
+    func choice(recorded: Bool, requested: Bool) -> StoreChoice {
+        recorded ? .profile : !requested ? .default : option != nil ? .flag : .environment
     }
 
     /// The opened store of `kind`.
     package func store(_ kind: StoreKind, environment: [String: String]) -> SecretStore {
         if let store = opened[kind] { return store }
-        let store = open(kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt))
+        let store = open(
+            kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt, trace: trace))
         opened[kind] = store
         return store
     }

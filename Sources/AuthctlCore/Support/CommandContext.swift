@@ -69,12 +69,15 @@ package struct InvocationOptions {
     /// What `--timeout` bounds: the whole command, or each request (a bulk ops run lasts as long
     /// as its users take at the quota's pace).
     package var timeoutScope: TimeoutScope
+    /// `--debug`: the trace's format (nil: `AUTHCTL_DEBUG` decides).
+    package var debug: TraceFormat?
 
     package init(
         settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
         store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-        timeoutScope: TimeoutScope = .wholeCommand
+        timeoutScope: TimeoutScope = .wholeCommand, debug: TraceFormat? = nil
     ) {
+        self.debug = debug
         self.settings = settings
         self.output = output
         self.store = store
@@ -115,15 +118,21 @@ package final class CommandContext {
     private let resolved = Once<Settings>()
     private let network = Once<Network>()
     private let session = Once<ProfileSession>()
+    /// `--debug` / `AUTHCTL_DEBUG`: nil when off, and then nothing is traced or formatted.
+    package let trace: Trace?
 
     package init(host: ProcessHost, options: InvocationOptions = InvocationOptions()) {
         console = host.console
         environment = host.environment
         now = host.now
         makeTransport = host.makeTransport
+        // Read here, not by the parser, so every way into a command (the fast path too) honours it.
+        let format = options.debug ?? Self.traceFormat(environment: host.environment, console: host.console)
+        let trace = format.map { Trace(console: host.console, format: $0) }
+        self.trace = trace
         backend = StoreBackend(
             resolvesProfiles: host.resolvesProfiles, option: options.store,
-            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
+            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, trace: trace, host.openStore)
         outputFormat = options.output
         timeoutScope = options.timeoutScope
         settingsInput = options.settings
@@ -136,6 +145,9 @@ package final class CommandContext {
             try resolved.value {
                 let settings = try SettingsResolver.resolve(settingsInput, environment: environment)
                 console.useSecretPrompts(settings.secretPrompts)
+                if let trace {
+                    SettingsTrace.record(settings, input: settingsInput, environment: environment, to: trace)
+                }
                 return settings
             }
         }
@@ -146,7 +158,8 @@ package final class CommandContext {
 
     /// The profile's session service: the resolved settings, the profile's store and the
     /// transport, with the session's use cases (a fresh session, calls under a policy, a sign-in
-    /// kept through one function). Made once, on first use.
+    /// kept through one function). Made once, on first use; it refers back to the context, and
+    /// the two live as long as the invocation.
     package var profileSession: ProfileSession {
         get throws { try session.value { ProfileSession(context: self, settings: try settings) } }
     }
@@ -166,6 +179,7 @@ package final class CommandContext {
                 let budget = timeoutScope == .wholeCommand ? TimeBudget(seconds: settings.timeout) : nil
                 var retryPolicy = timeoutScope == .wholeCommand ? RetryPolicy.standard : RetryPolicy.none
                 retryPolicy.budget = budget
+                retryPolicy.observer = trace?.serviceObserver
                 // With a replica, a primary that does not answer has half the budget, so the replica
                 // still gets its turn within --timeout.
                 let perRequest = settings.hasReplica ? settings.timeout / 2 : settings.timeout
@@ -201,12 +215,25 @@ package final class CommandContext {
             caBundlePath: settings.caBundle, connectTimeout: min(10, requestTimeout),
             requestTimeout: requestTimeout, userAgent: "authctl/\(AuthctlVersion.current)", budget: budget)
         let makeTransport = self.makeTransport
-        return DeferredTransport {
+        let transport = DeferredTransport {
             do {
                 return try makeTransport(options)
             } catch let error as TransportError {
                 throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
             }
+        }
+        // Its exchanges traced only when the trace is on.
+        guard let trace else { return transport }
+        return ObservedTransport(transport, observer: trace.serviceObserver)
+    }
+
+    /// `AUTHCTL_DEBUG`'s format; a value that is none is said and leaves the trace off.
+    private static func traceFormat(environment: [String: String], console: Console) -> TraceFormat? {
+        do {
+            return try TraceFormat.fromEnvironment(environment)
+        } catch {
+            console.message("authctl: warning: \(AuthctlError.from(error).message); no trace is written")
+            return nil
         }
     }
 
