@@ -18,6 +18,17 @@ struct Authctl: ParsableCommand {
             _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
             Glibc.exit(78)
         }
+        // The hot commands' second front door: ArgumentParser's reflection would be most of the call.
+        if let hot = FastPath.parse(Array(CommandLine.arguments.dropFirst())) {
+            do {
+                try hot.run()
+            } catch let code as ExitCode {
+                Glibc.exit(code.rawValue)
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
         main(nil)
     }
 
