@@ -173,7 +173,10 @@ struct HotInvocation: Equatable {
     func run() throws {
         let mayPrompt: ([String: String]) -> Bool
         if case .kubeToken = work { mayPrompt = KubeToken.mayPrompt(environment:) } else { mayPrompt = { _ in true } }
-        try LiveRun.run(global.invocationOptions, mayPrompt: mayPrompt, directoryWrite: false) { context in
+        try LiveRun.run(
+            global.invocationOptions, mayPrompt: mayPrompt, timeoutScope: .wholeCommand, directoryWrite: false
+        ) {
+            context in
             switch work {
             case .token(let type, let minValid):
                 try Token.printToken(type, minValid: minValid, verify: false, in: context)

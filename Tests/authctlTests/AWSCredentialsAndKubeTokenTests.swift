@@ -44,7 +44,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
             ])
         XCTAssertEqual(harness.console.stderr, [])
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetId", "GetCredentialsForIdentity"])
-        let session = try kept(harness.store).session()!
+        let session = try profileStore(harness.store).session()!
         let logins = ["cognito-idp.eu-west-1.amazonaws.com/eu-west-1_TestPool": session.idToken]
         XCTAssertEqual(harness.cognito.calls[0].body["Logins"] as? [String: String], logins)
         XCTAssertEqual(harness.cognito.calls[0].body["IdentityPoolId"] as? String, identityPool)
@@ -59,7 +59,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
     func testCredentialsWithinFiveMinutesOfExpiryAreFetchedAgainWithTheKeptIdentity() throws {
         let harness = try harness()
         try AWSCredentialsCommand.parse([]).run(in: harness.host)
-        let cache = kept(harness.store)
+        let cache = profileStore(harness.store)
         var entry = try XCTUnwrap(cache.awsCredentials(identityPoolId: identityPool))
         entry.credentials.expiration = now.addingTimeInterval(299)
         try cache.keep(entry)
@@ -71,7 +71,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
     func testAnotherUsersCacheIsNotHandedOut() throws {
         let harness = try harness()
         try AWSCredentialsCommand.parse([]).run(in: harness.host)
-        let cache = kept(harness.store)
+        let cache = profileStore(harness.store)
         var entry = try XCTUnwrap(cache.awsCredentials(identityPoolId: identityPool))
         entry.sub = "someone-else"
         try cache.keep(entry)
@@ -106,7 +106,7 @@ final class AWSCredentialsCommandTests: XCTestCase {
             XCTAssertEqual(failure.code, .notAuthorized)
             XCTAssertTrue(failure.message.contains(self.identityPool), failure.message)
         }
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
         XCTAssertEqual(harness.console.stdout, [])
     }
 
@@ -170,7 +170,7 @@ final class KubeTokenTests: XCTestCase {
         let harness = Harness(environment: ["KUBERNETES_EXEC_INFO": info], now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
         try KubeToken.parse([]).run(in: harness.host)
-        let session = try kept(harness.store).session()!
+        let session = try profileStore(harness.store).session()!
         let document = try JSONSerialization.jsonObject(with: Data(harness.console.stdout[0].utf8)) as! [String: Any]
         XCTAssertEqual(document["apiVersion"] as? String, "client.authentication.k8s.io/v1beta1")
         XCTAssertEqual(document["kind"] as? String, "ExecCredential")

@@ -68,7 +68,7 @@ final class BrowserPeerTests: XCTestCase {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
         try harness.seedSession(expiresIn: 3600, now: now)
         // A stored access token whose claims cannot be read: no subject to compare.
-        var stored = try kept(harness.store).session()!
+        var stored = try profileStore(harness.store).session()!
         stored.accessToken = "not-a-jwt"
         try save(in: harness.store, stored)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(refresh: "refresh-2", now: now)) }

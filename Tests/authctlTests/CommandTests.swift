@@ -24,7 +24,7 @@ final class SignInCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stderr.count, 1)
         XCTAssertTrue(
             harness.console.stderr[0].hasPrefix("Signed in as alice (profile default); access token valid until "))
-        let stored = try kept(harness.store).session()
+        let stored = try profileStore(harness.store).session()
         XCTAssertEqual(stored?.username, "alice")
         XCTAssertEqual(stored?.refreshToken, "refresh-1")
         XCTAssertEqual(stored?.userPoolId, "eu-west-1_TestPool")
@@ -84,7 +84,7 @@ final class SignInCommandTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try signIn(["--username", "alice", "--password-stdin", "--flow", "password"], harness)
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
     }
 
     func testNewPasswordRequiredWithoutSecondLineIsUsageError() {
@@ -210,7 +210,7 @@ final class WhoAmICommandTests: XCTestCase {
         // The fake does not offer GetTokensFromRefreshToken, so the refresh falls back.
         XCTAssertEqual(
             harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken", "InitiateAuth", "GetUser"])
-        let stored = try kept(harness.store).session()
+        let stored = try profileStore(harness.store).session()
         XCTAssertEqual(stored?.accessTokenExpiresAt, now.addingTimeInterval(3600))
         XCTAssertEqual(stored?.refreshToken, "refresh-1", "kept when the service did not rotate it")
     }
@@ -226,7 +226,7 @@ final class WhoAmICommandTests: XCTestCase {
             XCTAssertEqual(profile, "default")
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
-        XCTAssertNil(try kept(harness.store).session())
+        XCTAssertNil(try profileStore(harness.store).session())
     }
 
     func testRevokedAccessTokenEndsSession() throws {
@@ -236,7 +236,7 @@ final class WhoAmICommandTests: XCTestCase {
             FakeCognito.error("NotAuthorizedException", "Access Token has been revoked")
         }
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host))
-        XCTAssertNil(try kept(harness.store).session())
+        XCTAssertNil(try profileStore(harness.store).session())
     }
 
     /// A token without the self-service scope is still a live session: kept,
@@ -253,7 +253,7 @@ final class WhoAmICommandTests: XCTestCase {
             XCTAssertTrue(failure.message.contains("aws.cognito.signin.user.admin"), failure.message)
             XCTAssertTrue(failure.message.contains("The session is kept"), failure.message)
         }
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
     }
 
     func testUnreachableServiceKeepsSession() throws {
@@ -263,7 +263,7 @@ final class WhoAmICommandTests: XCTestCase {
         XCTAssertThrowsError(try WhoAmI.parse([]).run(in: harness.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .unavailable)
         }
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
     }
 
     func testNoKeyringIsConfigurationError() {

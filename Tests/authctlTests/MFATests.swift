@@ -27,7 +27,7 @@ final class MFAChallengeTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try signIn(["--password-stdin", "--mfa-code", "123 456"], harness)
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
     }
 
     func testWrongCodeOnTerminalIsAskedAgain() throws {
@@ -193,7 +193,7 @@ final class MFAChallengeTests: XCTestCase {
         let handout = try JSONSerialization.jsonObject(with: Data(first.console.stdout[0].utf8)) as? [String: Any]
         XCTAssertEqual(handout?["secretCode"] as? String, "JBSWY3DPEHPK3PXP")
         XCTAssertTrue((handout?["otpauthUri"] as? String)?.hasPrefix("otpauth://totp/") ?? false)
-        XCTAssertNil(try kept(store).session(), "not signed in yet")
+        XCTAssertNil(try profileStore(store).session(), "not signed in yet")
 
         let second = Harness(console: FakeConsole(), store: store)
         second.cognito.handlers["VerifySoftwareToken"] = { body in
@@ -206,7 +206,7 @@ final class MFAChallengeTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try SignIn.parse(["--mfa-code", "123456"]).run(in: second.host)
-        XCTAssertNotNil(try kept(store).session())
+        XCTAssertNotNil(try profileStore(store).session())
         XCTAssertNil(
             try store.read(SecretKey(kind: "pending-challenge", profile: "default")), "the pending set-up is used once")
     }
@@ -310,7 +310,7 @@ final class MFAChallengeTests: XCTestCase {
                 error.message)
         }
         XCTAssertEqual(first.cognito.count("RespondToAuthChallenge"), 0)
-        let pending = try XCTUnwrap(kept(store).pendingChallenge())
+        let pending = try XCTUnwrap(profileStore(store).pendingChallenge())
         XCTAssertEqual(pending.challengeName, "SMS_MFA")
 
         let second = Harness(console: FakeConsole(), store: store)
@@ -320,7 +320,7 @@ final class MFAChallengeTests: XCTestCase {
             return (200, FakeCognito.tokens())
         }
         try SignIn.parse(["--mfa-code", "654321"]).run(in: second.host)
-        XCTAssertNotNil(try kept(store).session())
+        XCTAssertNotNil(try profileStore(store).session())
         XCTAssertNil(try store.read(SecretKey(kind: "pending-challenge", profile: "default")))
     }
 
@@ -342,7 +342,7 @@ final class MFAChallengeTests: XCTestCase {
         XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "111111"]).run(in: wrong.host)) { error in
             XCTAssertEqual(AuthctlError.from(error).code, .notAuthorized)
         }
-        XCTAssertEqual(try kept(store).pendingChallenge()?.wrongCodes, 1, "kept after a wrong code")
+        XCTAssertEqual(try profileStore(store).pendingChallenge()?.wrongCodes, 1, "kept after a wrong code")
 
         let bob = Harness(console: FakeConsole(), store: store)
         XCTAssertThrowsError(try SignIn.parse(["--username", "bob", "--mfa-code", "123456"]).run(in: bob.host)) {
@@ -352,7 +352,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertTrue(error.message.contains("alice") && error.message.contains("bob"), error.message)
         }
         XCTAssertEqual(bob.cognito.calls.count, 0)
-        XCTAssertNotNil(try kept(store).pendingChallenge())
+        XCTAssertNotNil(try profileStore(store).pendingChallenge())
 
         let late = Harness(console: FakeConsole(), store: store, now: Date().addingTimeInterval(200))
         XCTAssertThrowsError(try SignIn.parse(["--mfa-code", "123456"]).run(in: late.host)) { error in
@@ -360,7 +360,7 @@ final class MFAChallengeTests: XCTestCase {
             XCTAssertEqual(error.code, .notAuthorized)
             XCTAssertEqual(error.message, Messages.pendingCodeTooLate)
         }
-        XCTAssertNil(try kept(store).pendingChallenge())
+        XCTAssertNil(try profileStore(store).pendingChallenge())
     }
 
     func testQRCodeHasAQuietZoneOfFour() throws {

@@ -21,7 +21,7 @@ final class SignOutCommandTests: XCTestCase {
     }
 
     private func stored(_ harness: Harness) throws -> StoredSession? {
-        try kept(harness.store).session()
+        try profileStore(harness.store).session()
     }
 
     private func report(_ harness: Harness) throws -> [String: Any] {
@@ -467,7 +467,7 @@ final class ChangePasswordCommandTests: XCTestCase {
         if handler == nil {
             XCTAssertTrue(harness.cognito.calls.isEmpty, "no request for a local check", file: file, line: line)
         }
-        XCTAssertNotNil(try kept(harness.store).session(), file: file, line: line)
+        XCTAssertNotNil(try profileStore(harness.store).session(), file: file, line: line)
     }
 
     func testLocalChecksComeBeforeAnyRequest() throws {
@@ -520,7 +520,7 @@ final class ChangePasswordCommandTests: XCTestCase {
         XCTAssertEqual(harness.console.stderr.first, "Password changed. You are still signed in.")
         XCTAssertTrue(harness.console.stderr.last?.contains("signout --global") ?? false)
         XCTAssertTrue(harness.console.prompts.allSatisfy { $0.secret })
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
     }
 
     func testLostAnswerSaysThePasswordMayHaveChanged() throws {
@@ -538,7 +538,7 @@ final class ChangePasswordCommandTests: XCTestCase {
                         "the password may or may not have been changed; try signing in with the new one"), maybe,
                     "\(kind): \(error.message)")
             }
-            XCTAssertNotNil(try kept(harness.store).session())
+            XCTAssertNotNil(try profileStore(harness.store).session())
         }
     }
 

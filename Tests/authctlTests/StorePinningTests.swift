@@ -77,7 +77,7 @@ final class StorePinningTests: XCTestCase {
         }
     }
 
-    func testTheFirstKeptItemRecordsTheStoreAndAnotherProcesssRecordStays() throws {
+    func testTheFirstStoreItemRecordsTheStoreAndAnotherProcesssRecordStays() throws {
         let env = environment()
         let source = backend(option: .kernelKeyring)
         XCTAssertEqual(try source.kind(of: "ci", environment: env), .kernelKeyring)
@@ -96,8 +96,8 @@ final class StorePinningTests: XCTestCase {
     }
 
     private func seed(_ store: InMemorySecretStore, profile: String = "default") throws {
-        try store.write(KeptItem.session.key(profile: profile), label: "s", secret: "{\"session\":1}")
-        try store.write(KeptItem.clientSecret(clientId: "client1").key(profile: profile), label: "c", secret: "shh")
+        try store.write(StoreItem.session.key(profile: profile), label: "s", secret: "{\"session\":1}")
+        try store.write(StoreItem.clientSecret(clientId: "client1").key(profile: profile), label: "c", secret: "shh")
     }
 
     func testMigrateCopiesRecordsAndRemoves() throws {
@@ -109,9 +109,9 @@ final class StorePinningTests: XCTestCase {
         XCTAssertEqual(Set(outcome.moved), ["session", "client-secret"])
         XCTAssertFalse(outcome.resumed)
         XCTAssertEqual(outcome.removalFailures, [])
-        XCTAssertEqual(try stores[.file]!.read(KeptItem.session.key(profile: "default")), "{\"session\":1}")
+        XCTAssertEqual(try stores[.file]!.read(StoreItem.session.key(profile: "default")), "{\"session\":1}")
         XCTAssertEqual(
-            try stores[.file]!.read(KeptItem.clientSecret(clientId: "client1").key(profile: "default")), "shh")
+            try stores[.file]!.read(StoreItem.clientSecret(clientId: "client1").key(profile: "default")), "shh")
         XCTAssertEqual(try stores[.secretService]!.keys(profile: "default"), [], "the old copies are removed")
         XCTAssertEqual(try stores[.secretService]!.keys(profile: "other").count, 2, "another profile's items stay")
         XCTAssertEqual(try recorded()?.store, "file")

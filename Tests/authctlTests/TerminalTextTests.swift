@@ -13,7 +13,7 @@ final class TerminalTextTests: XCTestCase {
 
     func testNewlinesAreKeptOnlyWhereAsked() {
         XCTAssertEqual(TerminalText.escaped("one\ntwo\r", keepingNewlines: true), "one\ntwo\\x0d")
-        XCTAssertEqual("said: \(OutsideText("one\ntwo"))", "said: one\\x0atwo")
+        XCTAssertEqual("said: \(UntrustedText("one\ntwo"))", "said: one\\x0atwo")
     }
 
     func testPlainTextIsUnchanged() {

@@ -11,7 +11,7 @@ import Synchronization
 /// a command may print from a worker thread (the bulk runs' progress).
 final class FakeConsole: Console {
     private struct State {
-        var isInteractive: Bool
+        var inputIsTerminal: Bool
         var canPrompt: Bool?
         var stdinLines: [String]
         var promptAnswers: [String]
@@ -24,14 +24,14 @@ final class FakeConsole: Console {
     /// `canPrompt` nil: a person can be asked exactly where standard input is a terminal.
     init(interactive: Bool = false, canPrompt: Bool? = nil, stdin: [String] = [], promptAnswers: [String] = []) {
         state = Mutex(
-            State(isInteractive: interactive, canPrompt: canPrompt, stdinLines: stdin, promptAnswers: promptAnswers))
+            State(inputIsTerminal: interactive, canPrompt: canPrompt, stdinLines: stdin, promptAnswers: promptAnswers))
     }
 
-    var isInteractive: Bool {
-        get { state.withLock { $0.isInteractive } }
-        set { state.withLock { $0.isInteractive = newValue } }
+    var inputIsTerminal: Bool {
+        get { state.withLock { $0.inputIsTerminal } }
+        set { state.withLock { $0.inputIsTerminal = newValue } }
     }
-    var canPrompt: Bool { state.withLock { $0.canPrompt ?? $0.isInteractive } }
+    var canPrompt: Bool { state.withLock { $0.canPrompt ?? $0.inputIsTerminal } }
     var stdinLines: [String] {
         get { state.withLock { $0.stdinLines } }
         set { state.withLock { $0.stdinLines = newValue } }
@@ -54,7 +54,7 @@ final class FakeConsole: Console {
     func prompt(_ question: String, secret: Bool) -> String? {
         state.withLock {
             $0.prompts.append((question, secret))
-            guard $0.canPrompt ?? $0.isInteractive, !$0.promptAnswers.isEmpty else { return nil }
+            guard $0.canPrompt ?? $0.inputIsTerminal, !$0.promptAnswers.isEmpty else { return nil }
             return $0.promptAnswers.removeFirst()
         }
     }
@@ -182,13 +182,13 @@ struct Harness {
 }
 
 /// Everything kept for `profile` in `store`, as the commands see it (locks in a private directory).
-func kept(_ store: SecretStore, profile: String = "default") -> ProfileStore {
+func profileStore(_ store: SecretStore, profile: String = "default") -> ProfileStore {
     ProfileStore(source: StoreBackend { store }, environment: ["XDG_RUNTIME_DIR": testLockDirectory], profile: profile)
 }
 
 /// Stores `session` the one way there is: through the session lock.
 func save(in store: SecretStore, _ session: StoredSession) throws {
-    try kept(store, profile: session.profile).lockedSession { try $0.save(session) }
+    try profileStore(store, profile: session.profile).withLockedSession { try $0.save(session) }
 }
 
 let testLockDirectory: String = {

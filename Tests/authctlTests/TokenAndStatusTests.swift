@@ -32,7 +32,7 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
         try Token.parse([]).run(in: harness.host)
-        let session = try kept(harness.store).session()
+        let session = try profileStore(harness.store).session()
         XCTAssertEqual(harness.console.stdout, [session!.accessToken])
         XCTAssertEqual(harness.console.stderr, [])
         XCTAssertTrue(harness.cognito.calls.isEmpty)
@@ -50,7 +50,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertTrue(harness.cognito.calls.isEmpty, "300 s left is enough for --min-valid 60")
         try Token.parse(["--min-valid", "600"]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
-        let stored = try kept(harness.store).session()
+        let stored = try profileStore(harness.store).session()
         XCTAssertEqual(stored?.refreshToken, "rotated", "a rotated refresh token replaces the old one")
         XCTAssertEqual(harness.console.stdout.last, stored?.accessToken)
     }
@@ -64,7 +64,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertTrue(harness.cognito.calls.isEmpty, "the access token has an hour left")
         try Token.parse(["--type", "id"]).run(in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
-        let stored = try kept(harness.store).session()
+        let stored = try profileStore(harness.store).session()
         XCTAssertEqual(harness.console.stdout.last, stored?.idToken)
         XCTAssertNotEqual(harness.console.stdout.last, shortId)
     }
@@ -77,7 +77,7 @@ final class TokenCommandTests: XCTestCase {
         try Token.parse(["--type", "id", "--username", "alice", "--password-stdin", "--flow", "password"]).run(
             in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
-        let stored = try kept(harness.store).session()
+        let stored = try profileStore(harness.store).session()
         XCTAssertEqual(harness.console.stdout.last, stored?.idToken)
         XCTAssertNotEqual(harness.console.stdout.last, shortId)
     }
@@ -95,7 +95,7 @@ final class TokenCommandTests: XCTestCase {
         try Token.parse([]).run(in: harness.host)
         XCTAssertEqual(harness.console.stdout.count, 1)
         XCTAssertNotEqual(
-            harness.console.stdout.first, try kept(store).session()?.accessToken,
+            harness.console.stdout.first, try profileStore(store).session()?.accessToken,
             "the printed token is the refreshed one")
         XCTAssertEqual(harness.console.stderr.count, 1)
         XCTAssertEqual(
@@ -115,7 +115,7 @@ final class TokenCommandTests: XCTestCase {
             }
             XCTAssertEqual(code, .configuration, "the keyring's failure, not a plain 'ended, removed'")
         }
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
     }
 
     func testDeletedUserEndsTheSessionOnRefresh() throws {
@@ -127,7 +127,7 @@ final class TokenCommandTests: XCTestCase {
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in
             guard case SessionError.ended = error else { return XCTFail("\(error)") }
         }
-        XCTAssertNil(try kept(harness.store).session())
+        XCTAssertNil(try profileStore(harness.store).session())
     }
 
     /// A refresh answering with another user's tokens was stored (`token`
@@ -135,7 +135,7 @@ final class TokenCommandTests: XCTestCase {
     func testARefreshWithAnotherUsersTokensIsRefusedAndTheSessionKept() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: -10)
-        let before = try kept(harness.store).session()
+        let before = try profileStore(harness.store).session()
         harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
             (200, FakeCognito.tokens(username: "bob", sub: "sub-bob", now: self.now))
         }
@@ -143,7 +143,7 @@ final class TokenCommandTests: XCTestCase {
             XCTAssertTrue(AuthctlError.from(error).message.contains("another user"), "\(error)")
         }
         XCTAssertEqual(harness.console.stdout, [])
-        XCTAssertEqual(try kept(harness.store).session(), before)
+        XCTAssertEqual(try profileStore(harness.store).session(), before)
     }
 
     /// A sign-in answered with another pool's tokens stores nothing.
@@ -166,7 +166,7 @@ final class TokenCommandTests: XCTestCase {
             XCTAssertTrue(AuthctlError.from($0).message.contains("not the pool"), "\($0)")
         }
         XCTAssertEqual(harness.console.stdout, [])
-        XCTAssertNil(try kept(harness.store).session())
+        XCTAssertNil(try profileStore(harness.store).session())
     }
 
     func testNotSignedIn() {
@@ -194,14 +194,14 @@ final class TokenCommandTests: XCTestCase {
         let harness = Harness(console: FakeConsole(stdin: ["pw"]), now: now)
         harness.cognito.handlers["InitiateAuth"] = { _ in (200, FakeCognito.tokens(now: self.now)) }
         try Token.parse(["--username", "ci", "--password-stdin", "--flow", "password"]).run(in: harness.host)
-        XCTAssertNotNil(try kept(harness.store).session())
+        XCTAssertNotNil(try profileStore(harness.store).session())
         XCTAssertEqual(harness.console.stderr, [])
     }
 
     func testTokenForAnotherClientIsRefused() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
-        var session = try kept(harness.store).session()!
+        var session = try profileStore(harness.store).session()!
         session.clientId = "client2"
         try save(in: harness.store, session)
         XCTAssertThrowsError(try Token.parse([]).run(in: harness.host)) { error in

@@ -47,16 +47,17 @@ package struct DerivedTokenOutput: CommandReport {
 /// under the session's lock, the others find its answer there). With an actor token nothing is
 /// cached: each intermediary's token is its own.
 package struct DerivedTokens {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
 
-    package init(context: CommandContext, settings: Settings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession) {
+        self.session = session
     }
 
     package func token(_ choice: DerivedTokenChoice, minValidity: Double) throws -> DerivedTokenOutput {
-        let sessions = try context.sessions
+        let sessions = session
         let scopes = ScopeList.normalized(choice.scopes)
         let request = DerivedTokenRequest(target: choice.target, scopes: scopes)
         let (audience, resource): (String?, String?)
@@ -73,8 +74,8 @@ package struct DerivedTokens {
                     session.profile
                 )
             }
-            return try sessions.locked { held in
-                guard var current = try held.load() else { throw SessionError.notSignedIn(profile: settings.profile) }
+            return try sessions.withLockedSession { locked in
+                guard var current = try locked.load() else { throw SessionError.notSignedIn(profile: settings.profile) }
                 let now = context.now()
                 if let cached = current.derivedTokens?[key], cached.expiresAt.timeIntervalSince(now) > minValidity {
                     return (cached, current.profile)
@@ -89,7 +90,7 @@ package struct DerivedTokens {
                 }
                 current.derivedTokens = kept
                 do {
-                    try held.save(current)
+                    try locked.save(current)
                 } catch {
                     context.console.message(
                         "authctl: warning: the token could not be cached (\(AuthctlError.from(error).message)); the next call asks again."
@@ -104,7 +105,7 @@ package struct DerivedTokens {
         let missing = scopes.filter { !record.scopes.contains($0) }
         if !missing.isEmpty {
             output.textMessages.append(
-                "authctl: warning: Cognito did not grant \(missing.map { OutsideText($0).description }.joined(separator: ", ")): it grants the scopes asked that the access token and the app client both have, and an access token from a sign-in through the API carries only \(ServiceRefusal.userAdminScope) unless the pool's pre-token-generation trigger adds scopes."
+                "authctl: warning: Cognito did not grant \(missing.map { UntrustedText($0).description }.joined(separator: ", ")): it grants the scopes asked that the access token and the app client both have, and an access token from a sign-in through the API carries only \(ServiceRefusal.userAdminScope) unless the pool's pre-token-generation trigger adds scopes."
             )
         }
         return output
@@ -130,11 +131,11 @@ package struct DerivedTokens {
     }
 
     static func refusal(_ error: CognitoError, request: DerivedTokenRequest, delegated: Bool) -> AuthctlError? {
-        let said = OutsideText(error.message)
+        let said = UntrustedText(error.message)
         let target: String
         switch request.target {
-        case .audience(let name): target = "audience \(OutsideText(name))"
-        case .resource(let uri): target = "resource \(OutsideText(uri))"
+        case .audience(let name): target = "audience \(UntrustedText(name))"
+        case .resource(let uri): target = "resource \(UntrustedText(uri))"
         }
         switch error.refusal {
         case .tokenExchangeNotAllowed?:

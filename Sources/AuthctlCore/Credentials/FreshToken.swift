@@ -31,41 +31,34 @@ package struct FreshToken {
     package var signedIn: Bool
 }
 
-extension CommandContext {
+extension ProfileSession {
     /// *A fresh token of a type, or a sign-in when allowed*: the one use case behind `token`,
     /// `exec`, `kube-token` and `aws-credentials` (kubelogin's GetToken.Do). The session is read
     /// from the store once, refreshed under the profile's lock when the token of `type` (the id
     /// token too, which an app client may give a shorter life) expires within `minValidity`,
-    /// signed in when `signIn` allows, and checked offline (issuer, use, client, expiry).
+    /// signed in when `signIn` allows (every new session kept by the one `keep(signedIn:)`), and
+    /// checked offline (issuer, use, client, expiry).
     package func freshToken(_ type: TokenType, minValidity: Double, signIn: SignInWhenNeeded = .never) throws
         -> FreshToken
     {
-        let sessions = try self.sessions
         var signedIn = false
         let fresh: (session: StoredSession, service: CognitoService)
         switch signIn {
         case .never:
-            fresh = try sessions.freshSession(minValidity: minValidity, for: type)
+            fresh = try freshSession(minValidity: minValidity, for: type)
         case .unlessFresh(let request):
-            if let reused = try Self.reusable(sessions, type, minValidity, as: request.username) {
-                fresh = reused
-            } else {
-                let obtained = try SignInPipeline.obtain(request, in: self, minValidity: minValidity)
-                let service =
-                    try obtained.service ?? service(sessions.settings, client: ClientSettings(sessions.settings))
-                fresh = (obtained.session, service)
-            }
+            fresh = try signInOrReuse(request, minValidity: minValidity, for: type)
         case .whenSignedOut(let request):
             do {
-                fresh = try sessions.freshSession(minValidity: minValidity, for: type)
+                fresh = try freshSession(minValidity: minValidity, for: type)
             } catch let error as SessionError where error.endsOrUnreadable || error.isNotSignedIn {
-                if error.endsOrUnreadable { console.message("authctl: \(error.failure.message)") }
-                _ = try SignInPipeline.signIn(request, in: self, keep: true)
+                if error.endsOrUnreadable { context.console.message("authctl: \(error.failure.message)") }
+                _ = try self.signIn(request).session()
                 signedIn = true
-                fresh = try sessions.freshSession(minValidity: minValidity, for: type)
+                fresh = try freshSession(minValidity: minValidity, for: type)
             }
         }
-        let checks = TokenChecks(context: self, settings: sessions.settings)
+        let checks = TokenChecks(session: self)
         try checks.checkClaims(fresh.session, type)
         let token = checks.token(fresh.session, type)
         let expiresAt =
@@ -75,21 +68,6 @@ extension CommandContext {
         return FreshToken(
             session: fresh.session, type: type, token: token, expiresAt: expiresAt, service: fresh.service,
             signedIn: signedIn)
-    }
-
-    /// The stored session, fresh for `type`, when it is of the user asked for; nil when a sign-in
-    /// is the way on (none, ended, unreadable, another client's, another user's).
-    private static func reusable(
-        _ sessions: ProfileSession, _ type: TokenType, _ minValidity: Double, as username: String?
-    )
-        throws -> (session: StoredSession, service: CognitoService)?
-    {
-        do {
-            let fresh = try sessions.freshSession(minValidity: minValidity, for: type)
-            return username.map({ fresh.session.isSignedIn(as: $0) }) ?? true ? fresh : nil
-        } catch let error as SessionError where error.callsForSignIn {
-            return nil
-        }
     }
 }
 

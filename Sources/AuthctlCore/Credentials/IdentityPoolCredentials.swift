@@ -14,16 +14,18 @@ import Foundation
 /// Parallel processes fetch once: the fetch runs under a per-profile lock of its own (taken
 /// before the session's refresh lock, never after, so the two cannot deadlock) and re-reads the cache.
 package struct IdentityPoolCredentials {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
     package let pool: IdentityPoolSettings
 
     /// Credentials closer than this to their expiry are fetched anew (the AWS CLI does not cache
     /// `credential_process` output, so each call must get some that last through its work).
     package static let renewalMargin: Double = 300
 
-    private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
-    private var kept: ProfileStore { context.kept(settings.profile) }
+    private var sessions: ProfileSession { session }
+    private var store: ProfileStore { session.store }
 
     package func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
@@ -34,7 +36,7 @@ package struct IdentityPoolCredentials {
         if let entry = try usableEntry(for: session) { return entry.credentials }
 
         // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
-        return try kept.locked(.awsCredentials) {
+        return try store.locked(.awsCredentials) {
             // Another process may have fetched while this one waited.
             let current = try sessions.stored() ?? session
             if let entry = try usableEntry(for: current) { return entry.credentials }
@@ -43,7 +45,7 @@ package struct IdentityPoolCredentials {
     }
 
     private func usableEntry(for session: StoredSession) throws -> CachedAWSCredentials? {
-        guard let entry = try kept.awsCredentials(identityPoolId: pool.identityPoolId),
+        guard let entry = try store.awsCredentials(identityPoolId: pool.identityPoolId),
             entry.belongs(to: session, pool: pool),
             entry.credentials.validFor(Self.renewalMargin, now: context.now())
         else { return nil }
@@ -53,12 +55,12 @@ package struct IdentityPoolCredentials {
     /// Under the lock: a fresh id token (refreshed first when needed, under the session's lock),
     /// the identity id (kept from an earlier fetch, else GetId), then the credentials.
     private func fetch() throws -> TemporaryAWSCredentials {
-        let session = try context.freshToken(.id, minValidity: 60).session
+        let session = try sessions.freshToken(.id, minValidity: 60).session
         let identity = CognitoIdentityService(
-            endpoint: pool.endpoint, transport: try context.transport(settings),
-            retryPolicy: context.retryPolicy)
+            endpoint: pool.endpoint, transport: try context.transport(),
+            retryPolicy: try context.retryPolicy)
         let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
-        let cached = (try? kept.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
+        let cached = (try? store.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
 
         let answer: IdentityCredentials
@@ -88,7 +90,7 @@ package struct IdentityPoolCredentials {
             identityId: answer.identityId, credentials: answer.credentials,
             identityEndpoint: pool.endpoint)
         do {
-            try kept.keep(entry)
+            try store.keep(entry)
         } catch let error as SecureStoreError {
             // The credentials are good: hand them out, and say the next call will fetch again.
             context.console.message(
@@ -134,9 +136,8 @@ package struct IdentityPoolCredentials {
         }
     }
 
-    package init(context: CommandContext, settings: Settings, pool: IdentityPoolSettings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession, pool: IdentityPoolSettings) {
+        self.session = session
         self.pool = pool
     }
 }

@@ -47,8 +47,8 @@ package struct IdentityPoolSettings: Equatable {
             throw AuthctlError(
                 .configuration,
                 """
-                AWS_ENDPOINT_URL (\(OutsideText(generic))) is not where the user pool is reached \
-                (\(userPoolEndpoint.map { OutsideText($0).description } ?? "the region's default")): the session's id token is not \
+                AWS_ENDPOINT_URL (\(UntrustedText(generic))) is not where the user pool is reached \
+                (\(userPoolEndpoint.map { UntrustedText($0).description } ?? "the region's default")): the session's id token is not \
                 sent there. Say where Cognito Identity is with AWS_ENDPOINT_URL_COGNITO_IDENTITY
                 """)
         }
@@ -66,7 +66,7 @@ package struct IdentityPoolSettings: Equatable {
         guard names.contains(providerName) else {
             throw AuthctlError(
                 .configuration,
-                "the provider name \(OutsideText(providerName)) (--provider-name, AUTHCTL_IDENTITY_PROVIDER_NAME or identity_provider_name) is not one of the user pool's: \(names.joined(separator: " or "))"
+                "the provider name \(UntrustedText(providerName)) (--provider-name, AUTHCTL_IDENTITY_PROVIDER_NAME or identity_provider_name) is not one of the user pool's: \(names.joined(separator: " or "))"
             )
         }
         return providerName

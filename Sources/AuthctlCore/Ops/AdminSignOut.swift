@@ -17,7 +17,7 @@ package struct AdminSignOut {
     package static let defaultTokenLifetime: Double = 3600
 
     package func run(in context: CommandContext) throws {
-        let admin = try AdminService(settings: settings, context: context)
+        let admin = try AdminService(context: context)
         let (poolId, region, endpoint, credentials, source) = (
             admin.poolId, admin.region, admin.endpoint, admin.credentials, admin.source
         )
@@ -66,7 +66,7 @@ package struct AdminSignOut {
 
     /// The one added line: a sign-out ends sessions, the password still signs in.
     package static func notContainment(username: String) -> String {
-        "A sign-out is not containment: the same password signs straight back in. To contain the account (evidence, MFA, devices, password, disable): authctl ops contain --user \(OutsideText(ShellWord.quoted(username))) --execute"
+        "A sign-out is not containment: the same password signs straight back in. To contain the account (evidence, MFA, devices, password, disable): authctl ops contain --user \(UntrustedText(ShellWord.quoted(username))) --execute"
     }
 
     /// The longer of the app client's access- and id-token lifetimes (DescribeUserPoolClient,

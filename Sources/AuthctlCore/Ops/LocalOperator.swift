@@ -27,6 +27,6 @@ package struct LocalOperator {
 
     /// For an audit line on stderr: `root` and, after the credentials' source, the claim.
     package var claimNote: String {
-        claimedSudoUser.map { ", SUDO_USER=\(OutsideText($0)) claimed" } ?? ""
+        claimedSudoUser.map { ", SUDO_USER=\(UntrustedText($0)) claimed" } ?? ""
     }
 }

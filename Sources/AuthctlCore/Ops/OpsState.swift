@@ -265,13 +265,13 @@ package final class OpsAuditLog {
         let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             throw AuthctlError(
-                .configuration, "cannot open \(naming) \(OutsideText(path)): \(String(cString: strerror(errno)))")
+                .configuration, "cannot open \(naming) \(UntrustedText(path)): \(String(cString: strerror(errno)))")
         }
         if let refusal = Self.refusal(fd, path: path) {
             Glibc.close(fd)
             throw AuthctlError(
                 .configuration,
-                "\(naming) \(OutsideText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)"
+                "\(naming) \(UntrustedText(path)) \(refusal): refused, nothing was done; use a path only you can write (or the default, next to the checkpoint)"
             )
         }
         self.fd = fd
@@ -369,7 +369,7 @@ package final class OpsAuditLog {
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == data.count, fsync(fd) == 0 else {
             throw AuthctlError(
-                .configuration, "cannot write \(naming) \(OutsideText(path)): \(String(cString: strerror(errno)))")
+                .configuration, "cannot write \(naming) \(UntrustedText(path)): \(String(cString: strerror(errno)))")
         }
         return size
     }

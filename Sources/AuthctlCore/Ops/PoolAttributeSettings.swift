@@ -26,7 +26,7 @@ package enum PoolAttributeSettings {
     package static func read(settings: Settings, context: CommandContext) -> Answer {
         let admin: AdminService
         do {
-            admin = try AdminService(settings: settings, context: context)
+            admin = try AdminService(context: context)
         } catch {
             return .unknown(reason: "reading it needs AWS credentials allowed cognito-idp:DescribeUserPool")
         }
@@ -36,7 +36,7 @@ package enum PoolAttributeSettings {
                 keptUntilVerified: Set(
                     pool.userAttributeUpdateSettings?.attributesRequireVerificationBeforeUpdate ?? []))
         } catch let error as CognitoError {
-            return .unknown(reason: "DescribeUserPool was refused: \(OutsideText(error.errorType ?? error.message))")
+            return .unknown(reason: "DescribeUserPool was refused: \(UntrustedText(error.errorType ?? error.message))")
         } catch {
             return .unknown(reason: "DescribeUserPool failed: \(AuthctlError.from(error).message)")
         }

@@ -34,10 +34,11 @@ package enum UserSelection: Equatable {
     package var description: String {
         switch self {
         case .users(let names):
-            return names.count == 1 ? "user \(OutsideText(names[0]))" : "\(names.count) users named on the command line"
-        case .file(let path, _): return "the users in \(OutsideText(path))"
-        case .group(let name): return "the members of group \(OutsideText(name))"
-        case .filter(let expression): return "the users matching \(OutsideText(expression))"
+            return names.count == 1
+                ? "user \(UntrustedText(names[0]))" : "\(names.count) users named on the command line"
+        case .file(let path, _): return "the users in \(UntrustedText(path))"
+        case .group(let name): return "the members of group \(UntrustedText(name))"
+        case .filter(let expression): return "the users matching \(UntrustedText(expression))"
         case .allUsers: return "EVERY user of the pool"
         }
     }
@@ -94,7 +95,7 @@ package final class ListingSource: UserSource {
                     } catch {
                         throw missing
                     }
-                    throw AuthctlError(.inputRejected, "the user pool \(poolId) has no group \(OutsideText(group))")
+                    throw AuthctlError(.inputRejected, "the user pool \(poolId) has no group \(UntrustedText(group))")
                 }
                 return (page?.users ?? [], page?.nextToken)
             }
@@ -149,7 +150,8 @@ package final class FileSource: UserSource {
     package init(path: String, start: PageCursor) throws {
         guard let file = fopen(path, "r") else {
             throw AuthctlError(
-                .inputRejected, "cannot read the users file \(OutsideText(path)): \(String(cString: strerror(errno)))")
+                .inputRejected, "cannot read the users file \(UntrustedText(path)): \(String(cString: strerror(errno)))"
+            )
         }
         self.file = file
         pageStart = start

@@ -60,7 +60,7 @@ package enum KeyAgentLauncher {
         case "false", "0", "no", "off": return false
         default:
             throw AuthctlError(
-                code, "\(origin) must be true or false (got \"\(OutsideText(String(value.prefix(64))))\")")
+                code, "\(origin) must be true or false (got \"\(UntrustedText(String(value.prefix(64))))\")")
         }
     }
 

@@ -9,7 +9,7 @@ import Glibc
 
 /// An exclusive `flock` per profile in `$XDG_RUNTIME_DIR/authctl/` (else the user's cache
 /// directory; only in a PrivateDirectory), held while a session is read to be replaced, refreshed,
-/// stored or removed. Only `ProfileSession` takes it for sessions, and hands out a `LockedProfile`
+/// stored or removed. Only `ProfileSession` takes it for sessions, and hands out a `LockedSession`
 /// while it is held.
 package enum ProfileLock {
     /// Where the lock may be, in order of preference.

@@ -74,22 +74,22 @@ package struct ProfileStore {
 
     /// The stored session, if any. Throws `SessionError.unreadable` for an item that is not one.
     package func session() throws -> StoredSession? {
-        guard let text = try backend.read(KeptItem.session.key(profile: profile)) else { return nil }
-        guard let session = KeptRecordCodec.decode(StoredSession.self, from: text) else {
+        guard let text = try backend.read(StoreItem.session.key(profile: profile)) else { return nil }
+        guard let session = StoreRecordCodec.decode(StoredSession.self, from: text) else {
             throw SessionError.unreadable(profile: profile)
         }
         return session
     }
 
-    /// Only through `LockedProfile` (with the session lock held).
+    /// Only through `LockedSession` (with the session lock held).
     fileprivate func save(_ session: StoredSession) throws {
         try put(
-            KeptItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
-            label: session.label, secret: try KeptRecordCodec.encode(session))
+            StoreItem.session.key(profile: profile, userPoolId: session.userPoolId, clientId: session.clientId),
+            label: session.label, secret: try StoreRecordCodec.encode(session))
     }
 
     fileprivate func removeSession() throws -> Bool {
-        try backend.delete(KeptItem.session.key(profile: profile))
+        try backend.delete(StoreItem.session.key(profile: profile))
     }
 
     // MARK: the app client's secret
@@ -97,17 +97,17 @@ package struct ProfileStore {
     /// The secret `configure` kept, and only for that client: a secret left from another client
     /// would be sent as a SECRET_HASH the service refuses.
     package func clientSecret(clientId: String) throws -> String? {
-        try backend.read(KeptItem.clientSecret(clientId: clientId).key(profile: profile))
+        try backend.read(StoreItem.clientSecret(clientId: clientId).key(profile: profile))
     }
 
     package func keepClientSecret(_ secret: String, userPoolId: String, clientId: String) throws {
-        let item = KeptItem.clientSecret(clientId: clientId)
+        let item = StoreItem.clientSecret(clientId: clientId)
         try put(item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile), secret: secret)
     }
 
     @discardableResult
     package func forgetClientSecret() throws -> Bool {
-        try backend.delete(KeptItem.clientSecret(clientId: "").key(profile: profile))
+        try backend.delete(StoreItem.clientSecret(clientId: "").key(profile: profile))
     }
 
     // MARK: a sign-in waiting for a code
@@ -115,9 +115,9 @@ package struct ProfileStore {
     /// The pending sign-in, expired or not (the caller tells the person which). One that cannot
     /// be read is removed: it can never be finished.
     package func pendingChallenge() throws -> PendingChallenge? {
-        let key = KeptItem.pendingChallenge.key(profile: profile)
+        let key = StoreItem.pendingChallenge.key(profile: profile)
         guard let text = try backend.read(key) else { return nil }
-        guard let pending = KeptRecordCodec.decode(PendingChallenge.self, from: text) else {
+        guard let pending = StoreRecordCodec.decode(PendingChallenge.self, from: text) else {
             _ = try? backend.delete(key)
             return nil
         }
@@ -134,14 +134,15 @@ package struct ProfileStore {
     package func keep(_ pending: PendingChallenge) throws {
         let what = pending.challengeName == .mfaSetup ? "authenticator set-up" : "sign-in code"
         try put(
-            KeptItem.pendingChallenge.key(profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
+            StoreItem.pendingChallenge.key(
+                profile: profile, userPoolId: pending.userPoolId, clientId: pending.clientId),
             label: "authctl pending \(what): \(pending.displayName) (profile \(profile))",
-            secret: try KeptRecordCodec.encode(pending))
+            secret: try StoreRecordCodec.encode(pending))
     }
 
     /// Best effort: a pending sign-in left behind expires within minutes anyway.
     package func discardPendingChallenge() {
-        _ = try? backend.delete(KeptItem.pendingChallenge.key(profile: profile))
+        _ = try? backend.delete(StoreItem.pendingChallenge.key(profile: profile))
     }
 
     // MARK: remembered devices (this machine's, by pool and user)
@@ -152,7 +153,7 @@ package struct ProfileStore {
         if let device = try readDevice(userPoolId: userPoolId, username: name) { return device }
         guard
             let username = try backend.read(
-                KeptItem.deviceAlias(userPoolId: userPoolId, alias: name).key(profile: profile))
+                StoreItem.deviceAlias(userPoolId: userPoolId, alias: name).key(profile: profile))
         else {
             return nil
         }
@@ -160,26 +161,27 @@ package struct ProfileStore {
     }
 
     private func readDevice(userPoolId: String, username: String) throws -> StoredDevice? {
-        try backend.read(KeptItem.device(userPoolId: userPoolId, username: username).key(profile: profile))
-            .flatMap { KeptRecordCodec.decode(StoredDevice.self, from: $0) }
+        try backend.read(StoreItem.device(userPoolId: userPoolId, username: username).key(profile: profile))
+            .flatMap { StoreRecordCodec.decode(StoredDevice.self, from: $0) }
     }
 
     package func keep(_ device: StoredDevice) throws {
-        let item = KeptItem.device(userPoolId: device.userPoolId, username: device.username)
+        let item = StoreItem.device(userPoolId: device.userPoolId, username: device.username)
         try put(
-            item.key(profile: profile), label: item.label(profile: profile), secret: try KeptRecordCodec.encode(device))
+            item.key(profile: profile), label: item.label(profile: profile), secret: try StoreRecordCodec.encode(device)
+        )
         for alias in device.aliases {
-            let pointer = KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias)
+            let pointer = StoreItem.deviceAlias(userPoolId: device.userPoolId, alias: alias)
             try put(pointer.key(profile: profile), label: pointer.label(profile: profile), secret: device.username)
         }
     }
 
     package func forget(_ device: StoredDevice) throws {
         for alias in device.aliases {
-            try backend.delete(KeptItem.deviceAlias(userPoolId: device.userPoolId, alias: alias).key(profile: profile))
+            try backend.delete(StoreItem.deviceAlias(userPoolId: device.userPoolId, alias: alias).key(profile: profile))
         }
         try backend.delete(
-            KeptItem.device(userPoolId: device.userPoolId, username: device.username).key(profile: profile))
+            StoreItem.device(userPoolId: device.userPoolId, username: device.username).key(profile: profile))
     }
 
     // MARK: cached AWS credentials
@@ -187,15 +189,15 @@ package struct ProfileStore {
     /// The cached credentials of `identityPoolId`; an unreadable item is no cache (it is fetched
     /// again and replaced).
     package func awsCredentials(identityPoolId: String) throws -> CachedAWSCredentials? {
-        try backend.read(KeptItem.awsCredentials(identityPoolId: identityPoolId).key(profile: profile))
-            .flatMap { KeptRecordCodec.decode(CachedAWSCredentials.self, from: $0) }
+        try backend.read(StoreItem.awsCredentials(identityPoolId: identityPoolId).key(profile: profile))
+            .flatMap { StoreRecordCodec.decode(CachedAWSCredentials.self, from: $0) }
     }
 
     package func keep(_ entry: CachedAWSCredentials) throws {
-        let item = KeptItem.awsCredentials(identityPoolId: entry.identityPoolId)
+        let item = StoreItem.awsCredentials(identityPoolId: entry.identityPoolId)
         try put(
             item.key(profile: profile, userPoolId: entry.userPoolId), label: item.label(profile: profile),
-            secret: try KeptRecordCodec.encode(entry))
+            secret: try StoreRecordCodec.encode(entry))
     }
 
     // MARK: cached machine tokens
@@ -203,24 +205,24 @@ package struct ProfileStore {
     /// The cached client_credentials tokens of `clientId` by scope set; an unreadable item is an
     /// empty cache (it is replaced). A missing store throws here, before any request.
     package func machineTokens(clientId: String) throws -> [String: MachineToken] {
-        try backend.read(KeptItem.machineTokens(clientId: clientId).key(profile: profile))
-            .flatMap { KeptRecordCodec.decode([String: MachineToken].self, from: $0) } ?? [:]
+        try backend.read(StoreItem.machineTokens(clientId: clientId).key(profile: profile))
+            .flatMap { StoreRecordCodec.decode([String: MachineToken].self, from: $0) } ?? [:]
     }
 
     package func keep(machineTokens: [String: MachineToken], userPoolId: String, clientId: String) throws {
-        let item = KeptItem.machineTokens(clientId: clientId)
+        let item = StoreItem.machineTokens(clientId: clientId)
         try put(
             item.key(profile: profile, userPoolId: userPoolId), label: item.label(profile: profile),
-            secret: try KeptRecordCodec.encode(machineTokens))
+            secret: try StoreRecordCodec.encode(machineTokens))
     }
 
     // MARK: what the profile keeps
 
     /// The kinds of item the profile keeps now, and a remembered device of `user` in `userPoolId`
     /// when one is given (devices are this machine's, not the profile's).
-    package func inventory(deviceOf user: (userPoolId: String, username: String)?) throws -> [KeptItem.Kind] {
-        var kinds: [KeptItem.Kind] = []
-        let probes: [KeptItem] = [
+    package func inventory(deviceOf user: (userPoolId: String, username: String)?) throws -> [StoreItem.Kind] {
+        var kinds: [StoreItem.Kind] = []
+        let probes: [StoreItem] = [
             .session, .pendingChallenge, .clientSecret(clientId: ""), .awsCredentials(identityPoolId: ""),
             .machineTokens(clientId: ""),
         ]
@@ -238,7 +240,7 @@ package struct ProfileStore {
     /// Returns the failures, for the report to say; one failure does not stop the others.
     package func removeSessionDerived() -> [Error] {
         var failures: [Error] = []
-        for item in [KeptItem.awsCredentials(identityPoolId: ""), .pendingChallenge] {
+        for item in [StoreItem.awsCredentials(identityPoolId: ""), .pendingChallenge] {
             do { _ = try backend.delete(item.key(profile: profile)) } catch { failures.append(error) }
         }
         return failures
@@ -247,7 +249,7 @@ package struct ProfileStore {
 
 /// The profile's store while `ProfileSession.locked` holds the session lock: the only way to save
 /// or remove a session. Made nowhere else.
-package struct LockedProfile {
+package struct LockedSession {
     fileprivate let store: ProfileStore
     package var profile: String { store.profile }
 
@@ -274,8 +276,8 @@ package struct LockedProfile {
     /// After the account was deleted: the session, what derives from it, and this machine's
     /// remembered device of the account (useless now). The client secret and cached machine
     /// tokens are the app client's, not the account's, and stay. Returns what was removed.
-    package func removeDeletedAccount(userPoolId: String, username: String) throws -> [KeptItem.Kind] {
-        var removed: [KeptItem.Kind] = []
+    package func removeDeletedAccount(userPoolId: String, username: String) throws -> [StoreItem.Kind] {
+        var removed: [StoreItem.Kind] = []
         if try store.removeSession() { removed.append(.session) }
         _ = store.removeSessionDerived()
         if let device = try store.device(userPoolId: userPoolId, name: username) {
@@ -295,14 +297,14 @@ package struct LockedProfile {
 extension ProfileStore {
     /// Runs `body` with the session lock held, handing it the one value that may save or remove
     /// the session.
-    package func lockedSession<T>(_ body: (LockedProfile) throws -> T) throws -> T {
-        try locked(.session) { try body(LockedProfile(store: self)) }
+    package func withLockedSession<T>(_ body: (LockedSession) throws -> T) throws -> T {
+        try locked(.session) { try body(LockedSession(store: self)) }
     }
 }
 
 extension CommandContext {
     /// Everything kept for `profile`.
-    package func kept(_ profile: String) -> ProfileStore {
+    package func profileStore(_ profile: String) -> ProfileStore {
         backend.profile(profile, environment: environment)
     }
 }

@@ -49,7 +49,7 @@ extension ProfileSession {
     package func clientSecret(clientId: String, storeRequired: Bool = true) throws -> String? {
         if let secret = settings.clientSecret { return secret }
         do {
-            return try kept.clientSecret(clientId: clientId)
+            return try store.clientSecret(clientId: clientId)
         } catch is SecureStoreError where !storeRequired {
             return nil
         }
@@ -57,12 +57,12 @@ extension ProfileSession {
 
     /// `configure --client-secret-stdin`: keeps the secret of the configured app client.
     package func keepClientSecret(_ secret: String) throws {
-        try kept.keepClientSecret(secret, userPoolId: settings.userPoolId ?? "", clientId: settings.clientId ?? "")
+        try store.keepClientSecret(secret, userPoolId: settings.userPoolId ?? "", clientId: settings.clientId ?? "")
     }
 
     /// Removes the profile's kept client secret (it belonged to another app client).
     @discardableResult
     package func forgetClientSecret() throws -> Bool {
-        try kept.forgetClientSecret()
+        try store.forgetClientSecret()
     }
 }

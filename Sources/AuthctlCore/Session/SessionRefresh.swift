@@ -18,7 +18,7 @@ extension ProfileSession {
     package func freshSession(minValidity: Double = 60) throws -> (session: StoredSession, service: CognitoService) {
         let stored = try signedIn()
         try checkConfiguredClient(stored)
-        let service = try context.service(settings, client: try clientSettings(for: stored))
+        let service = try context.service(client: try clientSettings(for: stored))
         guard stored.expiresWithin(minValidity, now: context.now()) else {
             return (stored, service)
         }
@@ -76,8 +76,8 @@ extension ProfileSession {
     /// expiry says (the service refused the access token as expired).
     func refresh(replacing stored: StoredSession, minValidity: Double?, service: CognitoService) throws -> StoredSession
     {
-        try locked { held in
-            guard var current = try held.load() else { throw SessionError.notSignedIn(profile: profile) }
+        try withLockedSession { locked in
+            guard var current = try locked.load() else { throw SessionError.notSignedIn(profile: profile) }
             let stillDue = minValidity.map { current.expiresWithin($0, now: context.now()) } ?? true
             guard stillDue, current.accessToken == stored.accessToken else {
                 try checkConfiguredClient(current)
@@ -90,17 +90,17 @@ extension ProfileSession {
             defer { ProcessSafety.releaseTermination() }
             let tokens: AuthenticationResult
             if current.domain != nil {
-                tokens = try refreshAtManagedLogin(current, client: client, in: held)
+                tokens = try refreshAtManagedLogin(current, client: client, in: locked)
             } else {
                 (tokens, current.issuingRegion) = try refreshWithFailover(
-                    current, client: client, service: service, in: held)
+                    current, client: client, service: service, in: locked)
             }
             try IssuedTokens.check(
                 accessToken: tokens.accessToken, idToken: tokens.idToken, issuers: client.acceptedIssuers,
                 clientId: client.clientId, previous: current.holder)
             try current.apply(refreshed: tokens, now: context.now())
             do {
-                try held.save(current)
+                try locked.save(current)
             } catch let error as SecureStoreError {
                 // The service has answered (and, with rotation, replaced the refresh token): use the
                 // new tokens for this call rather than waste them, and say the store is behind.
@@ -114,10 +114,10 @@ extension ProfileSession {
     /// answer (`Failover`); the region that issued the tokens (nil: the primary).
     func refreshWithFailover(
         _ current: StoredSession, client: ClientSettings, service: CognitoService,
-        in held: LockedProfile
+        in locked: LockedSession
     ) throws -> (AuthenticationResult, String?) {
         try failingOver("refreshing", client: client, primary: service) { service, at, replicaRegion in
-            (try refreshWithCognito(current, client: at, service: service, in: held), replicaRegion)
+            (try refreshWithCognito(current, client: at, service: service, in: locked), replicaRegion)
         }
     }
 
@@ -125,7 +125,7 @@ extension ProfileSession {
     /// where it is missing), with the remembered device's key.
     func refreshWithCognito(
         _ current: StoredSession, client: ClientSettings, service: CognitoService,
-        in held: LockedProfile
+        in locked: LockedSession
     ) throws -> AuthenticationResult {
         let authenticator = Authenticator(service: service, client: try appClient(client), now: context.now)
         let devices = RememberedDevices(context: context, profile: profile)
@@ -141,7 +141,7 @@ extension ProfileSession {
             // the session (whose refresh token is fine) is kept.
             throw SessionError.clientSecretRefused(serviceMessage: error.message)
         } catch let error as CognitoError where error.endsSession {
-            throw end(current, reason: "the refresh token was refused: \(error.message)", in: held)
+            throw end(current, reason: "the refresh token was refused: \(error.message)", in: locked)
         }
     }
 
@@ -149,17 +149,17 @@ extension ProfileSession {
     /// refused grant ends the session; a misconfigured client keeps it.
     func refreshAtManagedLogin(
         _ current: StoredSession, client: ClientSettings,
-        in held: LockedProfile
+        in locked: LockedSession
     ) throws -> AuthenticationResult {
         let domain = ManagedLoginDomain(current.domain ?? "")
         let endpoint = TokenEndpoint(
-            domain: domain, transport: try context.transport(settings), client: try appClient(client))
+            domain: domain, transport: try context.transport(), client: try appClient(client))
         do {
             return try endpoint.refresh(refreshToken: current.refreshToken).authenticationResult
         } catch let error as OAuthError where error.code == .invalidGrant {
             throw end(
-                current, reason: "the managed login refused the refresh token: \(OutsideText(error.description))",
-                in: held)
+                current, reason: "the managed login refused the refresh token: \(UntrustedText(error.description))",
+                in: locked)
         } catch let error as OAuthError {
             throw Failover.managedLoginFailure(error, domain: domain.base, settings: settings)
         }
@@ -176,11 +176,11 @@ extension ProfileSession {
         _ body: (CognitoService, ClientSettings, _ replicaRegion: String?) throws -> T
     ) throws -> T {
         do {
-            return try body(try primary ?? context.service(settings, client: client), client, nil)
+            return try body(try primary ?? context.service(client: client), client, nil)
         } catch let error as CognitoError where Failover.isOutage(error) {
             guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
             context.console.message(Failover.notice(what, primary: client, replica: replica, because: error.message))
-            return try body(try context.service(settings, client: atReplica), atReplica, replica.region)
+            return try body(try context.service(client: atReplica), atReplica, replica.region)
         }
     }
 }
@@ -192,11 +192,21 @@ extension ProfileSession {
         session: StoredSession, service: CognitoService
     ) {
         let fresh = try freshSession(minValidity: minValidity)
-        guard type == .id, let idExpiry = (try? JWTClaims(token: fresh.session.idToken))?.expiresAt,
-            idExpiry.timeIntervalSince(context.now()) <= minValidity
-        else { return fresh }
+        guard type == .id, idTokenExpiresWithin(fresh.session, minValidity) else { return fresh }
         // Asking for more validity than the access token has left makes the refresh due.
         return try freshSession(
             minValidity: fresh.session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1)
+    }
+
+    /// Whether `session`'s token of `type` expires within `minValidity` seconds (the access token
+    /// always counts: it is the one refreshed).
+    func expiresWithin(_ session: StoredSession, _ minValidity: Double, for type: TokenType) -> Bool {
+        session.expiresWithin(minValidity, now: context.now())
+            || (type == .id && idTokenExpiresWithin(session, minValidity))
+    }
+
+    private func idTokenExpiresWithin(_ session: StoredSession, _ minValidity: Double) -> Bool {
+        guard let expiry = (try? JWTClaims(token: session.idToken))?.expiresAt else { return false }
+        return expiry.timeIntervalSince(context.now()) <= minValidity
     }
 }

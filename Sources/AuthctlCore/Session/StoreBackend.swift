@@ -395,6 +395,6 @@ enum PassphraseFileExposure {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o044 != 0 else { return nil }
         return
-            "the passphrase file \(OutsideText(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): `chmod 600` it"
+            "the passphrase file \(UntrustedText(path)) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): `chmod 600` it"
     }
 }

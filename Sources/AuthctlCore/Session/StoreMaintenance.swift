@@ -205,12 +205,12 @@ extension ProfileStore {
         // profile keeps it, and left in the old store for the profiles that still use it.
         var deviceKeys: [SecretKey] = []
         if let user {
-            let device = KeptItem.device(userPoolId: user.userPoolId, username: user.username).key(profile: profile)
+            let device = StoreItem.device(userPoolId: user.userPoolId, username: user.username).key(profile: profile)
             if let text = try old.read(device) {
                 deviceKeys.append(device)
-                for alias in KeptRecordCodec.decode(StoredDevice.self, from: text)?.aliases ?? [] {
+                for alias in StoreRecordCodec.decode(StoredDevice.self, from: text)?.aliases ?? [] {
                     deviceKeys.append(
-                        KeptItem.deviceAlias(userPoolId: user.userPoolId, alias: alias).key(profile: profile))
+                        StoreItem.deviceAlias(userPoolId: user.userPoolId, alias: alias).key(profile: profile))
                 }
             }
         }
@@ -238,7 +238,7 @@ extension ProfileStore {
     private func copy(_ key: SecretKey, secret: String, to store: SecretStore, named target: StoreKind, from: StoreKind)
         throws
     {
-        try store.write(key, label: KeptItem.label(of: key, profile: profile), secret: secret)
+        try store.write(key, label: StoreItem.label(of: key, profile: profile), secret: secret)
         guard try store.read(key) == secret else {
             throw AuthctlError(
                 .unexpected,
@@ -260,10 +260,10 @@ extension ProfileStore {
     }
 }
 
-extension KeptItem {
+extension StoreItem {
     /// The label of a listed key (what `store migrate` writes in the new store).
     package static func label(of key: SecretKey, profile: String) -> String {
-        let item: KeptItem
+        let item: StoreItem
         switch Kind(rawValue: key.kind) {
         case .session?: item = .session
         case .pendingChallenge?: item = .pendingChallenge

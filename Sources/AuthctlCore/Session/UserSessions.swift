@@ -103,12 +103,12 @@ package struct SessionSummary: Encodable {
     /// One line for people: marker, id, type, client, device, IP, place, created, last active.
     package var textLine: String {
         let marker = current ? "*" : " "
-        let client = thisClient ? "this profile's client" : "client \(OutsideText(clientId ?? "?"))"
-        let place = [city, country].compactMap { $0 }.filter { !$0.isEmpty }.map { OutsideText($0).description }
+        let client = thisClient ? "this profile's client" : "client \(UntrustedText(clientId ?? "?"))"
+        let place = [city, country].compactMap { $0 }.filter { !$0.isEmpty }.map { UntrustedText($0).description }
         let created = createdAt.map(Format.localTime) ?? "?"
         let active = lastActiveAt.map(Format.localTime) ?? "?"
         return
-            "\(marker) \(OutsideText(sessionId))  \(type)  \(client)  \(OutsideText(device ?? "unknown device"))  \(OutsideText(lastIpAddress ?? "?"))  \(place.isEmpty ? "unknown place" : place.joined(separator: ", "))  created \(created)  last active \(active)"
+            "\(marker) \(UntrustedText(sessionId))  \(type)  \(client)  \(UntrustedText(device ?? "unknown device"))  \(UntrustedText(lastIpAddress ?? "?"))  \(place.isEmpty ? "unknown place" : place.joined(separator: ", "))  created \(created)  last active \(active)"
     }
 }
 
@@ -132,7 +132,7 @@ package struct SessionListReport: CommandReport {
 
     package var textMessages: [String] {
         if !tracking { return [UserSessions.trackingOffMessage(pool: userPoolId)] }
-        if sessions.isEmpty { return ["Cognito lists no active session of \(OutsideText(user)) in \(userPoolId)."] }
+        if sessions.isEmpty { return ["Cognito lists no active session of \(UntrustedText(user)) in \(userPoolId)."] }
         return sessions.contains(where: \.current) ? ["(* this session)"] : []
     }
 
@@ -156,12 +156,12 @@ package struct SessionRevokeOutcome: Encodable {
     @Nullable package var errorType: String? = nil
 
     package var textLine: String {
-        let id = OutsideText(sessionId)
+        let id = UntrustedText(sessionId)
         switch result {
         case .ended: return "Ended session \(id)."
         case .alreadyGone: return "Session \(id) was already gone (Cognito no longer knows it)."
         case .refused:
-            return "Session \(id) was not ended: Cognito refused (\(OutsideText(reason ?? "no reason given")))."
+            return "Session \(id) was not ended: Cognito refused (\(UntrustedText(reason ?? "no reason given")))."
         }
     }
 }
@@ -186,7 +186,7 @@ package struct SessionRevokeReport: CommandReport {
         let ended = results.contains { $0.result == .ended }
         exposureUntil = ended ? now.addingTimeInterval(lifetime) : nil
         textMessages = results.map(\.textLine)
-        if results.isEmpty { textMessages.append("No other session of \(OutsideText(user)): nothing to end.") }
+        if results.isEmpty { textMessages.append("No other session of \(UntrustedText(user)): nothing to end.") }
         if let exposureUntil {
             textMessages.append(
                 "Their refresh tokens no longer work; access and id tokens already issued to them keep passing offline JWT checks (API Gateway, other services) for up to \(Format.duration(lifetime)): until \(Format.localTime(exposureUntil)) at the latest."

@@ -20,11 +20,11 @@ package struct RememberedDevices {
     package var rememberWithoutAsking = false
 
     /// This machine's devices are kept with the profile's items (keyed by pool and user).
-    package let kept: ProfileStore
+    package let store: ProfileStore
 
     package init(context: CommandContext, profile: String, rememberWithoutAsking: Bool = false) {
         self.context = context
-        self.kept = context.kept(profile)
+        self.store = context.profileStore(profile)
         self.rememberWithoutAsking = rememberWithoutAsking
     }
 
@@ -32,11 +32,11 @@ package struct RememberedDevices {
     /// profile's stored session when that name is one of its user's aliases.
     package func forSignIn(userPoolId: String, typedName: String, profile: String) -> StoredDevice? {
         do {
-            if let device = try kept.device(userPoolId: userPoolId, name: typedName) { return device }
-            if let session = (try? kept.session()) ?? nil, session.userPoolId == userPoolId,
+            if let device = try store.device(userPoolId: userPoolId, name: typedName) { return device }
+            if let session = (try? store.session()) ?? nil, session.userPoolId == userPoolId,
                 session.isSignedIn(as: typedName)
             {
-                return try kept.device(userPoolId: userPoolId, name: session.username)
+                return try store.device(userPoolId: userPoolId, name: session.username)
             }
         } catch {
             context.console.message(
@@ -48,7 +48,7 @@ package struct RememberedDevices {
 
     /// The device whose key goes with a refresh of `username`'s session, or nil.
     package func device(userPoolId: String, username: String) -> StoredDevice? {
-        (try? kept.device(userPoolId: userPoolId, name: username)) ?? nil
+        (try? store.device(userPoolId: userPoolId, name: username)) ?? nil
     }
 
     /// The service refused `device` (forgotten elsewhere, or its password no longer matches): delete it here and say so.
@@ -56,10 +56,10 @@ package struct RememberedDevices {
         var removed = "it was removed from this machine"
         do {
             // Only while the store still holds that device: a new one may have replaced it meanwhile.
-            if let current = try kept.device(userPoolId: device.userPoolId, name: device.username),
+            if let current = try store.device(userPoolId: device.userPoolId, name: device.username),
                 current.deviceKey == device.deviceKey
             {
-                try kept.forget(current)
+                try store.forget(current)
             }
         } catch {
             removed = "it could not be removed from this machine (\(AuthctlError.from(error).message))"
@@ -87,7 +87,7 @@ package struct RememberedDevices {
             } else if var known = sent, result.refusedDevice == nil, !known.remembered, rememberWithoutAsking {
                 try service.updateDeviceStatus(accessToken: accessToken, deviceKey: known.deviceKey, remembered: true)
                 known.remembered = true
-                try kept.keep(known)
+                try store.keep(known)
                 context.console.message(
                     "This device is now remembered: later sign-ins of \(username) skip MFA where the pool allows it.")
             }
@@ -122,7 +122,7 @@ package struct RememberedDevices {
             aliases: alias == username.lowercased() ? [] : [alias])
         // A device kept before for this user (refused, or replaced by the service) is replaced whole.
         do {
-            try kept.keep(device)
+            try store.keep(device)
         } catch {
             // Confirmed at Cognito but kept nowhere here: no later sign-in could use it, so it
             // is forgotten at Cognito again rather than left there as an orphan.

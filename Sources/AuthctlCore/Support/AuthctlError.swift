@@ -83,7 +83,7 @@ package struct AuthctlError: Error, CustomStringConvertible {
             // machine's set-up, as a missing libcurl or libsecret.
             return AuthctlError(.configuration, error.message)
         case let error as JWTError where error.code == .claimMismatch:
-            return AuthctlError(.unavailable, Messages.tokensRefused(OutsideText(error.message).description))
+            return AuthctlError(.unavailable, Messages.tokensRefused(UntrustedText(error.message).description))
         case let error as JWTError:
             return AuthctlError(.unexpected, "the service returned an unreadable token: \(error.message)")
         default:
@@ -94,7 +94,7 @@ package struct AuthctlError: Error, CustomStringConvertible {
     private static func from(cognito error: CognitoError, endpoint: String?) -> AuthctlError {
         let place = endpoint.map { " at \($0)" } ?? ""
         // The service's words and error type are outside text: shown escaped, on one line.
-        let said = OutsideText(error.message)
+        let said = UntrustedText(error.message)
         switch error.kind {
         case .transport:
             return AuthctlError(.unavailable, "cannot reach Cognito\(place): \(said)")
@@ -155,7 +155,7 @@ package struct AuthctlError: Error, CustomStringConvertible {
         case _ where error.refusal?.deniesAuthorization == true:
             return AuthctlError(.notAuthorized, said.description)
         default:
-            return AuthctlError(.unexpected, "\(OutsideText(error.errorType ?? "error")) from Cognito: \(said)")
+            return AuthctlError(.unexpected, "\(UntrustedText(error.errorType ?? "error")) from Cognito: \(said)")
         }
     }
 }

@@ -77,7 +77,8 @@ package struct Settings: Equatable {
         guard AWSName.isRegion(region) else {
             throw AuthctlError(
                 .configuration,
-                "region \"\(OutsideText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))")
+                "region \"\(UntrustedText(region))\" is malformed: expected a region such as eu-west-1 (from \(origin))"
+            )
         }
         return region
     }
@@ -343,7 +344,7 @@ package enum SettingsResolver {
         case let other?:
             throw AuthctlError(
                 .configuration,
-                "machine_tokens of profile \(profileName) in \(configPath) is \(OutsideText(other)): it takes api or managed-login"
+                "machine_tokens of profile \(profileName) in \(configPath) is \(UntrustedText(other)): it takes api or managed-login"
             )
         }
         // Read where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a

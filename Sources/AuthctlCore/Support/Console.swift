@@ -11,7 +11,7 @@ import Glibc
 /// Injected, so commands are tested without a terminal.
 package protocol Console: AnyObject, Sendable {
     /// Standard input is a terminal (a person may be asked).
-    var isInteractive: Bool { get }
+    var inputIsTerminal: Bool { get }
     /// A person can be asked on the controlling terminal (`prompt` reads /dev/tty), even when
     /// standard input is a pipe (`pass show x | authctl signin --password-stdin`).
     var canPrompt: Bool { get }
@@ -34,7 +34,7 @@ package protocol Console: AnyObject, Sendable {
 
 extension Console {
     /// Consoles that cannot tell the two apart prompt where standard input is a terminal.
-    package var canPrompt: Bool { isInteractive }
+    package var canPrompt: Bool { inputIsTerminal }
 
     package var messagesGoToTerminal: Bool { false }
 
@@ -47,7 +47,7 @@ extension Console {
 /// writes has its control characters escaped but for newlines (TerminalText), so text from
 /// outside never reaches the terminal raw, whichever command printed it.
 package final class TerminalConsole: Console {
-    package var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
+    package var inputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
     /// The controlling terminal opens: prompts go there whatever standard input is.
     package var canPrompt: Bool {

@@ -48,7 +48,7 @@ package enum Failover {
     /// authctl has no second domain to try, and says so.
     package static func managedLoginNote(domain: String, otherWay: String?) -> String {
         "authctl does not fail the managed login over to the replica: Cognito moves a custom domain to the replica by DNS "
-            + "(the domain's failover routing, on a Route 53 health check), so \(OutsideText(domain)) answers from the replica once DNS has "
+            + "(the domain's failover routing, on a Route 53 health check), so \(UntrustedText(domain)) answers from the replica once DNS has "
             + "switched; a prefix domain (*.auth.<region>.amazoncognito.com) serves its own region only. Try again in a few minutes"
             + (otherWay.map { "; \($0)" } ?? "") + "."
     }

@@ -30,8 +30,8 @@ package enum Messages {
     package static func anotherUser(replacing old: StoredSession, with new: StoredSession) -> String? {
         let otherSubject = old.holder.flatMap { before in new.holder.map { $0.subject != before.subject } } ?? false
         guard old.username != new.username || otherSubject else { return nil }
-        return "authctl: note: profile \(OutsideText(new.profile)) was signed in as \(OutsideText(old.username)); "
-            + "it is now signed in as \(OutsideText(new.username))"
+        return "authctl: note: profile \(UntrustedText(new.profile)) was signed in as \(UntrustedText(old.username)); "
+            + "it is now signed in as \(UntrustedText(new.username))"
     }
 
     /// The tokens an answer handed over are not this pool's, client's or user's (`IssuedTokens`).
@@ -63,7 +63,7 @@ package enum Messages {
     }
 
     package static func signedInNotKept(as username: String, revoked: String, reason: String) -> String {
-        "signed in at Cognito as \(OutsideText(username)), but the session could not be kept (\(reason)): "
+        "signed in at Cognito as \(UntrustedText(username)), but the session could not be kept (\(reason)): "
             + "nothing was kept on this machine, and \(revoked)"
     }
 

@@ -15,7 +15,7 @@ package enum ShellWord {
             PercentEncoding.isASCIIAlphanumeric($0) || "@._+-".unicodeScalars.contains($0)
         }
         if plain && !word.isEmpty { return word }
-        return "'" + OutsideText(word).description.replacing("'", with: "'\\''") + "'"
+        return "'" + UntrustedText(word).description.replacing("'", with: "'\\''") + "'"
     }
 
     /// For `export` lines a shell evaluates: the value exactly, single-quoted.

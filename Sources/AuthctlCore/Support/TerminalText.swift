@@ -2,7 +2,7 @@
 /// messages and types, claims, user attributes, where a code was sent): a control character in it
 /// could move the cursor, clear the screen, retitle the window or forge lines, so every control
 /// character is shown escaped (`\x1b`) instead. The terminal console applies this to everything it
-/// writes, keeping only the newlines authctl's own text has; `OutsideText` also escapes those.
+/// writes, keeping only the newlines authctl's own text has; `UntrustedText` also escapes those.
 package enum TerminalText {
     /// C0 controls and DEL as `\xHH`, C1 controls and the bidirectional and line-separator
     /// characters as `\uHHHH`; `keepingNewlines` leaves `\n` as it is (authctl's own line breaks).
@@ -56,7 +56,7 @@ package enum TerminalText {
 /// a message or a text report: every control character escaped, newlines too, so it can neither
 /// drive the terminal nor pass for a line authctl wrote. JSON output carries the raw value instead
 /// (JSON escapes it).
-package struct OutsideText: CustomStringConvertible {
+package struct UntrustedText: CustomStringConvertible {
     package let raw: String
 
     package init(_ raw: String) {

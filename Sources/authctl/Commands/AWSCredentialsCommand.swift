@@ -53,7 +53,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
         let pool = try IdentityPoolSettings(
             identityPoolId: choice.identityPoolId, roleArn: choice.roleArn, providerName: choice.providerName,
             settings: settings, environment: context.environment)
-        let credentials = try IdentityPoolCredentials(context: context, settings: settings, pool: pool).credentials()
+        let credentials = try IdentityPoolCredentials(session: try context.profileSession, pool: pool).credentials()
         context.emit(AWSCredentialsOutput(credentials: credentials, format: format))
     }
 

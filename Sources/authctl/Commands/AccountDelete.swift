@@ -25,7 +25,7 @@ struct AccountDelete: AuthctlCommand {
     var yes = false
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored = try sessions.signedIn()
         let console = context.console
         if !yes {
@@ -34,7 +34,7 @@ struct AccountDelete: AuthctlCommand {
                     .usage, "deleting the account cannot be undone: pass --yes to confirm without a terminal")
             }
             console.message(
-                "This deletes the account \(OutsideText(stored.username)) in \(stored.userPoolId) for good: it cannot be undone."
+                "This deletes the account \(UntrustedText(stored.username)) in \(stored.userPoolId) for good: it cannot be undone."
             )
             let typed = console.prompt("Type the username to confirm: ", secret: false)?.trimmedBlanks()
             guard typed == stored.username else { throw AuthctlError(.unexpected, Messages.cancelled) }
@@ -66,6 +66,6 @@ struct AccountDeletedReport: CommandReport {
     var removed: [String]
 
     var textMessages: [String] {
-        ["Deleted the account \(OutsideText(username)) from \(userPoolId); this profile no longer keeps its session."]
+        ["Deleted the account \(UntrustedText(username)) from \(userPoolId); this profile no longer keeps its session."]
     }
 }

@@ -28,16 +28,16 @@ struct AccountDeleteAttribute: AuthctlCommand {
 
     func validate() throws {
         if name.isEmpty || name == "sub" || name.hasSuffix("_verified") {
-            throw ValidationError("\(OutsideText(name)) cannot be deleted by the user.")
+            throw ValidationError("\(UntrustedText(name)) cannot be deleted by the user.")
         }
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored = try sessions.signedIn()
         if let address = VerifiableAttribute(rawValue: name) {
             try Confirmation.require(
-                "Delete the \(address.words) of \(OutsideText(stored.username))? Codes (password reset) can no longer be sent there. [y/N] ",
+                "Delete the \(address.words) of \(UntrustedText(stored.username))? Codes (password reset) can no longer be sent there. [y/N] ",
                 confirmed: yes, console: context.console,
                 withoutTerminal: "deleting the \(address.words) stops codes being sent there")
         }
@@ -51,5 +51,5 @@ struct AccountDeleteAttribute: AuthctlCommand {
 /// `account delete-attribute --output json`.
 struct AttributeDeletedReport: CommandReport {
     var deleted: String
-    var textMessages: [String] { ["Deleted the attribute \(OutsideText(deleted))."] }
+    var textMessages: [String] { ["Deleted the attribute \(UntrustedText(deleted))."] }
 }

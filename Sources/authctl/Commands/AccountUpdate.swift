@@ -54,7 +54,7 @@ struct AccountUpdate: AuthctlCommand {
         var list: [AttributeType] = []
         if let email {
             guard email.contains("@"), !email.contains(where: { $0.isWhitespace }) else {
-                throw ValidationError("--email: \"\(OutsideText(email))\" is not an email address.")
+                throw ValidationError("--email: \"\(UntrustedText(email))\" is not an email address.")
             }
             list.append(AttributeType(name: "email", value: email))
         }
@@ -63,18 +63,18 @@ struct AccountUpdate: AuthctlCommand {
                 phone.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber })
             else {
                 throw ValidationError(
-                    "--phone: \"\(OutsideText(phone))\" is not a phone number in E.164 form, e.g. +15555550123.")
+                    "--phone: \"\(UntrustedText(phone))\" is not a phone number in E.164 form, e.g. +15555550123.")
             }
             list.append(AttributeType(name: "phone_number", value: phone))
         }
         for pair in attributes {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw ValidationError("--attribute: \"\(OutsideText(pair))\" is not name=value.")
+                throw ValidationError("--attribute: \"\(UntrustedText(pair))\" is not name=value.")
             }
             let name = String(pair[..<equals])
             let value = String(pair[pair.index(after: equals)...])
             if name == "sub" || name.hasSuffix("_verified") {
-                throw ValidationError("--attribute: \(OutsideText(name)) is set by the pool, not by the user.")
+                throw ValidationError("--attribute: \(UntrustedText(name)) is set by the pool, not by the user.")
             }
             if let attribute = VerifiableAttribute(rawValue: name) {
                 throw ValidationError(
@@ -84,14 +84,14 @@ struct AccountUpdate: AuthctlCommand {
         }
         let names = list.map(\.name)
         if let repeated = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
-            throw ValidationError("--attribute: \(OutsideText(repeated)) is given twice.")
+            throw ValidationError("--attribute: \(UntrustedText(repeated)) is given twice.")
         }
         return list
     }
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored = try sessions.signedIn()
         let changes = try changes()
         let addresses = changes.compactMap { VerifiableAttribute(rawValue: $0.name) }
@@ -156,7 +156,7 @@ struct AccountUpdate: AuthctlCommand {
         guard !risky.isEmpty else { return }
         let what = risky.map(\.words).joined(separator: " and ")
         try Confirmation.require(
-            "Change the \(what) of \(OutsideText(username)) anyway? [y/N] ", confirmed: yes,
+            "Change the \(what) of \(UntrustedText(username)) anyway? [y/N] ", confirmed: yes,
             console: context.console,
             withoutTerminal: "the pool may not keep the current \(what) until the new one is verified")
     }
@@ -180,7 +180,7 @@ struct AccountUpdateReport: CommandReport {
     var addresses: [AddressChange]
 
     var textMessages: [String] {
-        var lines = ["Updated: \(updated.map { OutsideText($0).description }.joined(separator: ", "))."]
+        var lines = ["Updated: \(updated.map { UntrustedText($0).description }.joined(separator: ", "))."]
         for change in addresses where !change.verified {
             // What to do next: enter the code sent, or (none was sent) have one sent and enter it.
             let verify = "authctl account verify \(change.attribute.rawValue)"
@@ -190,18 +190,18 @@ struct AccountUpdateReport: CommandReport {
                 } ?? "no code was sent; \(verify) sends one and asks for it"
             switch change.keptUntilVerified {
             case true?:
-                let current = change.inForce.map { " (\(OutsideText($0)))" } ?? ""
+                let current = change.inForce.map { " (\(UntrustedText($0)))" } ?? ""
                 lines.append(
                     "Your \(change.attribute.words) stays the current one\(current) until the new one is verified: \(next)"
                 )
             case false?:
                 lines.append(
-                    "Your \(change.attribute.words) is now \(OutsideText(change.requested)), not verified yet: \(next)"
+                    "Your \(change.attribute.words) is now \(UntrustedText(change.requested)), not verified yet: \(next)"
                 )
             case nil:
                 // Neither DescribeUserPool (no AWS credentials) nor the read-back (GetUser failed) told.
                 lines.append(
-                    "Your \(change.attribute.words) was changed to \(OutsideText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(next)"
+                    "Your \(change.attribute.words) was changed to \(UntrustedText(change.requested)), not verified yet; authctl could not read your attributes back, so whether the current one stays in force until then is unknown (see `authctl whoami`): \(next)"
                 )
             }
         }

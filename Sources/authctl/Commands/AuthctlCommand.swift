@@ -9,6 +9,9 @@ protocol AuthctlCommand: ParsableCommandWithGlobals {
 
     /// Whether a person may be asked for the file store's passphrase (default: yes).
     func mayPrompt(environment: [String: String]) -> Bool
+
+    /// What `--timeout` bounds (default: the whole command).
+    var timeoutScope: TimeoutScope { get }
 }
 
 protocol ParsableCommandWithGlobals: ParsableCommand {
@@ -18,10 +21,13 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 extension AuthctlCommand {
     func mayPrompt(environment: [String: String]) -> Bool { true }
 
+    var timeoutScope: TimeoutScope { .wholeCommand }
+
     /// This invocation's state, built once from the host and the global options.
     func context(in host: ProcessHost) -> CommandContext {
         var options = global.invocationOptions
         options.mayPrompt = mayPrompt(environment: host.environment)
+        options.timeoutScope = timeoutScope
         return CommandContext(host: host, options: options)
     }
 
@@ -32,8 +38,8 @@ extension AuthctlCommand {
 
     func run() throws {
         try LiveRun.run(
-            global.invocationOptions, mayPrompt: mayPrompt(environment:), directoryWrite: self is DirectoryWrite,
-            execute(in:))
+            global.invocationOptions, mayPrompt: mayPrompt(environment:), timeoutScope: timeoutScope,
+            directoryWrite: self is DirectoryWrite, execute(in:))
     }
 }
 
@@ -41,13 +47,14 @@ extension AuthctlCommand {
 /// `FastPath`): the context built once, any error turned into its message on stderr and its exit code.
 enum LiveRun {
     static func run(
-        _ invocation: InvocationOptions, mayPrompt: ([String: String]) -> Bool, directoryWrite: Bool,
-        _ work: (CommandContext) throws -> Void
+        _ invocation: InvocationOptions, mayPrompt: ([String: String]) -> Bool, timeoutScope: TimeoutScope,
+        directoryWrite: Bool, _ work: (CommandContext) throws -> Void
     ) throws {
         ProcessSafety.forbidCoreDumps()
         let host = ProcessHost.live()
         var options = invocation
         options.mayPrompt = mayPrompt(host.environment)
+        options.timeoutScope = timeoutScope
         let context = CommandContext(host: host, options: options)
         do {
             try work(context)

@@ -88,7 +88,7 @@ struct Configure: AuthctlCommand {
         // command naming settings writes those alone (a machine client, a domain, an identity
         // pool, a store need no user pool id).
         if nothingGiven && profile.userPoolId == nil && profile.clientId == nil {
-            guard console.isInteractive else {
+            guard console.inputIsTerminal else {
                 throw AuthctlError(
                     .usage,
                     "configure needs settings to write (--user-pool-id, --client-id, --domain, --identity-pool-id, --store, ...), or a terminal to ask on"
@@ -122,7 +122,7 @@ struct Configure: AuthctlCommand {
 
         // The configuration is what this command writes, so it keeps the client secret through
         // the store owner, for the client it wrote, not through the session layer.
-        let kept = context.kept(profileName)
+        let profileStore = context.profileStore(profileName)
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
             let secret =
@@ -130,10 +130,11 @@ struct Configure: AuthctlCommand {
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }
-            try kept.keepClientSecret(secret, userPoolId: profile.userPoolId ?? "", clientId: profile.clientId ?? "")
+            try profileStore.keepClientSecret(
+                secret, userPoolId: profile.userPoolId ?? "", clientId: profile.clientId ?? "")
         } else if let previousClientId, previousClientId != profile.clientId {
             // The secret kept for the previous client belongs to it, not to the new one.
-            _ = try? kept.forgetClientSecret()
+            _ = try? profileStore.forgetClientSecret()
         }
         // Written under the config lock over the file as it is now: another process's profiles,
         // and this profile's store recorded meanwhile (unless --store set it), are kept.

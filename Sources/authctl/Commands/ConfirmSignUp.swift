@@ -61,7 +61,7 @@ struct AccountConfirmed: CommandReport {
 
     var textMessages: [String] {
         [
-            "Account \(OutsideText(username)) confirmed; sign in with: authctl signin --username \(ShellWord.quoted(username))"
+            "Account \(UntrustedText(username)) confirmed; sign in with: authctl signin --username \(ShellWord.quoted(username))"
         ]
     }
 }

@@ -40,7 +40,8 @@ extension DeviceSummary {
         let marker = thisDevice ? "*" : " "
         let seen = lastSeen.map(Format.localTime) ?? "never"
         let state = remembered.map { $0 ? "remembered" : "not remembered" } ?? "unknown"
-        return "\(marker) \(OutsideText(deviceKey))  \(OutsideText(name ?? "(no name)"))  last seen \(seen)  \(state)"
+        return
+            "\(marker) \(UntrustedText(deviceKey))  \(UntrustedText(name ?? "(no name)"))  last seen \(seen)  \(state)"
     }
 }
 
@@ -55,7 +56,7 @@ struct DeviceListReport: CommandReport {
     }
 
     var textMessages: [String] {
-        if devices.isEmpty { return ["Cognito tracks no devices for \(OutsideText(user)) in \(userPoolId)."] }
+        if devices.isEmpty { return ["Cognito tracks no devices for \(UntrustedText(user)) in \(userPoolId)."] }
         return devices.contains(where: \.thisDevice) ? ["(* this device)"] : []
     }
 }
@@ -71,12 +72,12 @@ struct DeviceForgetReport: CommandReport {
     var removedLocally: Bool
 
     var textMessages: [String] {
-        let key = OutsideText(deviceKey)
+        let key = UntrustedText(deviceKey)
         let here = removedLocally ? "; its keys were deleted from this machine" : ""
         return [
             service == "forgotten"
-                ? "Forgot device \(key) of \(OutsideText(user))\(here)."
-                : "Cognito no longer knew device \(key) of \(OutsideText(user))\(here)."
+                ? "Forgot device \(key) of \(UntrustedText(user))\(here)."
+                : "Cognito no longer knew device \(key) of \(UntrustedText(user))\(here)."
         ]
     }
 }

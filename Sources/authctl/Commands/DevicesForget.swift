@@ -60,7 +60,7 @@ struct DevicesForget: AuthctlCommand {
     }
 
     private func forgetOwn(settings: Settings, context: CommandContext) throws -> DeviceForgetReport {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let devices = RememberedDevices(context: context, profile: settings.profile)
         var mine: StoredDevice?
         let (session, key, outcome) = try sessions.withFreshSession {
@@ -82,7 +82,7 @@ struct DevicesForget: AuthctlCommand {
                 guard mine?.deviceKey == key else {
                     throw AuthctlError(
                         .inputRejected,
-                        "Cognito knows no device \(OutsideText(key)) for \(session.username): \(OutsideText(error.message))"
+                        "Cognito knows no device \(UntrustedText(key)) for \(session.username): \(UntrustedText(error.message))"
                     )
                 }
                 return (session, key, "unknown")
@@ -91,7 +91,7 @@ struct DevicesForget: AuthctlCommand {
         var removedLocally = false
         if let mine, mine.deviceKey == key {
             do {
-                try devices.kept.forget(mine)
+                try devices.store.forget(mine)
                 removedLocally = true
             } catch {
                 let failure = AuthctlError.from(error)
@@ -110,7 +110,7 @@ struct DevicesForget: AuthctlCommand {
         -> DeviceForgetReport
     {
         let key = deviceKey ?? ""
-        let admin = try AdminService(settings: settings, context: context)
+        let admin = try AdminService(context: context)
         try Confirmation.require(
             "Forget device \(key) of \(user)? Its next sign-in asks for MFA again. [y/N] ", confirmed: yes,
             console: context.console, withoutTerminal: "this forgets a device of \(user)")
@@ -120,7 +120,7 @@ struct DevicesForget: AuthctlCommand {
             if error.refusal == .resourceNotFound {
                 throw AuthctlError(
                     .inputRejected,
-                    "Cognito knows no device \(OutsideText(key)) for \(user) in \(admin.poolId): \(OutsideText(error.message))"
+                    "Cognito knows no device \(UntrustedText(key)) for \(user) in \(admin.poolId): \(UntrustedText(error.message))"
                 )
             }
             throw AdminService.refusal(error, username: user, poolId: admin.poolId)

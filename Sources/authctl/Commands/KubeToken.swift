@@ -50,7 +50,7 @@ struct KubeToken: AuthctlCommand {
             request.interactive ? .whenSignedOut(SignInRequest(method: .password(.srp))) : .never
         let fresh: FreshToken
         do {
-            fresh = try context.freshToken(type, minValidity: minValid, signIn: signIn)
+            fresh = try context.profileSession.freshToken(type, minValidity: minValid, signIn: signIn)
         } catch let error as SessionError where error.isNotSignedIn && !request.interactive {
             let profile = try context.settings.profile
             throw AuthctlError(

@@ -35,14 +35,14 @@ struct MFAEnable: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let settings = try context.settings
         let (stored, user) = try MFAFactor.account(of: sessions)
         // Cognito asks for another factor so a lost key locks nobody out; said here, before the change.
         guard user.enabledFactors.contains(where: { $0 != .webAuthn }) else {
             throw AuthctlError(
                 .configuration,
-                "passkey MFA needs another second factor on for \(OutsideText(stored.username)) (so a lost key locks nobody out): set up the authenticator app with `authctl mfa setup` first"
+                "passkey MFA needs another second factor on for \(UntrustedText(stored.username)) (so a lost key locks nobody out): set up the authenticator app with `authctl mfa setup` first"
             )
         }
         if !user.enabledFactors.contains(.webAuthn) {
@@ -50,7 +50,7 @@ struct MFAEnable: AuthctlCommand {
                 guard error.refusal == .invalidParameter || error.refusal == .operationNotEnabled else { return error }
                 return AuthctlError(
                     .configuration,
-                    "Cognito refused passkey MFA for \(OutsideText(stored.username)): \(OutsideText(error.message)). The pool's passkeys must count as MFA (WebAuthnConfiguration FactorConfiguration MULTI_FACTOR_WITH_USER_VERIFICATION, Essentials tier or above): ask its administrator"
+                    "Cognito refused passkey MFA for \(UntrustedText(stored.username)): \(UntrustedText(error.message)). The pool's passkeys must count as MFA (WebAuthnConfiguration FactorConfiguration MULTI_FACTOR_WITH_USER_VERIFICATION, Essentials tier or above): ask its administrator"
                 )
             })
             try sessions.withFreshSession(policy: policy) { session, service in
@@ -106,7 +106,7 @@ struct PasskeyMFAReport: CommandReport {
     enum CodingKeys: String, CodingKey { case passkey, changed }
 
     var textMessages: [String] {
-        let name = OutsideText(username)
+        let name = UntrustedText(username)
         switch (passkey == "enabled", changed) {
         case (true, true):
             return [

@@ -99,8 +99,12 @@ struct OpsContain: AuthctlCommand {
         }
     }
 
+    /// A bulk run lasts as long as its users take at the quota's pace: `--timeout` bounds each
+    /// request, and the ops engine retries.
+    var timeoutScope: TimeoutScope { rotatesClient ? .wholeCommand : .eachRequest }
+
     func execute(in context: CommandContext) throws {
-        let admin = try AdminService(settings: try context.settings, context: context, bulk: !rotatesClient)
+        let admin = try AdminService(context: context)
         let state = try OpsStateDirectory.open(environment: context.environment)
         if rotatesClient {
             return try OpsContainClient(options: run, secretOut: secretOut)
@@ -151,7 +155,7 @@ struct OpsContain: AuthctlCommand {
                     "Contain \(Format.counted(selected, "user")) (\(selection.summary)) of \(admin.poolId), \(pace.description): about \(OpsProgress.clockTime(seconds)) for \(Format.counted(remaining, "user")). Steps, in order, for each user:"
                 ]
                     + steps.map { "  \($0.rawValue): \($0.calls)" }
-                    + ["Incident record: \(OutsideText(recordPath)) (incident \(incident))."]).joined(separator: "\n")
+                    + ["Incident record: \(UntrustedText(recordPath)) (incident \(incident))."]).joined(separator: "\n")
             },
             summarize: { checkpoint, total, throttled in
                 "\(checkpoint.counts.done) of \(Format.counted(total, "user")) contained or tried: \(checkpoint.counts.failed) with a step failed or not possible, \(checkpoint.counts.notFound) not found (\(throttled) throttling answers absorbed)."
@@ -171,11 +175,11 @@ struct OpsContain: AuthctlCommand {
             let shown = containment?.shownExposures ?? []
             report.exposure = shown
             for exposure in shown {
-                report.textMessages.append("What stays exposed for \(OutsideText(exposure.user)):")
+                report.textMessages.append("What stays exposed for \(UntrustedText(exposure.user)):")
                 report.textMessages += exposure.summary.map { "  " + $0 }
             }
             report.textMessages.append(
-                "Incident record: \(OutsideText(recordPath)) (incident \(incident)); `authctl ops restore --user NAME` re-enables a user once the password is new."
+                "Incident record: \(UntrustedText(recordPath)) (incident \(incident)); `authctl ops restore --user NAME` re-enables a user once the password is new."
             )
         }
         return flow

@@ -32,18 +32,18 @@ struct OpsRestore: AuthctlCommand {
     var auditLog: String?
 
     func execute(in context: CommandContext) throws {
-        let admin = try AdminService(settings: try context.settings, context: context)
+        let admin = try AdminService(context: context)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let stem = OpsStateDirectory.stem(poolId: admin.poolId, action: .contain, selection: .users([user]))
         let recordPath = record ?? IncidentRecord.defaultPath(state, stem)
         let incident = IncidentRecord.incidentId(at: recordPath)
-        let name = OutsideText(user).description
+        let name = UntrustedText(user).description
         do {
             let found = try admin.service.adminGetUser(userPoolId: admin.poolId, username: user)
             if found.awaitsNewPassword && !force {
                 throw AuthctlError(
                     .inputRejected,
-                    "\(name) is still \(OutsideText(found.userStatus ?? "")): the user has not set a new password, so the old one (perhaps the attacker's) may still be the way in; nothing was changed (--force enables anyway)"
+                    "\(name) is still \(UntrustedText(found.userStatus ?? "")): the user has not set a new password, so the old one (perhaps the attacker's) may still be the way in; nothing was changed (--force enables anyway)"
                 )
             }
             try admin.service.adminEnableUser(userPoolId: admin.poolId, username: user)

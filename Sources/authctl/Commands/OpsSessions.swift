@@ -48,7 +48,7 @@ struct OpsSessionsRevoke: AuthctlCommand {
         if ids.isEmpty { throw ValidationError("give the id of each session to end.") }
         if let bad = ids.first(where: { !SessionID.isValid($0) }) {
             throw ValidationError(
-                "\(OutsideText(bad)) is not a session id: ids are tkn or sso and 25 lowercase letters or digits.")
+                "\(UntrustedText(bad)) is not a session id: ids are tkn or sso and 25 lowercase letters or digits.")
         }
     }
 

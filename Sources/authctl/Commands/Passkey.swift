@@ -40,8 +40,8 @@ extension PasskeySummary {
         let created = createdAt.map(Format.localTime) ?? "unknown"
         let transports = self.transports.isEmpty ? "-" : self.transports.joined(separator: ",")
         return
-            "\(OutsideText(credentialId))  \(OutsideText(name ?? "(no name)"))  \(OutsideText(relyingPartyId ?? "-"))  "
-            + "\(OutsideText(attachment ?? "-"))  \(OutsideText(transports))  created \(created)"
+            "\(UntrustedText(credentialId))  \(UntrustedText(name ?? "(no name)"))  \(UntrustedText(relyingPartyId ?? "-"))  "
+            + "\(UntrustedText(attachment ?? "-"))  \(UntrustedText(transports))  created \(created)"
     }
 }
 
@@ -54,7 +54,7 @@ struct PasskeyListReport: CommandReport {
     var textOutput: [String] { passkeys.isEmpty ? [] : [passkeys.map(\.textLine).joined(separator: "\n")] }
     var textMessages: [String] {
         passkeys.isEmpty
-            ? ["\(OutsideText(user)) has no passkeys in \(userPoolId); add one with `authctl passkey add`."] : []
+            ? ["\(UntrustedText(user)) has no passkeys in \(userPoolId); add one with `authctl passkey add`."] : []
     }
 }
 
@@ -68,9 +68,9 @@ struct PasskeyAddReport: CommandReport {
     @Nullable var name: String?
 
     var textMessages: [String] {
-        let named = name.map { " (\(OutsideText($0)))" } ?? ""
+        let named = name.map { " (\(UntrustedText($0)))" } ?? ""
         return [
-            "Added passkey \(OutsideText(credentialId))\(named) for \(OutsideText(user)) at \(OutsideText(relyingPartyId)); sign in with `authctl signin --method passkey`."
+            "Added passkey \(UntrustedText(credentialId))\(named) for \(UntrustedText(user)) at \(UntrustedText(relyingPartyId)); sign in with `authctl signin --method passkey`."
         ]
     }
 }
@@ -81,5 +81,5 @@ struct PasskeyRemoveReport: CommandReport {
     var userPoolId: String
     var credentialId: String
 
-    var textMessages: [String] { ["Removed passkey \(OutsideText(credentialId)) of \(OutsideText(user))."] }
+    var textMessages: [String] { ["Removed passkey \(UntrustedText(credentialId)) of \(UntrustedText(user))."] }
 }

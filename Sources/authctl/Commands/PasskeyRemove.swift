@@ -32,7 +32,7 @@ struct PasskeyRemove: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         try Confirmation.require(
             "Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
             console: context.console, withoutTerminal: "this removes a passkey")
@@ -42,7 +42,7 @@ struct PasskeyRemove: AuthctlCommand {
             } catch let error as CognitoError where error.refusal == .resourceNotFound {
                 throw AuthctlError(
                     .inputRejected,
-                    "\(session.username) has no passkey \(OutsideText(credentialId)) (see `authctl passkey list`): \(OutsideText(error.message))"
+                    "\(session.username) has no passkey \(UntrustedText(credentialId)) (see `authctl passkey list`): \(UntrustedText(error.message))"
                 )
             }
             return session

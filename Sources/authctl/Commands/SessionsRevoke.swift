@@ -34,13 +34,13 @@ struct SessionsRevoke: AuthctlCommand {
         if ids.isEmpty { throw ValidationError("give the id of each session to end (see `authctl sessions`).") }
         if let bad = ids.first(where: { !SessionID.isValid($0) }) {
             throw ValidationError(
-                "\(OutsideText(bad)) is not a session id: ids are tkn or sso and 25 lowercase letters or digits, as `authctl sessions` lists them."
+                "\(UntrustedText(bad)) is not a session id: ids are tkn or sso and 25 lowercase letters or digits, as `authctl sessions` lists them."
             )
         }
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let owner = UserSessions(context: context, sessions: sessions)
         let (session, listing) = try owner.list()
         guard case .tracked(let found) = listing else {

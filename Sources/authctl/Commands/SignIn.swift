@@ -71,14 +71,10 @@ struct SignIn: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
-        _ = try ClientSettings(settings)
-        let session: StoredSession
-        do {
-            session = try SignInPipeline.signIn(request(context), in: context, keep: !noStore)
-        } catch is MFASetupHandedOver {
-            return
-        }
+        let outcome = try context.profileSession.signIn(request(context), keep: !noStore)
+        // The handout is the report: the secret on stdout, the next step on stderr.
+        if case .handedOverToMFASetup = outcome { return }
+        let session = try outcome.session()
         if noStore {
             context.emit(TokenSet(session))
         } else {
@@ -104,7 +100,7 @@ struct SignInSummary: CommandReport {
 
     var textMessages: [String] {
         [
-            "Signed in as \(OutsideText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
+            "Signed in as \(UntrustedText(username)) (profile \(profile)); access token valid until \(Format.localTime(accessTokenExpiresAt))"
         ]
     }
 }
@@ -139,7 +135,7 @@ struct TokenSet: CommandReport {
     var textOutput: [String] { [Format.json(self)] }
     var textMessages: [String] {
         [
-            "Signed in as \(OutsideText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
+            "Signed in as \(UntrustedText(username)); nothing was stored (--no-store); access token valid until \(Format.localTime(expiresAt))"
         ]
     }
 }

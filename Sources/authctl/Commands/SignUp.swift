@@ -39,11 +39,11 @@ struct SignUp: AuthctlCommand {
         return try pairs.map { pair in
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
                 throw ValidationError(
-                    "--attribute takes NAME=VALUE, e.g. email=alice@example.com; got \(OutsideText(pair))")
+                    "--attribute takes NAME=VALUE, e.g. email=alice@example.com; got \(UntrustedText(pair))")
             }
             let name = String(pair[..<equals])
             guard seen.insert(name).inserted else {
-                throw ValidationError("--attribute \(OutsideText(name)) is given twice")
+                throw ValidationError("--attribute \(UntrustedText(name)) is given twice")
             }
             return AttributeType(name: name, value: String(pair[pair.index(after: equals)...]))
         }
@@ -93,16 +93,16 @@ struct SignUpReport: CommandReport {
         let user = ShellWord.quoted(username)
         if userConfirmed {
             return [
-                "Account \(OutsideText(username)) created and already confirmed; sign in with: authctl signin --username \(user)"
+                "Account \(UntrustedText(username)) created and already confirmed; sign in with: authctl signin --username \(user)"
             ]
         } else if codeDelivery != nil {
             return [
-                "Account \(OutsideText(username)) created. A confirmation code was sent to \(CodeDeliveryText.describe(codeDelivery)).",
+                "Account \(UntrustedText(username)) created. A confirmation code was sent to \(CodeDeliveryText.describe(codeDelivery)).",
                 "Confirm it with: authctl confirm-signup --username \(user)",
             ]
         }
         return [
-            "Account \(OutsideText(username)) created, but the pool sent no confirmation code: an administrator must confirm it."
+            "Account \(UntrustedText(username)) created, but the pool sent no confirmation code: an administrator must confirm it."
         ]
     }
 }

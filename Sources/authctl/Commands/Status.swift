@@ -31,7 +31,7 @@ struct Status: AuthctlCommand {
         let settings = try context.settings
         let file = try ConfigFile.load(path: settings.configFile)
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let now = context.now()
 
         var entries: [ProfileStatus] = []
@@ -40,16 +40,16 @@ struct Status: AuthctlCommand {
         var selectedFailure: AuthctlError?
         for name in names {
             var entry = ProfileStatus(profile: name, selected: name == settings.profile)
-            let kept = context.kept(name)
+            let profileStore = context.profileStore(name)
             do {
-                let kind = try kept.storeKind
+                let kind = try profileStore.storeKind
                 entry.store = kind.rawValue
                 if kind == .file { entry.unlockedUntil = try? FileStoreAgent.expiry(of: name, context: context) }
                 if let failure = storeFailures[kind.rawValue] { throw failure }
                 switch try sessions.item(of: name) {
                 case .none:
                     // Not signed in, but a client secret or a waiting sign-in may be kept.
-                    entry.kept = try kept.inventory(deviceOf: nil).map(\.rawValue)
+                    entry.kept = try profileStore.inventory(deviceOf: nil).map(\.rawValue)
                 case .session(let session):
                     entry.signedIn = true
                     entry.username = session.username
@@ -60,12 +60,13 @@ struct Status: AuthctlCommand {
                     entry.signedInWith = session.domain == nil ? .password : .browser
                     entry.domain = session.domain
                     entry.state = session.expiresWithin(0, now: now) ? .expiredRefreshable : .valid
-                    entry.kept = try kept.inventory(deviceOf: (session.userPoolId, session.username)).map(\.rawValue)
+                    entry.kept = try profileStore.inventory(deviceOf: (session.userPoolId, session.username)).map(
+                        \.rawValue)
                 case .unreadable:
                     entry.state = .unreadable
                     entry.problem = Messages.unreadableSession(profile: name)
                 }
-                entry.keptIn = try kept.storePromise()
+                entry.keptIn = try profileStore.storePromise()
             } catch {
                 let failure = AuthctlError.from(error)
                 if let store = entry.store { storeFailures[store] = failure }
@@ -188,10 +189,10 @@ struct RegionCheck: Encodable {
         let start = clock.now
         var failure: CognitoError?
         do {
-            var once = context.retryPolicy
+            var once = try context.retryPolicy
             once.maxAttempts = 1
             let service = CognitoService(
-                endpoint: client.endpoint, transport: try context.transport(settings), retryPolicy: once)
+                endpoint: client.endpoint, transport: try context.transport(), retryPolicy: once)
             _ = try service.getUser(accessToken: accessToken)
             check.reachable = true
             check.answer = accepted
@@ -215,7 +216,7 @@ struct RegionCheck: Encodable {
     var line: String {
         var text = "  \(role.rawValue) \(region) (\(endpoint)): "
         if reachable {
-            text += "reachable, \(OutsideText(answer ?? "answered"))"
+            text += "reachable, \(UntrustedText(answer ?? "answered"))"
         } else {
             text += "not reachable (\(error ?? answer ?? "no answer"))"
         }
@@ -282,7 +283,7 @@ struct ProfileStatus: Encodable {
             text += "unknown: \(StoreKind(rawValue: store ?? "")?.name ?? "the store") cannot be used (why: on stderr)"
         case .locked: text += "locked (the file store): run `authctl unlock`"
         case .valid, .expiredRefreshable:
-            text += "signed in as \(OutsideText(username ?? "?")) in \(userPoolId ?? "?")"
+            text += "signed in as \(UntrustedText(username ?? "?")) in \(userPoolId ?? "?")"
             if issuedByReplica { text += " (issued by the replica in \(issuedIn ?? "?"))" }
             if let expiry = accessTokenExpiresAt {
                 text +=
@@ -290,10 +291,10 @@ struct ProfileStatus: Encodable {
                     ? "; access token valid until \(Format.localTime(expiry))"
                     : "; access token expired at \(Format.localTime(expiry)), refreshable"
             }
-            if signedInWith == .browser { text += "; signed in through the browser at \(OutsideText(domain ?? "?"))" }
+            if signedInWith == .browser { text += "; signed in through the browser at \(UntrustedText(domain ?? "?"))" }
             text += "; kept in \(keptIn ?? "the Secret Service")"
             if let unlockedUntil { text += ", unlocked by the key agent until \(Format.localTime(unlockedUntil))" }
-            let others = kept.filter { $0 != KeptItem.Kind.session.rawValue }
+            let others = kept.filter { $0 != StoreItem.Kind.session.rawValue }
             if !others.isEmpty { text += " with \(others.joined(separator: ", "))" }
             if checked { text += problem == nil ? " (checked with Cognito)" : " (check failed: \(problem ?? ""))" }
         }

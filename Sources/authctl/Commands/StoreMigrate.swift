@@ -26,10 +26,10 @@ struct StoreMigrate: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let profile = Defaults.profileName(option: global.profile, environment: context.environment)
-        let kept = context.kept(profile)
-        let session = try? context.sessions.stored()
+        let profileStore = context.profileStore(profile)
+        let session = try? context.profileSession.stored()
         let user = (session ?? nil).map { (userPoolId: $0.userPoolId, username: $0.username) }
-        let outcome = try kept.migrate(to: to, deviceOf: user)
+        let outcome = try profileStore.migrate(to: to, deviceOf: user)
         let report = StoreMigrateReport(
             profile: profile, from: outcome.from?.rawValue, to: to.rawValue, moved: outcome.moved,
             resumed: outcome.resumed, problems: outcome.removalFailures)

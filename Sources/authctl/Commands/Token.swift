@@ -82,16 +82,15 @@ struct Token: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         if machine.clientCredentials {
             return context.emit(
-                try MachineTokens(context: context, settings: settings, options: machine.choice)
+                try MachineTokens(session: try context.profileSession, options: machine.choice)
                     .token(minValidity: freshness.minValid))
         }
         if let target = derived.target() {
             let actor = actorTokenStdin ? try Self.readActorToken(context) : nil
             return context.emit(
-                try DerivedTokens(context: context, settings: settings).token(
+                try DerivedTokens(session: try context.profileSession).token(
                     DerivedTokenChoice(target: target, scopes: machine.scopes, actorToken: actor),
                     minValidity: freshness.minValid))
         }
@@ -104,13 +103,14 @@ struct Token: AuthctlCommand {
             method: how.passwordFlow.map { .password($0) } ?? .userAuth(how.method),
             password: how.passwordStdin ? .standardInput : .terminal, mfa: mfa.answers,
             securityKey: securityKey.choice(environment: context.environment))
-        let fresh = try context.freshToken(type, minValidity: freshness.minValid, signIn: .unlessFresh(request))
+        let fresh = try context.profileSession.freshToken(
+            type, minValidity: freshness.minValid, signIn: .unlessFresh(request))
         try Self.emit(fresh, verify: verify, in: context)
     }
 
     /// `token` without a way to sign in: the work both front doors run (`FastPath`).
     static func printToken(_ type: TokenType, minValid: Double, verify: Bool, in context: CommandContext) throws {
-        try emit(context.freshToken(type, minValidity: minValid), verify: verify, in: context)
+        try emit(context.profileSession.freshToken(type, minValidity: minValid), verify: verify, in: context)
     }
 
     /// The actor token: one line of standard input, never argv; a JWT or refused before any request.
@@ -127,7 +127,7 @@ struct Token: AuthctlCommand {
     private static func emit(_ fresh: FreshToken, verify: Bool, in context: CommandContext) throws {
         let type = fresh.type
         if verify {
-            try TokenChecks(context: context, settings: context.settings).verifySignature(
+            try TokenChecks(session: context.profileSession).verifySignature(
                 fresh.session, type, service: fresh.service)
         }
         guard !fresh.token.isEmpty else {

@@ -27,9 +27,8 @@ struct WhoAmI: AuthctlCommand {
     var factors = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
-        let sessions = try context.sessions
-        let checks = TokenChecks(context: context, settings: settings)
+        let sessions = try context.profileSession
+        let checks = TokenChecks(session: sessions)
         let (session, user) = try sessions.withFreshSession { session, service in
             try checks.checkClaims(session, .access)
             if verify {
@@ -90,12 +89,12 @@ struct Identity: CommandReport {
 
     var textOutput: [String] {
         var lines = [
-            "username:      \(OutsideText(username))",
-            "sub:           \(OutsideText(sub))",
+            "username:      \(UntrustedText(username))",
+            "sub:           \(UntrustedText(sub))",
         ]
-        if let email { lines.append("email:         \(OutsideText(email))\(pending("email"))") }
+        if let email { lines.append("email:         \(UntrustedText(email))\(pending("email"))") }
         lines.append(
-            "groups:        \(groups.isEmpty ? "(none)" : groups.map { OutsideText($0).description }.joined(separator: ", "))"
+            "groups:        \(groups.isEmpty ? "(none)" : groups.map { UntrustedText($0).description }.joined(separator: ", "))"
         )
         lines.append("profile:       \(profile)")
         lines.append("user pool:     \(userPoolId)")
@@ -104,7 +103,7 @@ struct Identity: CommandReport {
         if !others.isEmpty {
             lines.append("attributes:")
             for name in others {
-                lines.append("  \(OutsideText(name)): \(OutsideText(attributes[name] ?? ""))\(pending(name))")
+                lines.append("  \(UntrustedText(name)): \(UntrustedText(attributes[name] ?? ""))\(pending(name))")
             }
         }
         if let factors { lines += factors.lines }
@@ -141,7 +140,7 @@ struct AuthFactors: Encodable {
         case .emailOTP: return "email code"
         case .password: return "password"
         case .webAuthn: return "passkey"
-        default: return OutsideText(factor).description
+        default: return UntrustedText(factor).description
         }
     }
 

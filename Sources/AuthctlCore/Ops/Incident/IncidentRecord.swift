@@ -56,7 +56,7 @@ package final class ExposureCalculator {
         } catch {
             found = (
                 AdminSignOut.defaultTokenLifetime,
-                "ListUserPoolClients/DescribeUserPoolClient failed: \(OutsideText(AuthctlError.from(error).message))"
+                "ListUserPoolClients/DescribeUserPoolClient failed: \(UntrustedText(AuthctlError.from(error).message))"
             )
         }
         lock.withLock { lifetime = found }
@@ -121,7 +121,7 @@ package final class ExposureCalculator {
         let password = Self.passwordState(user?.userStatus, step: passwordStep)
         summary.append("Password: \(password).")
         summary.append(
-            "Account: \(OutsideText(user?.userStatus ?? "unknown")), \(user?.enabled == false ? "disabled" : "ENABLED")."
+            "Account: \(UntrustedText(user?.userStatus ?? "unknown")), \(user?.enabled == false ? "disabled" : "ENABLED")."
         )
         return UserExposure(
             user: username, tokensValidUntil: until, tokenLifetimeSeconds: Format.wholeSeconds(lifetime.seconds),

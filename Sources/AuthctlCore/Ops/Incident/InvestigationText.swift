@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 extension UserInvestigation {
-    /// For a person: every outside string escaped (OutsideText), one fact a line.
+    /// For a person: every outside string escaped (UntrustedText), one fact a line.
     package var text: [String] {
-        func t(_ value: String?) -> String { value.map { OutsideText($0).description } ?? "-" }
+        func t(_ value: String?) -> String { value.map { UntrustedText($0).description } ?? "-" }
         func when(_ date: Date?) -> String { date.map(Format.localTime) ?? "-" }
         var lines = [
             "\(t(user)): \(t(status)), \(enabled == false ? "DISABLED" : enabled == true ? "enabled" : "-"); created \(when(created)), modified \(when(modified))",

@@ -69,7 +69,7 @@ package struct BrowserSignIn: SignInFlow {
     package var username: String? { nil }
 
     package func signIn(_ signIn: SignInContext) throws -> StoredSession {
-        let context = signIn.command
+        let context = signIn.commandContext
         let settings = signIn.settings
         let client = signIn.client
         let appClient = signIn.appClient
@@ -108,7 +108,7 @@ package struct BrowserSignIn: SignInFlow {
         }
 
         let deadline = Date().addingTimeInterval(options.browserTimeout)
-        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings), client: appClient)
+        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(), client: appClient)
         while true {
             let callback: AuthorizationCallback
             var connection: LoopbackListener.Connection?

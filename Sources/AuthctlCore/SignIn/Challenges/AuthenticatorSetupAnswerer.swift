@@ -20,12 +20,12 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
         if !offered.isEmpty, !offered.contains(.softwareTokenMFA) {
             throw AuthctlError(
                 .unexpected,
-                "this pool requires setting up \(OutsideText(offered.map(\.rawValue).joined(separator: ", "))), which authctl cannot do yet; only authenticator apps are supported"
+                "this pool requires setting up \(UntrustedText(offered.map(\.rawValue).joined(separator: ", "))), which authctl cannot do yet; only authenticator apps are supported"
             )
         }
         let next = PendingChallenge.nextCommand(profile: context.profile)
         // --mfa-setup-output json is honoured on a terminal too: the script asked for it.
-        let handOver = context.setupOutput != nil
+        let handOver = context.request.setupOutput != nil
         if !handOver && !context.console.canPrompt {
             throw AuthctlError(
                 .usage,
@@ -36,7 +36,7 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
             // The second process finds the challenge in the store: check it is there before the
             // service hands out a secret that would go nowhere.
             do {
-                try context.kept.checkCanKeep()
+                try context.store.checkCanKeep()
             } catch let error as SecureStoreError {
                 throw AuthctlError(
                     .configuration,
@@ -56,30 +56,27 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
 
         if handOver {
             let expiresAt = context.now().addingTimeInterval(180)
-            try context.kept.keep(
+            try context.store.keep(
                 PendingChallenge(
                     challengeName: .mfaSetup, session: session, username: challenge.username,
                     typedUsername: context.typedUsername.flatMap { $0 == challenge.username ? nil : $0 },
                     userPoolId: context.client.userPoolId, clientId: context.client.clientId, expiresAt: expiresAt,
                     destination: nil, verified: false, wrongCodes: 0))
-            context.command.emit(
+            context.commandContext.emit(
                 MFASetupHandout(
                     secretCode: association.secretCode, otpauthUri: uri, username: challenge.username,
                     expiresAt: expiresAt, next: next))
-            throw MFASetupHandedOver()
+            throw context.stop(.handedOverToMFASetup)
         }
 
-        try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context.command)
-        let verified = try AuthenticatorEnrolment.verify(context: context.command) { code in
+        try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context.commandContext)
+        let verified = try AuthenticatorEnrolment.verify(context: context.commandContext) { code in
             try service.verifySoftwareToken(
                 session: session, code: code, friendlyName: AuthenticatorEnrolment.friendlyName)
         }
         return ChallengeAnswer(responses: [:], session: verified.session ?? session)
     }
 }
-
-/// Stops a sign-in after the authenticator secret was handed to a script.
-package struct MFASetupHandedOver: Error {}
 
 /// `--mfa-setup-output json`: always a JSON document on stdout (the script asked for it), with
 /// the next step said on stderr.
@@ -114,7 +111,7 @@ package enum AuthenticatorEnrolment {
     package static func show(secret: String, uri: String, context: CommandContext) throws {
         let console = context.console
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
-        let colors = context.environment["NO_COLOR"] == nil && isatty(STDERR_FILENO) == 1
+        let colors = context.environment["NO_COLOR"] == nil && console.messagesGoToTerminal
         let code: TerminalQRCode
         do {
             code = try TerminalQRCode(encoding: uri)

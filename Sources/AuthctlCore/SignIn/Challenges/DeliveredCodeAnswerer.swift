@@ -17,9 +17,9 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
         let destination = challenge.parameters["CODE_DELIVERY_DESTINATION"]
         if challenge.attempt == 1 {
             context.console.message(
-                "Code sent to \(destination.map { OutsideText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
+                "Code sent to \(destination.map { UntrustedText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
             )
-            if context.mfa.mfaCode == nil && !context.console.canPrompt {
+            if context.request.mfa.mfaCode == nil && !context.console.canPrompt {
                 try keepWaiting(challenge, destination: destination, in: context)
             }
         }
@@ -30,7 +30,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
     private func keepWaiting(_ challenge: AuthChallenge, destination: String?, in context: SignInContext) throws
         -> Never
     {
-        let sentTo = destination.map { " to \(OutsideText($0))" } ?? ""
+        let sentTo = destination.map { " to \(UntrustedText($0))" } ?? ""
         guard let session = challenge.session else {
             throw AuthctlError(
                 .usage, "this sign-in needs the code sent\(sentTo): pass --code CODE, or run on a terminal")
@@ -42,7 +42,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
             expiresAt: context.now().addingTimeInterval(180),
             destination: destination, verified: false, wrongCodes: 0)
         do {
-            try context.kept.keep(pending)
+            try context.store.keep(pending)
         } catch let error as SecureStoreError {
             // Another run would start another sign-in and send another code, so --code with
             // this one can never match: only a terminal or a store can help.
@@ -53,9 +53,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
                 for a second run (which would send a new code): run it on a terminal, or where a Secret Service is reachable
                 """)
         }
-        throw AuthctlError(
-            .usage,
-            "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(PendingChallenge.nextCommand(profile: context.profile))"
-        )
+        throw context.stop(
+            .waitingForCode(destination: destination, next: PendingChallenge.nextCommand(profile: context.profile)))
     }
 }

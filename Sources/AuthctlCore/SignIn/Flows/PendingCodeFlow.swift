@@ -42,7 +42,7 @@ package struct PendingCodeFlow: SignInFlow {
                 """)
         }
         if pending.isExpired(now: context.now()) {
-            context.kept.discardPendingChallenge()
+            context.store.discardPendingChallenge()
             throw AuthctlError(.notAuthorized, Messages.pendingCodeTooLate)
         }
         context.typedUsername = pending.typedUsername
@@ -50,15 +50,15 @@ package struct PendingCodeFlow: SignInFlow {
         context.canSetNewPassword = false
         do {
             let session = try finish(context)
-            context.kept.discardPendingChallenge()
+            context.store.discardPendingChallenge()
             if pending.challengeName == .mfaSetup {
                 context.console.message("Authenticator app set up; it will be asked for at every sign-in.")
             }
             return session
         } catch is CodeDidNotMatch {
-            var kept = pending
-            kept.wrongCodes += 1
-            try? context.kept.keep(kept)
+            var updated = pending
+            updated.wrongCodes += 1
+            try? context.store.keep(updated)
             throw AuthctlError(
                 .notAuthorized,
                 "The code did not match; the sign-in still waits: try another code with \(PendingChallenge.nextCommand(profile: profile)) before \(Format.localTime(pending.expiresAt))"
@@ -95,10 +95,10 @@ package struct PendingCodeFlow: SignInFlow {
                     session = verified.session ?? pending.session
                     // Only the challenge's answer is left; should it fail in passing, the next
                     // run answers with this session instead of verifying again.
-                    var kept = pending
-                    kept.session = session
-                    kept.verified = true
-                    try? context.kept.keep(kept)
+                    var updated = pending
+                    updated.session = session
+                    updated.verified = true
+                    try? context.store.keep(updated)
                 }
                 let challenge = AuthChallenge(
                     name: .mfaSetup, parameters: [:], username: pending.username, session: session)
@@ -122,7 +122,7 @@ package struct PendingCodeFlow: SignInFlow {
         } catch let error as CognitoError where error.refusal == .codeMismatch {
             throw CodeDidNotMatch()
         } catch let error as CognitoError {
-            if error.refusal?.endsChallenge ?? false { context.kept.discardPendingChallenge() }
+            if error.refusal?.endsChallenge ?? false { context.store.discardPendingChallenge() }
             throw SignInFailure.message(
                 error, client: context.client, hasSecret: context.appClient.clientSecret != nil,
                 wrongCodes: context.wrongCodes)

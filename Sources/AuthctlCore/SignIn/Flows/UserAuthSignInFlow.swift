@@ -46,7 +46,7 @@ package enum FirstFactorChoice {
     package static func choose(_ offered: [ChallengeName], method: SignInMethod?, console: Console) throws
         -> ChallengeName
     {
-        let names = offered.map { OutsideText($0.rawValue).description }.joined(separator: ", ")
+        let names = offered.map { UntrustedText($0.rawValue).description }.joined(separator: ", ")
         if let method {
             guard offered.contains(method.factor.challengeName) else {
                 throw AuthctlError(

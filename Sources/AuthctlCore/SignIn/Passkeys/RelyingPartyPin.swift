@@ -87,7 +87,7 @@ package struct RelyingPartyPin {
             throw AuthctlError(
                 .configuration,
                 """
-                the service asks the security key to sign for the relying party \(OutsideText(asked)), and profile \(profile) \
+                the service asks the security key to sign for the relying party \(UntrustedText(asked)), and profile \(profile) \
                 has no relying party pinned for its passkeys: nothing was sent to the key. Run `authctl passkey add --rp-id HOST` \
                 once (it records it), or set passkey_rp_id = "<your pool's passkey domain>" in [profiles.\(profile)] of \(configFile); \
                 or sign in with `authctl signin --browser`, where the browser does passkeys itself
@@ -101,7 +101,7 @@ package struct RelyingPartyPin {
         guard let rpId else {
             throw AuthctlError(
                 .configuration,
-                "the service names the relying party \(OutsideText(asked)), and profile \(profile) has none pinned: nothing was registered (name it with --rp-id)"
+                "the service names the relying party \(UntrustedText(asked)), and profile \(profile) has none pinned: nothing was registered (name it with --rp-id)"
             )
         }
         return try check(asked, against: rpId)
@@ -112,8 +112,8 @@ package struct RelyingPartyPin {
             throw AuthctlError(
                 .configuration,
                 """
-                the service asks the security key to sign for the relying party \(OutsideText(asked)), but profile \(profile)'s \
-                passkeys are for \(OutsideText(pinned)) (\(origin)): refused, and nothing was sent to the key. An endpoint \
+                the service asks the security key to sign for the relying party \(UntrustedText(asked)), but profile \(profile)'s \
+                passkeys are for \(UntrustedText(pinned)) (\(origin)): refused, and nothing was sent to the key. An endpoint \
                 that names another site is not your user pool (or the pool's passkey domain changed: then set passkey_rp_id)
                 """)
         }

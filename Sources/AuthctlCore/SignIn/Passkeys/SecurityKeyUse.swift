@@ -160,7 +160,7 @@ package struct SecurityKeyUse {
             if !FileManager.default.fileExists(atPath: file) {
                 throw AuthctlError(
                     .unavailable,
-                    "no such device: \(OutsideText(named)) (from --fido-device or AUTHCTL_FIDO_DEVICE); attached keys are /dev/hidrawN"
+                    "no such device: \(UntrustedText(named)) (from --fido-device or AUTHCTL_FIDO_DEVICE); attached keys are /dev/hidrawN"
                 )
             }
         }

@@ -22,7 +22,7 @@ struct EventBoundOptions: ParsableArguments {
         guard (1...10000).contains(maxEvents) else { throw ValidationError("--max-events must be 1 to 10000.") }
         if let since, Self.time(since, now: Date()) == nil {
             throw ValidationError(
-                "--since \(OutsideText(since)): give an ISO 8601 time (2026-12-01T03:00:00Z) or an age (48h, 7d).")
+                "--since \(UntrustedText(since)): give an ISO 8601 time (2026-12-01T03:00:00Z) or an age (48h, 7d).")
         }
     }
 

@@ -60,10 +60,10 @@ extension UserSelectionOptions {
     var summary: String {
         if !users.isEmpty { return users.count == 1 ? "--user" : "\(users.count) --user" }
         if let usersFile {
-            return "--users-file \(usersFile == "-" ? "(standard input)" : OutsideText(usersFile).description)"
+            return "--users-file \(usersFile == "-" ? "(standard input)" : UntrustedText(usersFile).description)"
         }
-        if let group { return "group \(OutsideText(group))" }
-        if let filter { return "filter \(OutsideText(filter))" }
+        if let group { return "group \(UntrustedText(group))" }
+        if let filter { return "filter \(UntrustedText(filter))" }
         return "EVERY user of the pool"
     }
 
@@ -77,7 +77,7 @@ extension UserSelectionOptions {
         guard let path = usersFile else { return .allUsers }
         if path == "-" { return try state.keepStandardInput(context.console) }
         guard let file = ReadableFile(path: path) else {
-            throw AuthctlError(.inputRejected, "cannot read the users file \(OutsideText(path))")
+            throw AuthctlError(.inputRejected, "cannot read the users file \(UntrustedText(path))")
         }
         var digest = Digest.Hasher64()
         while let chunk = file.read(upTo: 1 << 16), !chunk.isEmpty { digest.add(chunk) }

@@ -43,7 +43,7 @@ enum AccountSettings {
     /// The message and exit code of a refused attribute change or verification; nil leaves the
     /// error to `AuthctlError.from` (and to `withFreshSession` for the session's refusals).
     static func failure(_ error: CognitoError, attribute: String? = nil) -> AuthctlError? {
-        let said = OutsideText(error.message)
+        let said = UntrustedText(error.message)
         let verifyAgain = attribute.map { "authctl account verify \($0)" } ?? "authctl account verify <attribute>"
         switch error.refusal {
         case .aliasExists?:

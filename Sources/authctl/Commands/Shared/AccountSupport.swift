@@ -30,8 +30,9 @@ struct AccountCommandSupport {
 
     init(context: CommandContext) throws {
         self.context = context
-        settings = try context.settings
-        client = try ClientSettings(settings)
+        let session = try context.profileSession
+        settings = session.settings
+        client = try session.client
     }
 
     var console: Console { context.console }
@@ -54,11 +55,11 @@ struct AccountCommandSupport {
     /// The app client and its secret (env or keyring); no session is kept, so a missing keyring
     /// only means no stored secret.
     func appClient() throws -> AppClient {
-        try context.sessions.appClient(client, storeRequired: false)
+        try context.profileSession.appClient(client, storeRequired: false)
     }
 
     func service() throws -> CognitoService {
-        try context.service(settings, client: client)
+        try context.service(client: client)
     }
 
     /// The code from the first line of standard input (`--code-stdin`), else asked on the terminal
@@ -157,7 +158,7 @@ enum CodeDeliveryText {
         case "EMAIL": medium = " (email)"
         default: medium = ""
         }
-        return OutsideText(destination).description + medium
+        return UntrustedText(destination).description + medium
     }
 }
 
@@ -168,7 +169,7 @@ extension AccountFailure {
     ) -> AuthctlError {
         guard let error = error as? CognitoError else { return AuthctlError.from(error) }
         let user = ShellWord.quoted(username)
-        let said = OutsideText(error.message)
+        let said = UntrustedText(error.message)
         switch error.refusal {
         case .aliasExists?:
             return AuthctlError(
@@ -176,7 +177,7 @@ extension AccountFailure {
         case .usernameExists?:
             return AuthctlError(
                 .inputRejected,
-                "An account named \(OutsideText(username)) already exists; sign in with `authctl signin --username \(user)`, or reset its password with `authctl forgot-password --username \(user)`"
+                "An account named \(UntrustedText(username)) already exists; sign in with `authctl signin --username \(user)`, or reset its password with `authctl forgot-password --username \(user)`"
             )
         case .invalidPassword?:
             return AuthctlError(.inputRejected, "The pool refused the password: \(said)")
@@ -200,18 +201,18 @@ extension AccountFailure {
         case .secretHashRejected?:
             return SignInFailure.message(error, client: support.client, hasSecret: hasSecret)
         case .userNotFound?:
-            return AuthctlError(.notAuthorized, "This pool has no account named \(OutsideText(username))")
+            return AuthctlError(.notAuthorized, "This pool has no account named \(UntrustedText(username))")
         case .userAlreadyConfirmed?:
             // As confirm-signup's refusal of a confirmed account (NotAuthorizedException): 77.
             return AuthctlError(
                 .notAuthorized,
-                "The account \(OutsideText(username)) is already confirmed: no code is needed; sign in with `authctl signin --username \(user)`"
+                "The account \(UntrustedText(username)) is already confirmed: no code is needed; sign in with `authctl signin --username \(user)`"
             )
         default:
             break
         }
         var failure = AuthctlError.from(error, endpoint: support.client.endpoint)
-        failure.message = OutsideText(failure.message).description
+        failure.message = UntrustedText(failure.message).description
         if error.outcomeUnknown {
             failure.message += "\nThe answer was lost, so the request may or may not have been carried out."
         }

@@ -74,7 +74,7 @@ struct BulkRunFlow {
             let more = plan.total > report.firstUsers.count ? ", ..." : ""
             text.append(
                 (report.firstUsers.count == 1 ? "First user: " : "First users: ")
-                    + report.firstUsers.map { OutsideText($0).description }.joined(separator: ", ") + more)
+                    + report.firstUsers.map { UntrustedText($0).description }.joined(separator: ", ") + more)
         }
         if let earlier {
             report.take(earlier)
@@ -107,7 +107,7 @@ struct BulkRunFlow {
         report.expectedSeconds = run.expectedSeconds(users: users.count, listing: false)
         let plural = users.count == 1 ? "user" : "users"
         let text = [
-            "Retrying the \(users.count) \(plural) that failed in the run finished on \(Format.localTime(earlier.updatedAt)) (the audit log \(report.auditLog) names them): \(users.prefix(10).map { OutsideText($0).description }.joined(separator: ", "))\(users.count > 10 ? ", ..." : ""), \(pace). --restart does every user again."
+            "Retrying the \(users.count) \(plural) that failed in the run finished on \(Format.localTime(earlier.updatedAt)) (the audit log \(report.auditLog) names them): \(users.prefix(10).map { UntrustedText($0).description }.joined(separator: ", "))\(users.count > 10 ? ", ..." : ""), \(pace). --restart does every user again."
         ]
         guard options.execute else {
             report.textMessages = text + ["Dry run: nothing was changed. Add --execute to do it."]
@@ -182,7 +182,7 @@ struct BulkRunFlow {
             guard confirmPool == poolId else {
                 throw AuthctlError(
                     .usage,
-                    "--confirm-pool \(OutsideText(confirmPool)) is not this pool (\(poolId)): nothing was changed")
+                    "--confirm-pool \(UntrustedText(confirmPool)) is not this pool (\(poolId)): nothing was changed")
             }
             return
         }

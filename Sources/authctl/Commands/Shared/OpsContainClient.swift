@@ -31,7 +31,7 @@ struct OpsContainClient {
             service: admin.service, poolId: admin.poolId, clientId: clientId, audit: audit,
             who: .current(accessKeyId: admin.credentials.accessKeyId, environment: context.environment),
             now: context.now)
-        let client = OutsideText(clientId)
+        let client = UntrustedText(clientId)
         do {
             let existing = try rotation.secrets()
             context.console.message(
@@ -43,7 +43,7 @@ struct OpsContainClient {
             let settings = try context.settings
             let outcome = try rotation.rotate(deliver: deliver) { secret in check(secret, settings, clientId, context) }
             var text = [
-                "New secret \(OutsideText(outcome.newSecretId)) added; \(outcome.deleted.count) old secrets deleted."
+                "New secret \(UntrustedText(outcome.newSecretId)) added; \(outcome.deleted.count) old secrets deleted."
             ]
             switch outcome.check {
             case .passed: text.append("The new secret was checked: a client-credentials token was issued with it.")
@@ -75,7 +75,7 @@ struct OpsContainClient {
         guard fd >= 0 else {
             throw AuthctlError(
                 .configuration,
-                "cannot create --secret-out \(OutsideText(secretOut)) (\(String(cString: strerror(errno)))): the new secret was added; delete it with the AWS CLI or run again"
+                "cannot create --secret-out \(UntrustedText(secretOut)) (\(String(cString: strerror(errno)))): the new secret was added; delete it with the AWS CLI or run again"
             )
         }
         defer { close(fd) }
@@ -92,7 +92,7 @@ struct OpsContainClient {
         }
         do {
             let endpoint = TokenEndpoint(
-                domain: domain, transport: try context.transport(settings),
+                domain: domain, transport: try context.transport(),
                 client: AppClient(userPoolId: admin(settings), clientId: clientId, clientSecret: secret))
             _ = try endpoint.clientCredentials(scopes: [])
             return .passed
@@ -112,7 +112,7 @@ struct OpsContainClient {
         target.clientId = clientId
         do {
             let client = try ClientSettings(target)
-            _ = try context.service(target, client: client).getClientToken(
+            _ = try context.service(client: client).getClientToken(
                 clientId: clientId, secret: secret, scopes: [])
             return .passed
         } catch let error as CognitoError where error.refusal == .clientTokenAuthNotAllowed {

@@ -63,7 +63,7 @@ extension AuthctlError {
     /// grant is 77, a misconfigured app client 78, the service failing or unreachable 69.
     package static func from(oauth error: OAuthError, domain: String?) -> AuthctlError {
         let place = domain.map { " at \($0)" } ?? ""
-        let words = OutsideText(error.description).description
+        let words = UntrustedText(error.description).description
         switch error.code {
         case .invalidGrant:
             return AuthctlError(

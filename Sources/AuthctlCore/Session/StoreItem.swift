@@ -10,7 +10,7 @@ import Foundation
 
 /// Every kind of item authctl keeps, and how each is named in the store: the one place that
 /// knows item keys. The keys are those of earlier versions, so items kept before still read.
-package enum KeptItem: Equatable {
+package enum StoreItem: Equatable {
     /// The signed-in session (`StoredSession`).
     case session
     /// A sign-in waiting for a one-time code or an authenticator set-up (`PendingChallenge`).
@@ -84,7 +84,7 @@ package enum KeptItem: Equatable {
 }
 
 /// The one codec of kept records: JSON with the session format's dates.
-package enum KeptRecordCodec {
+package enum StoreRecordCodec {
     package static func encode<Record: Encodable>(_ record: Record) throws -> String {
         String(decoding: try StoredSession.encoder.encode(record), as: UTF8.self)
     }
