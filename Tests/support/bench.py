@@ -363,14 +363,15 @@ def main() -> int:
                 goal="≤ 1.2×", check=lambda r: r.ratio is not None and r.ratio <= 1.2),
             Row("`authctl token` on the kernel keyring vs `secret-tool lookup`",
                 Side("authctl token (kernel keyring)", [authctl, "token", "--profile", "kernel"], store_env), secret_tool(),
-                goal="≤ 1.2×", check=lambda r: r.ratio is not None and r.ratio <= 1.2),
+                goal="≤ 0.5×, ≤ 16 MiB",
+                check=lambda r: r.ratio is not None and r.ratio <= 0.5 and r.a.median_rss_mib <= 16),
             Row("`authctl token` on the file store (age, scrypt 2^18) vs `secret-tool lookup`",
                 Side("authctl token (file store)", [authctl, "token", "--profile", "file"], scrypt_env), secret_tool(),
                 goal="≤ 1.2×", check=lambda r: r.ratio is not None and r.ratio <= 1.2),
             Row("`authctl token` on the file store, unlocked (the key agent opens it) vs `secret-tool lookup`",
                 Side("authctl token (file store, unlocked)", [authctl, "token", "--profile", "file"], agent_env),
-                secret_tool(), goal="≤ 1.2×, ≤ 20 MiB",
-                check=lambda r: r.ratio is not None and r.ratio <= 1.2 and r.a.median_rss_mib <= 20),
+                secret_tool(), goal="≤ 0.5×, ≤ 16 MiB",
+                check=lambda r: r.ratio is not None and r.ratio <= 0.5 and r.a.median_rss_mib <= 16),
             Row("`authctl kube-token` (fresh cached session) vs `secret-tool lookup`",
                 Side("authctl kube-token", [authctl, "kube-token"], env), secret_tool(),
                 goal="≤ 1.3×", check=lambda r: r.ratio is not None and r.ratio <= 1.3),
@@ -400,7 +401,7 @@ def main() -> int:
                 Side("authctl whoami", [authctl, "whoami"], env),
                 Side("aws get-user", [aws, "cognito-idp", "get-user", "--endpoint-url", fake.endpoint,
                                       "--cli-input-json", f"file://{token_file}"], aws_env) if aws else None,
-                goal="≤ 0.08×", check=lambda r: r.ratio is not None and r.ratio <= 0.08),
+                goal="≤ 0.05×", check=lambda r: r.ratio is not None and r.ratio <= 0.05),
         ]
         if args.only == "hot":
             rows = [row for row in rows if row.a.label in HOT_ROWS]
