@@ -54,8 +54,7 @@ extension StoreBackend {
         -> (kind: StoreKind, recorded: StoreKind?, requested: (kind: StoreKind, origin: String)?)
     {
         let requested = try requested(environment: environment)
-        let recorded =
-            resolvesProfiles ? try StoreRecord.recorded(profile: profile, environment: environment)?.kind : nil
+        let recorded = try self.recorded(profile: profile, environment: environment)
         return (recorded ?? requested?.kind ?? .default, recorded, requested)
     }
 }

@@ -89,6 +89,8 @@ package final class CommandContext {
     private let makeTransport: (TransportOptions) throws -> HTTPTransport
     /// Where what authctl keeps lives (see `profileStore(_:)`), opened on first use.
     package let backend: StoreBackend
+    /// config.toml, the one document the settings, the stores and `status`/`configure` read.
+    package let config: ConfigSource
     /// `--output`: every report of the command is emitted in it (`emit`).
     package let outputFormat: OutputFormat
     private let settingsInput: GlobalSettingsInput
@@ -100,9 +102,10 @@ package final class CommandContext {
         environment = host.environment
         now = host.now
         makeTransport = host.makeTransport
+        config = ConfigSource(environment: host.environment)
         backend = StoreBackend(
             resolvesProfiles: host.resolvesProfiles, option: options.store,
-            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, host.openStore)
+            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, config: config, host.openStore)
         outputFormat = options.output
         settingsInput = options.settings
     }
@@ -112,7 +115,7 @@ package final class CommandContext {
     package var settings: Settings {
         get throws {
             if let resolvedSettings { return resolvedSettings }
-            let settings = try SettingsResolver.resolve(settingsInput, environment: environment)
+            let settings = try SettingsResolver.resolve(settingsInput, environment: environment, config: config)
             resolvedSettings = settings
             return settings
         }

@@ -29,7 +29,7 @@ struct Status: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        let file = try ConfigFile.load(path: settings.configFile)
+        let file = try context.config.file()
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
         let sessions = try context.sessions
         let now = context.now()
