@@ -47,6 +47,8 @@ extension Console {
 /// writes has its control characters escaped but for newlines (TerminalText), so text from
 /// outside never reaches the terminal raw, whichever command printed it.
 package final class TerminalConsole: Console {
+    package init() {}
+
     package var inputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
     /// The controlling terminal opens: prompts go there whatever standard input is.

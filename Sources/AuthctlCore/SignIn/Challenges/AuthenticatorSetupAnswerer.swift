@@ -114,7 +114,8 @@ package enum AuthenticatorEnrolment {
     package static func show(secret: String, uri: String, context: CommandContext) throws {
         let console = context.console
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
-        let colors = context.environment["NO_COLOR"] == nil && isatty(STDERR_FILENO) == 1
+        // Colours only where the drawing reaches a terminal (the console knows where stderr goes).
+        let colors = context.environment["NO_COLOR"] == nil && console.messagesGoToTerminal
         let code: TerminalQRCode
         do {
             code = try TerminalQRCode(encoding: uri)
