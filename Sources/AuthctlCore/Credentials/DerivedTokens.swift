@@ -47,16 +47,17 @@ package struct DerivedTokenOutput: CommandReport {
 /// under the session's lock, the others find its answer there). With an actor token nothing is
 /// cached: each intermediary's token is its own.
 package struct DerivedTokens {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
 
-    package init(context: CommandContext, settings: Settings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession) {
+        self.session = session
     }
 
     package func token(_ choice: DerivedTokenChoice, minValidity: Double) throws -> DerivedTokenOutput {
-        let sessions = try context.sessions
+        let sessions = session
         let scopes = ScopeList.normalized(choice.scopes)
         let request = DerivedTokenRequest(target: choice.target, scopes: scopes)
         let (audience, resource): (String?, String?)

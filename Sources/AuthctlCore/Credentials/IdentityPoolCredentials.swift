@@ -14,16 +14,18 @@ import Foundation
 /// Parallel processes fetch once: the fetch runs under a per-profile lock of its own (taken
 /// before the session's refresh lock, never after, so the two cannot deadlock) and re-reads the cache.
 package struct IdentityPoolCredentials {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
     package let pool: IdentityPoolSettings
 
     /// Credentials closer than this to their expiry are fetched anew (the AWS CLI does not cache
     /// `credential_process` output, so each call must get some that last through its work).
     package static let renewalMargin: Double = 300
 
-    private var sessions: ProfileSession { ProfileSession(context: context, settings: settings) }
-    private var store: ProfileStore { context.profileStore(settings.profile) }
+    private var sessions: ProfileSession { session }
+    private var store: ProfileStore { session.store }
 
     package func credentials() throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
@@ -59,8 +61,8 @@ package struct IdentityPoolCredentials {
                 .notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
         }
         let identity = CognitoIdentityService(
-            endpoint: pool.endpoint, transport: try context.transport(settings),
-            retryPolicy: context.retryPolicy)
+            endpoint: pool.endpoint, transport: try context.transport(),
+            retryPolicy: try context.retryPolicy)
         let logins = [try pool.loginsKey(userPoolId: session.userPoolId): session.idToken]
         let cached = (try? store.awsCredentials(identityPoolId: pool.identityPoolId)) ?? nil
         var identityId = cached.flatMap { $0.sameIdentity(session, pool: pool) ? $0.identityId : nil }
@@ -138,9 +140,8 @@ package struct IdentityPoolCredentials {
         }
     }
 
-    package init(context: CommandContext, settings: Settings, pool: IdentityPoolSettings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession, pool: IdentityPoolSettings) {
+        self.session = session
         self.pool = pool
     }
 }

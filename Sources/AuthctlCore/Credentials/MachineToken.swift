@@ -38,8 +38,10 @@ package struct MachineToken: Codable, Equatable, CommandReport {
 /// Gets client_credentials tokens, from the profile's cache while they stay valid long enough.
 /// The cache is one Secret Service item per profile and app client, holding one token per scope set.
 package struct MachineTokens {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
     package let options: MachineTokenChoice
 
     package func token(minValidity: Double) throws -> MachineToken {
@@ -53,16 +55,16 @@ package struct MachineTokens {
         let scopes = ScopeList.normalized(options.scopes)
         // Keyed by everything that makes the answer: the domain (or API endpoint) that issued it
         // and the scopes (one domain's token was handed out for another's).
-        let issuer = try domain?.base ?? "api " + ClientSettings(settings).endpoint
+        let issuer = try domain?.base ?? "api " + session.client.endpoint
         let scopeKey = issuer + " " + scopes.sorted().joined(separator: " ")
-        let sessions = ProfileSession(context: context, settings: settings)
+        let sessions = session
         if options.noStore {
             // No keyring needed: the secret from the environment, or the keyring when one answers.
             let secret = try sessions.clientSecret(clientId: clientId, storeRequired: false)
             return try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
         }
         let secret = try sessions.clientSecret(clientId: clientId)
-        let store = context.profileStore(settings.profile)
+        let store = session.store
         // Under the cache's own lock: jobs started together on an empty cache make one request.
         return try store.locked(.machineTokens) {
             var cache = try store.machineTokens(clientId: clientId)
@@ -97,7 +99,7 @@ package struct MachineTokens {
         }
         guard let domain else { return try fromAPI(clientId: clientId, secret: secret, scopes: scopes) }
         let endpoint = TokenEndpoint(
-            domain: domain, transport: try context.transport(settings),
+            domain: domain, transport: try context.transport(),
             client: AppClient(userPoolId: settings.userPoolId ?? "", clientId: clientId, clientSecret: secret))
         let tokens: OAuthTokens
         do {
@@ -117,8 +119,8 @@ package struct MachineTokens {
 
     /// GetClientToken: for an app client whose only flow is ALLOW_CLIENT_TOKEN_AUTH (no domain needed).
     private func fromAPI(clientId: String, secret: String, scopes: [String]) throws -> MachineToken {
-        let client = try ClientSettings(settings)
-        let service = try context.service(settings, client: client)
+        let client = try session.client
+        let service = try context.service(client: client)
         let answer: ClientAuthenticationResult
         do {
             answer = try service.getClientToken(clientId: clientId, secret: secret, scopes: scopes)
@@ -141,9 +143,8 @@ package struct MachineTokens {
             scope: claims?.string("scope") ?? scopes.joined(separator: " "), tokenType: answer.tokenType ?? "Bearer")
     }
 
-    package init(context: CommandContext, settings: Settings, options: MachineTokenChoice) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession, options: MachineTokenChoice) {
+        self.session = session
         self.options = options
     }
 }

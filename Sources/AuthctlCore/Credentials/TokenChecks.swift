@@ -12,8 +12,10 @@ import Glibc
 
 /// Offline checks of the tokens authctl hands out, and the optional signature check.
 package struct TokenChecks {
-    package let context: CommandContext
-    package let settings: Settings
+    /// The profile's session service: its settings, store and transport.
+    package let session: ProfileSession
+    private var context: CommandContext { session.context }
+    private var settings: Settings { session.settings }
 
     package func token(_ session: StoredSession, _ type: TokenType) -> String {
         type == .access ? session.accessToken : session.idToken
@@ -91,9 +93,8 @@ package struct TokenChecks {
         }
     }
 
-    package init(context: CommandContext, settings: Settings) {
-        self.context = context
-        self.settings = settings
+    package init(session: ProfileSession) {
+        self.session = session
     }
 }
 

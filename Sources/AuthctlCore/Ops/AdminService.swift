@@ -18,9 +18,11 @@ package struct AdminService {
     /// Where the credentials came from, for the audit line.
     package let source: String
 
-    /// `bulk`: each request bounded by `--timeout` (not the whole run), and no retries in the
-    /// service: the ops engine paces and retries itself (BulkOperation.paced).
-    package init(settings: Settings, context: CommandContext, bulk: Bool = false) throws {
+    /// A bulk run's command bounds each request by `--timeout` (not the whole run) and retries
+    /// nothing in the service: the ops engine paces and retries itself (BulkOperation.paced;
+    /// `CommandContext.timeoutScope`).
+    package init(context: CommandContext) throws {
+        let settings = try context.settings
         poolId = try settings.checkedPoolId()
         region = try Settings.checkedRegion(
             Defaults.region(configured: settings.region, poolId: poolId),
@@ -29,8 +31,7 @@ package struct AdminService {
         try ClientSettings.checkEndpoint(endpoint)
         (credentials, source) = try AWSCredentialChain.resolve(environment: context.environment)
         service = CognitoService(
-            endpoint: endpoint, transport: try context.transport(settings, perRequest: bulk),
-            retryPolicy: bulk ? .none : context.retryPolicy)
+            endpoint: endpoint, transport: try context.transport(), retryPolicy: try context.retryPolicy)
         service.requestSigner = Self.signer(credentials, region, context.now)
     }
 
@@ -43,9 +44,9 @@ package struct AdminService {
 
     /// Another connection like `service` (bulk: no retries inside, `--timeout` a request), on a
     /// transport of its own, for calls made side by side with it.
-    package func anotherService(settings: Settings, context: CommandContext) -> CognitoService {
+    package func anotherService(context: CommandContext) throws -> CognitoService {
         let other = CognitoService(
-            endpoint: endpoint, transport: context.separateTransport(settings), retryPolicy: .none)
+            endpoint: endpoint, transport: try context.separateTransport(), retryPolicy: .none)
         other.requestSigner = Self.signer(credentials, region, context.now)
         return other
     }

@@ -30,7 +30,7 @@ package struct AdminSessionRevoke {
     }
 
     package func run(in context: CommandContext) throws {
-        let admin = try AdminService(settings: settings, context: context)
+        let admin = try AdminService(context: context)
         let path: String
         if let auditLog {
             path = auditLog

@@ -17,7 +17,7 @@ package struct AdminSignOut {
     package static let defaultTokenLifetime: Double = 3600
 
     package func run(in context: CommandContext) throws {
-        let admin = try AdminService(settings: settings, context: context)
+        let admin = try AdminService(context: context)
         let (poolId, region, endpoint, credentials, source) = (
             admin.poolId, admin.region, admin.endpoint, admin.credentials, admin.source
         )

@@ -81,8 +81,7 @@ package final class BulkRunLifecycle {
         let secondsPerUser = 0.2 * Double(max(1, calls.updates + calls.reads))
         let inFlight = max(1, min(16, Int((usersPerSecond * secondsPerUser).rounded(.up))))
         if inFlight > 1 {
-            let settings = try context.settings
-            operation.workers = (0..<inFlight).map { _ in admin.anotherService(settings: settings, context: context) }
+            operation.workers = try (0..<inFlight).map { _ in try admin.anotherService(context: context) }
         }
     }
 

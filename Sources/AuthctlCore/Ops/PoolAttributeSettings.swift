@@ -26,7 +26,7 @@ package enum PoolAttributeSettings {
     package static func read(settings: Settings, context: CommandContext) -> Answer {
         let admin: AdminService
         do {
-            admin = try AdminService(settings: settings, context: context)
+            admin = try AdminService(context: context)
         } catch {
             return .unknown(reason: "reading it needs AWS credentials allowed cognito-idp:DescribeUserPool")
         }

@@ -21,13 +21,25 @@ import Foundation
 /// ending, removing: this file), the app client and its secret (`SessionClient.swift`), a fresh
 /// session and calls under a `SessionPolicy` with refresh and failover (`SessionRefresh.swift`),
 /// a new session after a sign-in and sign-in-or-reuse (`SessionSignIn.swift`).
+///
+/// It is the profile's session service: `CommandContext.profileSession` makes one per invocation,
+/// holding the resolved settings, the configured app client's settings, the profile's store and
+/// (through the context) the transport.
 package struct ProfileSession {
     package let context: CommandContext
     package let settings: Settings
+    /// Everything kept for the profile (the session is this layer's; the rest its flows').
+    package let store: ProfileStore
+    /// The configured app client's settings, made once (or why they cannot be: not configured).
+    private let configuredClient: Result<ClientSettings, any Error>
 
     package var profile: String { settings.profile }
-    /// Everything kept for the profile (the session is this layer's; the rest its flows').
-    package var store: ProfileStore { context.profileStore(profile) }
+
+    /// The app client the settings configure (pool, client, region, endpoint, replica); throws
+    /// the configuration error when they name none.
+    package var client: ClientSettings {
+        get throws { try configuredClient.get() }
+    }
 
     // MARK: the lock
 
@@ -64,14 +76,18 @@ package struct ProfileSession {
 
     /// Revokes a session's refresh token where it came from: the managed login's /oauth2/revoke
     /// for a browser session, RevokeToken for a password one.
-    /// `appClient`: the one a sign-in just used (its secret not read from the store again).
+    /// `client`, `appClient`: the ones a sign-in just used (not made again, the secret not read
+    /// from the store again).
     /// `linked`: RevokeToken with RevokeAssociatedSessions LINKED, which also ends the managed-login
     /// (SSO) session the tokens came through (the token endpoint's /oauth2/revoke has no such field).
-    package func revoke(_ session: StoredSession, appClient known: AppClient? = nil, linked: Bool = false) throws {
-        let client = try clientSettings(for: session)
+    package func revoke(
+        _ session: StoredSession, client knownClient: ClientSettings? = nil, appClient known: AppClient? = nil,
+        linked: Bool = false
+    ) throws {
+        let client = try knownClient ?? clientSettings(for: session)
         if let domain = session.domain, !linked {
             let endpoint = TokenEndpoint(
-                domain: ManagedLoginDomain(domain), transport: try context.transport(settings),
+                domain: ManagedLoginDomain(domain), transport: try context.transport(),
                 client: try known ?? appClient(client))
             do {
                 try endpoint.revoke(refreshToken: session.refreshToken)
@@ -163,6 +179,8 @@ package struct ProfileSession {
     package init(context: CommandContext, settings: Settings) {
         self.context = context
         self.settings = settings
+        store = context.profileStore(settings.profile)
+        configuredClient = Result { try ClientSettings(settings) }
     }
 }
 

@@ -18,7 +18,7 @@ extension ProfileSession {
     package func freshSession(minValidity: Double = 60) throws -> (session: StoredSession, service: CognitoService) {
         let stored = try signedIn()
         try checkConfiguredClient(stored)
-        let service = try context.service(settings, client: try clientSettings(for: stored))
+        let service = try context.service(client: try clientSettings(for: stored))
         guard stored.expiresWithin(minValidity, now: context.now()) else {
             return (stored, service)
         }
@@ -153,7 +153,7 @@ extension ProfileSession {
     ) throws -> AuthenticationResult {
         let domain = ManagedLoginDomain(current.domain ?? "")
         let endpoint = TokenEndpoint(
-            domain: domain, transport: try context.transport(settings), client: try appClient(client))
+            domain: domain, transport: try context.transport(), client: try appClient(client))
         do {
             return try endpoint.refresh(refreshToken: current.refreshToken).authenticationResult
         } catch let error as OAuthError where error.code == .invalidGrant {
@@ -176,11 +176,11 @@ extension ProfileSession {
         _ body: (CognitoService, ClientSettings, _ replicaRegion: String?) throws -> T
     ) throws -> T {
         do {
-            return try body(try primary ?? context.service(settings, client: client), client, nil)
+            return try body(try primary ?? context.service(client: client), client, nil)
         } catch let error as CognitoError where Failover.isOutage(error) {
             guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
             context.console.message(Failover.notice(what, primary: client, replica: replica, because: error.message))
-            return try body(try context.service(settings, client: atReplica), atReplica, replica.region)
+            return try body(try context.service(client: atReplica), atReplica, replica.region)
         }
     }
 }
@@ -192,11 +192,21 @@ extension ProfileSession {
         session: StoredSession, service: CognitoService
     ) {
         let fresh = try freshSession(minValidity: minValidity)
-        guard type == .id, let idExpiry = (try? JWTClaims(token: fresh.session.idToken))?.expiresAt,
-            idExpiry.timeIntervalSince(context.now()) <= minValidity
-        else { return fresh }
+        guard type == .id, idTokenExpiresWithin(fresh.session, minValidity) else { return fresh }
         // Asking for more validity than the access token has left makes the refresh due.
         return try freshSession(
             minValidity: fresh.session.accessTokenExpiresAt.timeIntervalSince(context.now()) + 1)
+    }
+
+    /// Whether `session`'s token of `type` expires within `minValidity` seconds (the access token
+    /// always counts: it is the one refreshed).
+    func expiresWithin(_ session: StoredSession, _ minValidity: Double, for type: TokenType) -> Bool {
+        session.expiresWithin(minValidity, now: context.now())
+            || (type == .id && idTokenExpiresWithin(session, minValidity))
+    }
+
+    private func idTokenExpiresWithin(_ session: StoredSession, _ minValidity: Double) -> Bool {
+        guard let expiry = (try? JWTClaims(token: session.idToken))?.expiresAt else { return false }
+        return expiry.timeIntervalSince(context.now()) <= minValidity
     }
 }

@@ -8,40 +8,115 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The session layer after a sign-in: the new session replaces the old (whose refresh token is
-/// revoked), or a stored one is reused (`token`).
+/// The session layer's sign-in use cases: a sign-in (`signin`, `kube-token`, `change-password`),
+/// and the stored session or a sign-in (`token --password-stdin`). Every new session, from every
+/// command, is kept through one function, `keep(signedIn:from:in:)`.
 extension ProfileSession {
-    // MARK: signing in
+    // MARK: a sign-in
 
-    /// Stores a session just signed in, under the lock, so a refresh that was under way cannot
-    /// overwrite it with the session it replaced. Returns the session it replaced, if readable.
-    @discardableResult
-    package func replace(with session: StoredSession) throws -> StoredSession? {
-        try withLockedSession { locked in
-            let replaced = try? locked.load()
-            try locked.save(session)
-            return replaced ?? nil
+    /// Signs in as `request` asks and keeps the session (unless `keep` is false: `--no-store`
+    /// hands it out only). A store that cannot keep the answer is refused before the service is
+    /// asked (a wasted sign-in, and a device registered for nothing, otherwise).
+    package func signIn(_ request: SignInRequest, keep: Bool = true) throws -> SignInOutcome {
+        let signIn = try SignInPipeline.prepare(request, for: self, storeRequired: keep, remembersDevices: keep)
+        guard keep else { return try concluding(signIn) { try SignInPipeline.run(signIn) } }
+        return try signInAndKeep(signIn, in: nil)
+    }
+
+    // MARK: the stored session, or a sign-in
+
+    /// The stored session when its `type` token is valid for `minValidity` seconds and it is of
+    /// the user asked for; else a sign-in as `request` asks, kept, under the profile's lock so
+    /// that of many jobs started together on no session one signs in and the others take its
+    /// session. A store that cannot keep the answer is refused before the service is asked: a
+    /// token printed from a session nothing keeps would leave a live refresh token at the service
+    /// that nobody holds.
+    package func signInOrReuse(
+        _ request: SignInRequest, minValidity: Double, for type: TokenType = .access
+    ) throws -> (session: StoredSession, service: CognitoService) {
+        do {
+            let fresh = try freshSession(minValidity: minValidity, for: type)
+            // A session of another user than the one asked for is no valid session for this call.
+            if request.username.map({ fresh.session.isSignedIn(as: $0) }) ?? true { return fresh }
+        } catch let error as SessionError where error.callsForSignIn {
+            // Not signed in, the session ended, or it is another client's: sign in below.
+        }
+        // A read finds no file store file without asking for its passphrase: open what a write
+        // needs before anything is asked.
+        try store.checkCanKeep()
+        let signIn = try SignInPipeline.prepare(request, for: self, storeRequired: true, remembersDevices: true)
+        let session = try withLockedSession { locked -> StoredSession in
+            // An unreadable item is no session: the sign-in below replaces it.
+            let stored: StoredSession?
+            do { stored = try locked.load() } catch SessionError.unreadable { stored = nil }
+            if let current = stored, current.isSignedIn(as: signIn.username ?? ""),
+                !expiresWithin(current, minValidity, for: type), (try? checkConfiguredClient(current)) != nil
+            {
+                // Another job signed in while this one waited for the lock.
+                return current
+            }
+            return try signInAndKeep(signIn, in: locked).session()
+        }
+        return (session, try context.service(client: try clientSettings(for: session)))
+    }
+
+    // MARK: keeping a new session
+
+    /// Runs `signIn` and keeps its session (`held`: the lock the caller holds, else taken here).
+    private func signInAndKeep(_ signIn: PreparedSignIn, in locked: LockedSession?) throws -> SignInOutcome {
+        try store.checkCanKeep()
+        // A new sign-in replaces one that was left waiting for a code.
+        if !signIn.finishesPendingSignIn { store.discardPendingChallenge() }
+        return try concluding(signIn) {
+            let outcome = try SignInPipeline.run(signIn)
+            guard case .signedIn(let session) = outcome else { return outcome }
+            if let locked {
+                try keep(signedIn: session, from: signIn.context, in: locked)
+            } else {
+                try withLockedSession { locked in try keep(signedIn: session, from: signIn.context, in: locked) }
+            }
+            return outcome
         }
     }
 
-    /// Stores a session just signed in (as `replace(with:)`), then revokes the refresh token of the
-    /// session it replaced: signing in again must not leave that one usable on the service for weeks
-    /// while nothing here remembers it (best effort, same pool, client and endpoint only; a failure
-    /// is a warning).
-    package func store(signedIn session: StoredSession) throws {
-        let replaced = try replace(with: session)
-        if let replaced, let notice = Messages.anotherUser(replacing: replaced, with: session) {
-            context.console.message(notice)
+    /// The one way a new session is kept. Under the profile's lock (so a refresh under way cannot
+    /// overwrite it with the session it replaced) it replaces the stored session; it says when
+    /// the user changed; and it revokes the replaced session's refresh token: signing in again
+    /// must not leave that one usable on the service for weeks while nothing here remembers it
+    /// (best effort, same pool, client and endpoint only, with the sign-in's app client; a
+    /// failure is a warning). A store that fails to keep it: its own refresh token is revoked and
+    /// the error says so (`notKept`).
+    func keep(signedIn session: StoredSession, from signIn: SignInContext, in locked: LockedSession) throws {
+        let replaced = (try? locked.load()) ?? nil
+        do {
+            try locked.save(session)
+        } catch {
+            throw notKept(session, appClient: signIn.appClient, because: error)
         }
-        guard let replaced, replaced.refreshToken != session.refreshToken,
-            replaced.userPoolId == session.userPoolId, replaced.clientId == session.clientId,
-            ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint)
+        guard let replaced else { return }
+        if let notice = Messages.anotherUser(replacing: replaced, with: session) { context.console.message(notice) }
+        guard replaced.refreshToken != session.refreshToken, replaced.userPoolId == session.userPoolId,
+            replaced.clientId == session.clientId, ClientSettings.sameEndpoint(replaced.endpoint, session.endpoint)
         else { return }
         do {
-            try revoke(replaced)
+            try revoke(replaced, client: signIn.client, appClient: signIn.appClient)
         } catch {
             context.console.message(Messages.replacedNotRevoked(AuthctlError.from(error).message))
         }
+    }
+
+    /// `body`, with the flow told how it ended (a browser's tab says "Signed in" only once the
+    /// session is kept).
+    private func concluding(_ signIn: PreparedSignIn, _ body: () throws -> SignInOutcome) throws -> SignInOutcome {
+        let outcome: SignInOutcome
+        do {
+            outcome = try body()
+        } catch {
+            signIn.flow.concluded(.failure(error))
+            throw error
+        }
+        if case .signedIn(let session) = outcome { signIn.flow.concluded(.success(session)) }
+        return outcome
     }
 
     /// A session just signed in that the store failed to keep (it answered the check before the
@@ -65,61 +140,4 @@ extension ProfileSession {
                 as: session.username, revoked: revoked,
                 reason: failure.message))
     }
-
-    /// How `token --password-stdin` gets its session: the stored one when it is fresh and of the
-    /// user asked for; else a sign-in (`prepare` asks for what it needs, then `signIn` runs), under
-    /// the profile's lock so that of many jobs started together on no session one signs in and the
-    /// others take its session. A store that cannot keep the answer is refused before the service
-    /// is asked, with `signin`'s check: a token printed from a session nothing keeps would leave a
-    /// live refresh token at the service that nobody holds.
-    package func signInOrReuse(
-        as username: String?, minValidity: Double, prepare: () throws -> PreparedSignIn
-    ) throws -> ObtainedSession {
-        do {
-            let (session, service) = try freshSession(minValidity: minValidity)
-            // A session of another user than the one asked for is no valid session for this call.
-            if username.map({ session.isSignedIn(as: $0) }) ?? true {
-                return ObtainedSession(session: session, service: service)
-            }
-        } catch let error as SessionError where error.callsForSignIn {
-            // Not signed in, the session ended, or it is another client's: sign in below.
-        }
-        // A read finds no file store file without asking for its passphrase: open what a write
-        // needs before the service is asked.
-        try store.checkCanKeep()
-        let prepared = try prepare()
-        return try withLockedSession { locked in
-            // An unreadable item is no session: the sign-in below replaces it.
-            let stored: StoredSession?
-            do { stored = try locked.load() } catch SessionError.unreadable { stored = nil }
-            if let current = stored, current.isSignedIn(as: prepared.username),
-                !current.expiresWithin(minValidity, now: context.now()),
-                (try? checkConfiguredClient(current)) != nil
-            {
-                return ObtainedSession(session: current, service: nil)
-            }
-            let fresh = try prepared.signIn()
-            do {
-                try locked.save(fresh)
-            } catch {
-                // The store answered the check, then failed: nothing is handed out.
-                throw notKept(fresh, appClient: prepared.appClient, because: error)
-            }
-            return ObtainedSession(session: fresh, service: nil)
-        }
-    }
-}
-
-/// A sign-in ready to run: the user it is for, and the call that signs in.
-package struct PreparedSignIn {
-    package var username: String
-    /// The app client the sign-in uses (to revoke its answer without reading the store again).
-    package var appClient: AppClient?
-    package var signIn: () throws -> StoredSession
-}
-
-/// The session `signInOrReuse` found or made. `service` is set when it came from the store.
-package struct ObtainedSession {
-    package var session: StoredSession
-    package var service: CognitoService?
 }

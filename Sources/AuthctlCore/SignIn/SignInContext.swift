@@ -12,20 +12,18 @@ import Foundation
 /// service, the console, the profile's store, the answers the person gave up front (`--code`,
 /// `--mfa-type`, `--method`, `--password-stdin`) and what the sign-in learns on the way (the name
 /// typed, the password read, wrong codes). Made once per sign-in by `SignInPipeline.prepare` from
-/// the command's `SignInRequest`; what it learns on the way is the pipeline's alone (internal).
+/// the command's `SignInRequest` (whose answers are read from `request`, not copied here); what it
+/// learns on the way is the pipeline's alone (internal).
 package final class SignInContext {
-    package let commandContext: CommandContext
-    package let settings: Settings
+    /// The profile's session service the sign-in is for (its settings, store and transport).
+    package let session: ProfileSession
+    package var commandContext: CommandContext { session.context }
+    package var settings: Settings { session.settings }
+    /// The app client's settings, made once per sign-in.
     package let client: ClientSettings
     package let appClient: AppClient
     /// The sign-in as asked for.
     package let request: SignInRequest
-    package var mfa: MFAAnswers { request.mfa }
-    /// `signin --mfa-setup-output`.
-    package var setupOutput: MFASetupOutput? { request.setupOutput }
-    package var passwordFromStdin: Bool { request.passwordFromStdin }
-    /// The security key for WEB_AUTHN (`--fido-device`, `--pin-fd`).
-    package var securityKey: SecurityKeyChoice { request.securityKey }
     /// The profile's store (a pending sign-in waits there, even with `--no-store`, which keeps no session).
     package let store: ProfileStore
     /// Remembered devices (nil: none sent, none confirmed).
@@ -42,23 +40,31 @@ package final class SignInContext {
     var canSetNewPassword = true
     /// The sign-in runs at the replica (after the primary did not answer: `SignInPipeline`).
     var atReplica = false
+    /// How the sign-in stopped short of a session (the authenticator secret handed to a script, a
+    /// code awaited by a later run), set by the answerer that stopped it.
+    var stopped: SignInOutcome?
     /// The primary's requests, watched for an outage.
     private var witness: OutageWitness?
     /// What the primary's outage was, if it had one.
     package var primaryOutage: String? { witness?.outage }
 
     init(
-        commandContext: CommandContext, settings: Settings, client: ClientSettings, appClient: AppClient,
-        request: SignInRequest,
+        session: ProfileSession, client: ClientSettings, appClient: AppClient, request: SignInRequest,
         devices: RememberedDevices?
     ) {
-        self.commandContext = commandContext
-        self.settings = settings
+        self.session = session
         self.client = client
         self.appClient = appClient
         self.request = request
-        self.store = commandContext.profileStore(settings.profile)
+        self.store = session.store
         self.devices = devices
+    }
+
+    /// Ends the sign-in short of a session, as `outcome` says: the answerer that calls it returns
+    /// nothing to the service, and `SignInPipeline.run` hands the outcome to the command.
+    func stop(_ outcome: SignInOutcome) -> Error {
+        stopped = outcome
+        return SignInStopped()
     }
 
     package var console: Console { commandContext.console }
@@ -68,12 +74,12 @@ package final class SignInContext {
     /// The user pool's service (one transport per process): the primary's, watched for an
     /// outage, or the replica's once the sign-in failed over.
     package func service() throws -> CognitoService {
-        if atReplica, let replica = client.atReplica() { return try commandContext.service(settings, client: replica) }
-        guard client.replica != nil else { return try commandContext.service(settings, client: client) }
-        let witness = try witness ?? OutageWitness(commandContext.transport(settings))
+        if atReplica, let replica = client.atReplica() { return try commandContext.service(client: replica) }
+        guard client.replica != nil else { return try commandContext.service(client: client) }
+        let witness = try witness ?? OutageWitness(commandContext.transport())
         self.witness = witness
         // One attempt at the primary: its outage is the replica's turn, within the same budget.
-        var once = commandContext.retryPolicy
+        var once = try commandContext.retryPolicy
         once.maxAttempts = 1
         return CognitoService(endpoint: client.endpoint, transport: witness, retryPolicy: once)
     }
@@ -95,23 +101,24 @@ package final class SignInContext {
         guard canSetNewPassword else {
             throw AuthctlError(.usage, "a new password cannot be set here; run authctl signin")
         }
-        if !passwordFromStdin { console.message("This account must choose a new password.") }
+        if !request.passwordFromStdin { console.message("This account must choose a new password.") }
         return try NewPasswordReader.read(
-            console: console, fromStdin: passwordFromStdin, current: password,
+            console: console, fromStdin: request.passwordFromStdin, current: password,
             stdinMissing: "this account must set a new password: give it as the second line of standard input")
     }
 
     /// The password: the first line of standard input, or asked without echo.
     package func readPassword(for username: String) throws -> String {
-        if !passwordFromStdin && !console.canPrompt {
+        if !request.passwordFromStdin && !console.canPrompt {
             throw AuthctlError(
                 .usage, "no terminal to ask for the password: pipe it on standard input with --password-stdin")
         }
         let read: String? =
-            passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
+            request.passwordFromStdin ? console.readLine() : console.prompt("Password for \(username): ", secret: true)
         guard let read, !read.isEmpty else {
             throw AuthctlError(
-                .usage, passwordFromStdin ? "--password-stdin: standard input held no password" : "no password given")
+                .usage,
+                request.passwordFromStdin ? "--password-stdin: standard input locked no password" : "no password given")
         }
         password = read
         return read

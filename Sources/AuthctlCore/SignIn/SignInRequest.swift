@@ -89,11 +89,11 @@ extension SignInPipeline {
     /// is reached before anything is asked (`storeRequired`); `remembersDevices` is false where
     /// nothing is kept.
     package static func prepare(
-        _ request: SignInRequest, in command: CommandContext, storeRequired: Bool,
+        _ request: SignInRequest, for session: ProfileSession, storeRequired: Bool,
         remembersDevices: Bool
-    ) throws -> (SignInContext, SignInFlow) {
-        let settings = try command.settings
-        let client = try ClientSettings(settings)
+    ) throws -> PreparedSignIn {
+        let (command, settings) = (session.context, session.settings)
+        let client = try session.client
         // A malformed code fails before anything is sent (before the password is checked, too):
         // its shape is the factor's when --mfa-type names it, else any factor's.
         if let code = request.mfa.mfaCode {
@@ -103,7 +103,7 @@ extension SignInPipeline {
         if request.finishesPendingSignIn, let code = request.mfa.mfaCode, !request.passwordFromStdin, !request.isBrowser
         {
             // Without a required store, a missing one only means nothing waits.
-            let store = command.profileStore(settings.profile)
+            let store = session.store
             let pending = storeRequired ? try store.pendingChallenge() : ((try? store.pendingChallenge()) ?? nil)
             flow = pending.map { PendingCodeFlow(pending: $0, code: code, givenUsername: request.username) }
             // `signin --code CODE` alone finishes a waiting sign-in: with none, it says so
@@ -131,16 +131,17 @@ extension SignInPipeline {
         }
         // Reach the store before asking for anything: a missing one fails before a password is
         // typed or a code is sent to a sign-in that cannot be kept.
-        let appClient = try command.sessions.appClient(client, storeRequired: storeRequired)
+        let appClient = try session.appClient(client, storeRequired: storeRequired)
         let devices =
             remembersDevices
             ? RememberedDevices(
                 context: command, profile: settings.profile, rememberWithoutAsking: request.rememberDevice) : nil
         let signIn = SignInContext(
-            commandContext: command, settings: settings, client: client, appClient: appClient,
-            request: request, devices: devices)
-        if let flow { return (signIn, flow) }
-        if case .browser(let choice) = request.method { return (signIn, BrowserSignIn(options: choice)) }
+            session: session, client: client, appClient: appClient, request: request, devices: devices)
+        if let flow { return PreparedSignIn(context: signIn, flow: flow) }
+        if case .browser(let choice) = request.method {
+            return PreparedSignIn(context: signIn, flow: BrowserSignIn(options: choice))
+        }
         let name: String
         switch request.missingUsername {
         case .ask:
@@ -164,30 +165,11 @@ extension SignInPipeline {
             } else {
                 _ = try signIn.readPassword(for: name)
             }
-            return (signIn, PasswordSignInFlow(name: name, flow: passwordFlow))
+            return PreparedSignIn(context: signIn, flow: PasswordSignInFlow(name: name, flow: passwordFlow))
         case .userAuth(let method):
-            return (signIn, UserAuthSignInFlow(name: name, method: method))
+            return PreparedSignIn(context: signIn, flow: UserAuthSignInFlow(name: name, method: method))
         case .browser(let choice):
-            return (signIn, BrowserSignIn(options: choice))
-        }
-    }
-
-    /// `signin`, `kube-token`, `change-password`: signs in as `request` asks, keeping the session
-    /// unless `keep` is false.
-    package static func signIn(_ request: SignInRequest, in command: CommandContext, keep: Bool) throws -> StoredSession
-    {
-        let (context, flow) = try prepare(request, in: command, storeRequired: keep, remembersDevices: keep)
-        return try SignInPipeline(context).signIn(with: flow, keep: keep)
-    }
-
-    /// `token`: the stored session when it is fresh and of the user asked for, else a sign-in as
-    /// `request` asks, kept (a store that cannot keep it is refused before the first request).
-    package static func obtain(
-        _ request: SignInRequest, in command: CommandContext,
-        minValidity: Double
-    ) throws -> ObtainedSession {
-        try obtain(try command.sessions, minValidity: minValidity, as: request.username) {
-            try prepare(request, in: command, storeRequired: true, remembersDevices: true)
+            return PreparedSignIn(context: signIn, flow: BrowserSignIn(options: choice))
         }
     }
 }

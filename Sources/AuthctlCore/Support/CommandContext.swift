@@ -65,23 +65,40 @@ package struct InvocationOptions {
     /// The command may ask a person for the file store's passphrase (not `status`, nor kube-token
     /// when kubectl says no one can answer).
     package var mayPrompt: Bool
+    /// What `--timeout` bounds: the whole command, or each request (a bulk ops run lasts as long
+    /// as its users take at the quota's pace).
+    package var timeoutScope: TimeoutScope
 
     package init(
         settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
-        store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true
+        store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
+        timeoutScope: TimeoutScope = .wholeCommand
     ) {
         self.settings = settings
         self.output = output
         self.store = store
         self.passphraseFD = passphraseFD
         self.mayPrompt = mayPrompt
+        self.timeoutScope = timeoutScope
     }
+}
+
+/// What `--timeout` bounds.
+package enum TimeoutScope: Sendable {
+    /// Every request, retry and wait of the command together (the default).
+    case wholeCommand
+    /// Each request on its own, with no retries in the service: the caller paces and retries
+    /// (the bulk ops engine).
+    case eachRequest
 }
 
 /// One invocation's state, built once from the host and the global options before the command
 /// runs (SwiftPM's SwiftCommandState): the console, the environment, the output format, the
-/// stores, the settings (resolved on first use, once), the profile's session owner and the
-/// transport (made on the first request). Nothing in it is set after it is made.
+/// stores, what `--timeout` bounds, and three things made on first use and then kept: the
+/// settings (a command that needs none reads no config file), the network (one transport and its
+/// retry policy, derived together from the settings: no TLS for a command that makes no
+/// request) and the profile's session service. Nothing in it is set after it is made: the first
+/// use of each lazy part fixes it, whatever asks first.
 package final class CommandContext {
     package let console: Console
     package let environment: [String: String]
@@ -93,9 +110,12 @@ package final class CommandContext {
     package let config: ConfigSource
     /// `--output`: every report of the command is emitted in it (`emit`).
     package let outputFormat: OutputFormat
+    /// What `--timeout` bounds, fixed by the command before it runs.
+    package let timeoutScope: TimeoutScope
     private let settingsInput: GlobalSettingsInput
-    private var resolvedSettings: Settings?
-    private var transportCache: HTTPTransport?
+    private let resolved = Once<Settings>()
+    private let network = Once<Network>()
+    private let session = Once<ProfileSession>()
 
     package init(host: ProcessHost, options: InvocationOptions = InvocationOptions()) {
         console = host.console
@@ -107,6 +127,7 @@ package final class CommandContext {
             resolvesProfiles: host.resolvesProfiles, option: options.store,
             passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, config: config, host.openStore)
         outputFormat = options.output
+        timeoutScope = options.timeoutScope
         settingsInput = options.settings
     }
 
@@ -114,66 +135,69 @@ package final class CommandContext {
     /// command that needs none reads no config file.
     package var settings: Settings {
         get throws {
-            if let resolvedSettings { return resolvedSettings }
-            let settings = try SettingsResolver.resolve(settingsInput, environment: environment, config: config)
-            resolvedSettings = settings
-            return settings
+            try resolved.value { try SettingsResolver.resolve(settingsInput, environment: environment, config: config) }
         }
     }
 
     /// The settings if they resolve, for the error path (which must not fail again).
     package var settingsIfResolvable: Settings? { try? settings }
 
-    /// The profile's session owner.
-    package var sessions: ProfileSession {
-        get throws { ProfileSession(context: self, settings: try settings) }
+    /// The profile's session service: the resolved settings, the profile's store and the
+    /// transport, with the session's use cases (a fresh session, calls under a policy, a sign-in
+    /// kept through one function). Made once, on first use.
+    package var profileSession: ProfileSession {
+        get throws { try session.value { ProfileSession(context: self, settings: try settings) } }
     }
 
-    /// `--timeout`: the time the whole command may spend on the network (requests, retries and
-    /// the waits between them), shared by the transport and every service's retry policy.
-    package private(set) var budget: TimeBudget?
+    /// The one transport and its retry policy, made from the settings once.
+    private struct Network {
+        var transport: HTTPTransport
+        var retryPolicy: RetryPolicy
+    }
 
-    /// Retries within the command's time budget.
+    private var madeNetwork: Network {
+        get throws {
+            try network.value {
+                let settings = try self.settings
+                // `--timeout` for the whole command is one budget, shared by the transport and
+                // every service's retries; for each request, the ops engine retries itself.
+                let budget = timeoutScope == .wholeCommand ? TimeBudget(seconds: settings.timeout) : nil
+                var retryPolicy = timeoutScope == .wholeCommand ? RetryPolicy.standard : RetryPolicy.none
+                retryPolicy.budget = budget
+                // With a replica, a primary that does not answer has half the budget, so the replica
+                // still gets its turn within --timeout.
+                let perRequest = settings.hasReplica ? settings.timeout / 2 : settings.timeout
+                let transport = deferredTransport(settings, requestTimeout: perRequest, budget: budget)
+                return Network(transport: transport, retryPolicy: retryPolicy)
+            }
+        }
+    }
+
+    /// Retries as `--timeout` allows: within the command's time budget, or none (the caller
+    /// retries) when it bounds each request.
     package var retryPolicy: RetryPolicy {
-        var policy = RetryPolicy.standard
-        policy.budget = budget
-        return policy
+        get throws { try madeNetwork.retryPolicy }
     }
 
     /// One transport per process, so consecutive calls share a connection; made on the first
     /// request, so a command that makes none (token on a fresh session) sets up no TLS.
-    /// `perRequest`: `--timeout` bounds each request instead of the whole command (a bulk ops run
-    /// lasts as long as its users take at the quota's pace).
-    package func transport(_ settings: Settings, perRequest: Bool = false) throws -> HTTPTransport {
-        if let transportCache { return transportCache }
-        let budget = perRequest ? nil : TimeBudget(seconds: settings.timeout)
-        self.budget = budget
-        // With a replica, a primary that does not answer has half the budget, so the replica
-        // still gets its turn within --timeout.
-        let perRequest = settings.hasReplica ? settings.timeout / 2 : settings.timeout
-        let options = TransportOptions(
-            caBundlePath: settings.caBundle, connectTimeout: min(10, perRequest),
-            requestTimeout: perRequest, userAgent: "authctl/\(AuthctlVersion.current)",
-            budget: budget)
-        let makeTransport = self.makeTransport
-        let transport = DeferredTransport {
-            do {
-                return try makeTransport(options)
-            } catch let error as TransportError {
-                throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
-            }
-        }
-        transportCache = transport
-        return transport
+    package func transport() throws -> HTTPTransport {
+        try madeNetwork.transport
     }
 
     /// Another transport, not the process's shared one, each request bounded by `--timeout`: for
     /// calls made side by side (a bulk ops run keeps a few in flight, one transport each).
-    package func separateTransport(_ settings: Settings) -> HTTPTransport {
+    package func separateTransport() throws -> HTTPTransport {
+        let settings = try self.settings
+        return deferredTransport(settings, requestTimeout: settings.timeout, budget: nil)
+    }
+
+    private func deferredTransport(_ settings: Settings, requestTimeout: Double, budget: TimeBudget?)
+        -> HTTPTransport
+    {
         let options = TransportOptions(
-            caBundlePath: settings.caBundle, connectTimeout: min(10, settings.timeout),
-            requestTimeout: settings.timeout, userAgent: "authctl/\(AuthctlVersion.current)",
-            budget: nil)
+            caBundlePath: settings.caBundle, connectTimeout: min(10, requestTimeout),
+            requestTimeout: requestTimeout, userAgent: "authctl/\(AuthctlVersion.current)", budget: budget)
         let makeTransport = self.makeTransport
         return DeferredTransport {
             do {
@@ -184,9 +208,22 @@ package final class CommandContext {
         }
     }
 
-    package func service(_ settings: Settings, client: ClientSettings) throws -> CognitoService {
-        let transport = try transport(settings)
-        return CognitoService(endpoint: client.endpoint, transport: transport, retryPolicy: retryPolicy)
+    /// The user pool's service for `client`, on the process's transport.
+    package func service(client: ClientSettings) throws -> CognitoService {
+        CognitoService(endpoint: client.endpoint, transport: try transport(), retryPolicy: try retryPolicy)
+    }
+}
+
+/// A value made on first use and then kept: what the invocation's lazy parts hold. A failure is
+/// not kept (the next use tries again and fails the same way: the inputs are constants).
+final class Once<Value> {
+    private var made: Value?
+
+    func value(_ make: () throws -> Value) rethrows -> Value {
+        if let made { return made }
+        let value = try make()
+        made = value
+        return value
     }
 }
 

@@ -44,7 +44,7 @@ struct AWSCredentialsCommand: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
         let pool = try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
-        let credentials = try IdentityPoolCredentials(context: context, settings: settings, pool: pool).credentials()
+        let credentials = try IdentityPoolCredentials(session: try context.profileSession, pool: pool).credentials()
         context.emit(AWSCredentialsOutput(credentials: credentials, format: format))
     }
 

@@ -25,7 +25,7 @@ struct AccountDelete: AuthctlCommand {
     var yes = false
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored = try sessions.signedIn()
         let console = context.console
         if !yes {

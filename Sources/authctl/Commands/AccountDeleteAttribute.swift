@@ -33,7 +33,7 @@ struct AccountDeleteAttribute: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored = try sessions.signedIn()
         if let address = VerifiableAttribute(rawValue: name) {
             try Confirmation.require(

@@ -91,7 +91,7 @@ struct AccountUpdate: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored = try sessions.signedIn()
         let changes = try changes()
         let addresses = changes.compactMap { VerifiableAttribute(rawValue: $0.name) }

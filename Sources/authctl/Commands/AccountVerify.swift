@@ -42,7 +42,7 @@ struct AccountVerify: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         _ = try sessions.signedIn()
         let console = context.console
         if !codeStdin && !sendOnly && !console.canPrompt {

@@ -9,6 +9,9 @@ protocol AuthctlCommand: ParsableCommandWithGlobals {
 
     /// Whether a person may be asked for the file store's passphrase (default: yes).
     func mayPrompt(environment: [String: String]) -> Bool
+
+    /// What `--timeout` bounds (default: the whole command).
+    var timeoutScope: TimeoutScope { get }
 }
 
 protocol ParsableCommandWithGlobals: ParsableCommand {
@@ -18,10 +21,13 @@ protocol ParsableCommandWithGlobals: ParsableCommand {
 extension AuthctlCommand {
     func mayPrompt(environment: [String: String]) -> Bool { true }
 
+    var timeoutScope: TimeoutScope { .wholeCommand }
+
     /// This invocation's state, built once from the host and the global options.
     func context(in host: ProcessHost) -> CommandContext {
         var options = global.invocationOptions
         options.mayPrompt = mayPrompt(environment: host.environment)
+        options.timeoutScope = timeoutScope
         return CommandContext(host: host, options: options)
     }
 

@@ -39,7 +39,7 @@ struct ChangePassword: AuthctlCommand {
                 "no terminal to ask for the passwords: give the current and the new password as two lines on standard input with --stdin"
             )
         }
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         // Fail on "not signed in" before asking for any password.
         let signedIn = try sessions.signedIn()
 
@@ -83,7 +83,7 @@ struct ChangePassword: AuthctlCommand {
         }
         do {
             let request = SignInRequest(username: username, method: .password(.srp), password: .known(password))
-            _ = try SignInPipeline.signIn(request, in: context, keep: true)
+            _ = try sessions.signIn(request).session()
         } catch {
             // Every session, this one included, was signed out: what is kept here is of no use.
             _ = sessions.remove()

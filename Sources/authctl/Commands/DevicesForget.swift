@@ -60,7 +60,7 @@ struct DevicesForget: AuthctlCommand {
     }
 
     private func forgetOwn(settings: Settings, context: CommandContext) throws -> DeviceForgetReport {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let devices = RememberedDevices(context: context, profile: settings.profile)
         var mine: StoredDevice?
         let (session, key, outcome) = try sessions.withFreshSession {
@@ -110,7 +110,7 @@ struct DevicesForget: AuthctlCommand {
         -> DeviceForgetReport
     {
         let key = deviceKey ?? ""
-        let admin = try AdminService(settings: settings, context: context)
+        let admin = try AdminService(context: context)
         try Confirmation.require(
             "Forget device \(key) of \(user)? Its next sign-in asks for MFA again. [y/N] ", confirmed: yes,
             console: context.console, withoutTerminal: "this forgets a device of \(user)")

@@ -28,7 +28,7 @@ struct DevicesList: AuthctlCommand {
         let settings = try context.settings
         let report: DeviceListReport
         if let user {
-            let admin = try AdminService(settings: settings, context: context)
+            let admin = try AdminService(context: context)
             let devices: [DeviceType]
             do {
                 devices = try admin.service.adminListDevices(userPoolId: admin.poolId, username: user)
@@ -40,7 +40,7 @@ struct DevicesList: AuthctlCommand {
                 user: user, userPoolId: admin.poolId,
                 devices: devices.map { DeviceSummary($0, thisDeviceKey: nil) })
         } else {
-            let sessions = try context.sessions
+            let sessions = try context.profileSession
             let (session, devices) = try sessions.withFreshSession { session, service in
                 (session, try service.listDevices(accessToken: session.accessToken))
             }

@@ -89,25 +89,25 @@ struct Exec: AuthctlCommand {
         let awsCredentials =
             try aws
             ? IdentityPoolCredentials(
-                context: context, settings: settings,
+                session: try context.profileSession,
                 pool: IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
             ).credentials() : nil
         if machine.clientCredentials {
             // The app client's own token: no user, so no id token; and not the client's secret.
-            let token = try MachineTokens(context: context, settings: settings, options: machine.choice).token(
+            let token = try MachineTokens(session: try context.profileSession, options: machine.choice).token(
                 minValidity: minValid)
             return try execute(keeping: inherited, only: token.accessToken, expiresAt: token.expiresAt, settings)
         }
         if let target = derived.target() {
             // The token for that one service, and not the session's own tokens.
-            let token = try DerivedTokens(context: context, settings: settings).token(
+            let token = try DerivedTokens(session: try context.profileSession).token(
                 DerivedTokenChoice(target: target, scopes: machine.scopes), minValidity: minValid)
             for warning in token.textMessages { context.console.message(warning) }
             return try execute(keeping: inherited, only: token.token, expiresAt: token.expiresAt, settings)
         }
-        let (session, _) = try context.sessions.freshSession(
+        let (session, _) = try context.profileSession.freshSession(
             minValidity: minValid, for: requested.contains(.id) ? .id : .access)
-        let checks = TokenChecks(context: context, settings: settings)
+        let checks = TokenChecks(session: try context.profileSession)
         for type in requested { try checks.checkClaims(session, type) }
 
         // The command gets what it asked for and no other secret: not the token it did not ask

@@ -39,7 +39,7 @@ struct KubeToken: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
         let settings = try context.settings
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
 
         let session: StoredSession
         do {
@@ -59,7 +59,7 @@ struct KubeToken: AuthctlCommand {
                 Run: authctl signin --profile \(settings.profile)
                 """)
         }
-        let checks = TokenChecks(context: context, settings: settings)
+        let checks = TokenChecks(session: try context.profileSession)
         try checks.checkClaims(session, type)
         let token = checks.token(session, type)
         let expiresAt =
@@ -82,7 +82,7 @@ struct KubeToken: AuthctlCommand {
     /// A password sign-in on the terminal (kubectl hands over its standard input in interactive
     /// mode), through the same pipeline as `authctl signin`; only stderr is written.
     private func signIn(settings: Settings, context: CommandContext) throws {
-        let session = try SignInPipeline.signIn(SignInRequest(method: .password(.srp)), in: context, keep: true)
+        let session = try context.profileSession.signIn(SignInRequest(method: .password(.srp))).session()
         context.console.message(SignInSummary(session).textMessages.joined(separator: "\n"))
     }
 }

@@ -29,7 +29,7 @@ struct MFADisable: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let settings = try context.settings
         let (stored, user) = try MFAFactor.account(of: sessions)
         if factor == .passkey {

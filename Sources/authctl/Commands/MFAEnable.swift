@@ -35,7 +35,7 @@ struct MFAEnable: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let settings = try context.settings
         let (stored, user) = try MFAFactor.account(of: sessions)
         // Cognito asks for another factor so a lost key locks nobody out; said here, before the change.

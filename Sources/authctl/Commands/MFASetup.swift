@@ -29,7 +29,7 @@ struct MFASetup: AuthctlCommand {
         guard console.canPrompt else {
             throw AuthctlError(.usage, "mfa setup needs a terminal to show the QR code and ask for the first code")
         }
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         // Each call below runs on its own fresh session (a person may take minutes to scan), and
         // only that call is repeated when the service refuses the access token as expired: the
         // secret is associated, and shown, once.

@@ -19,7 +19,7 @@ struct MFAStatus: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let user = try sessions.withFreshSession { session, service in
             try service.getUser(accessToken: session.accessToken)
         }

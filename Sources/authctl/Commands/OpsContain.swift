@@ -99,8 +99,12 @@ struct OpsContain: AuthctlCommand {
         }
     }
 
+    /// A bulk run lasts as long as its users take at the quota's pace: `--timeout` bounds each
+    /// request, and the ops engine retries.
+    var timeoutScope: TimeoutScope { rotatesClient ? .wholeCommand : .eachRequest }
+
     func execute(in context: CommandContext) throws {
-        let admin = try AdminService(settings: try context.settings, context: context, bulk: !rotatesClient)
+        let admin = try AdminService(context: context)
         let state = try OpsStateDirectory.open(environment: context.environment)
         if rotatesClient {
             return try OpsContainClient(options: run, secretOut: secretOut)

@@ -24,8 +24,12 @@ struct OpsInvestigate: AuthctlCommand {
 
     func validate() throws { try selection.requireOne() }
 
+    /// A bulk run lasts as long as its users take at the quota's pace: `--timeout` bounds each
+    /// request, and the ops engine retries.
+    var timeoutScope: TimeoutScope { .eachRequest }
+
     func execute(in context: CommandContext) throws {
-        let admin = try AdminService(settings: try context.settings, context: context, bulk: true)
+        let admin = try AdminService(context: context)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let chosen = try selection.resolve(context, state)
         let read = QuotaPace.resolve(.userRead, explicit: nil, service: admin.service)

@@ -32,7 +32,7 @@ struct OpsRestore: AuthctlCommand {
     var auditLog: String?
 
     func execute(in context: CommandContext) throws {
-        let admin = try AdminService(settings: try context.settings, context: context)
+        let admin = try AdminService(context: context)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let stem = OpsStateDirectory.stem(poolId: admin.poolId, action: .contain, selection: .users([user]))
         let recordPath = record ?? IncidentRecord.defaultPath(state, stem)

@@ -35,8 +35,12 @@ struct OpsSignOut: AuthctlCommand {
 
     var action: OpsAction { disable ? .signOutAndDisable : .signOut }
 
+    /// A bulk run lasts as long as its users take at the quota's pace: `--timeout` bounds each
+    /// request, and the ops engine retries.
+    var timeoutScope: TimeoutScope { .eachRequest }
+
     func execute(in context: CommandContext) throws {
-        let admin = try AdminService(settings: try context.settings, context: context, bulk: true)
+        let admin = try AdminService(context: context)
         let state = try OpsStateDirectory.open(environment: context.environment)
         let (verb, action, selectionWords) = (
             disable ? "Sign out and disable" : "Sign out", action, selectionDescription

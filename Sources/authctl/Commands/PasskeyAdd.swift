@@ -35,7 +35,7 @@ struct PasskeyAdd: AuthctlCommand {
     var rpId: String?
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let settings = try context.settings
         // Everything that can be known here is, before the first request: the relying party, the
         // session, libfido2 and the key.

@@ -18,7 +18,7 @@ struct PasskeyList: AuthctlCommand {
     @OptionGroup var global: GlobalOptions
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let (session, credentials) = try sessions.withFreshSession { session, service in
             (session, try service.listWebAuthnCredentials(accessToken: session.accessToken))
         }

@@ -32,7 +32,7 @@ struct PasskeyRemove: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         try Confirmation.require(
             "Remove passkey \(credentialId)? It can no longer sign in. [y/N] ", confirmed: yes,
             console: context.console, withoutTerminal: "this removes a passkey")

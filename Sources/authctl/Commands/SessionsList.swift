@@ -20,7 +20,7 @@ struct SessionsList: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        let (session, listing) = try UserSessions(context: context, sessions: try context.sessions).list()
+        let (session, listing) = try UserSessions(context: context, sessions: try context.profileSession).list()
         switch listing {
         case .trackingOff:
             context.emit(

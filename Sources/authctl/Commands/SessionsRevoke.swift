@@ -40,7 +40,7 @@ struct SessionsRevoke: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let owner = UserSessions(context: context, sessions: sessions)
         let (session, listing) = try owner.list()
         guard case .tracked(let found) = listing else {

@@ -71,14 +71,10 @@ struct SignIn: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
-        _ = try ClientSettings(settings)
-        let session: StoredSession
-        do {
-            session = try SignInPipeline.signIn(request(context), in: context, keep: !noStore)
-        } catch is MFASetupHandedOver {
-            return
-        }
+        let outcome = try context.profileSession.signIn(request(context), keep: !noStore)
+        // The handout is the report: the secret on stdout, the next step on stderr.
+        if case .handedOverToMFASetup = outcome { return }
+        let session = try outcome.session()
         if noStore {
             context.emit(TokenSet(session))
         } else {

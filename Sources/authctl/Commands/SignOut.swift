@@ -90,7 +90,7 @@ struct SignOut: AuthctlCommand {
         }
         if others { return try otherSessions(context) }
         // First: ForgetDevice needs the session's access token, which signing out ends.
-        let device = forgetDevice ? forgetThisDevice(context, settings, try context.sessions) : .skipped
+        let device = forgetDevice ? forgetThisDevice(context, settings, try context.profileSession) : .skipped
         if everywhere {
             try globalSignOut(context, settings, device: device)
         } else {
@@ -101,7 +101,7 @@ struct SignOut: AuthctlCommand {
     // MARK: this device
 
     private func localSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         var revokeOutcome = SignOutReport.Outcome.ok
         let outcome = try sessions.signOutLocally { session in
             do {
@@ -171,7 +171,7 @@ struct SignOut: AuthctlCommand {
     /// `--others`: RevokeUserSession for every session but this one (and the managed-login
     /// session this one came through, which is this device's browser's).
     private func otherSessions(_ context: CommandContext) throws {
-        let owner = UserSessions(context: context, sessions: try context.sessions)
+        let owner = UserSessions(context: context, sessions: try context.profileSession)
         let (session, listing) = try owner.list()
         guard case .tracked(let found) = listing else {
             throw AuthctlError(
@@ -205,7 +205,7 @@ struct SignOut: AuthctlCommand {
     // MARK: every device
 
     private func globalSignOut(_ context: CommandContext, _ settings: Settings, device: SignOutReport.Outcome) throws {
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let stored: StoredSession
         switch try sessions.item(of: settings.profile) {
         case .none:

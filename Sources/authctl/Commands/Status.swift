@@ -31,7 +31,7 @@ struct Status: AuthctlCommand {
         let settings = try context.settings
         let file = try context.config.file()
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
-        let sessions = try context.sessions
+        let sessions = try context.profileSession
         let now = context.now()
 
         var entries: [ProfileStatus] = []
@@ -182,10 +182,10 @@ struct RegionCheck: Encodable {
         let start = clock.now
         var failure: CognitoError?
         do {
-            var once = context.retryPolicy
+            var once = try context.retryPolicy
             once.maxAttempts = 1
             let service = CognitoService(
-                endpoint: client.endpoint, transport: try context.transport(settings), retryPolicy: once)
+                endpoint: client.endpoint, transport: try context.transport(), retryPolicy: once)
             _ = try service.getUser(accessToken: accessToken)
             check.reachable = true
             check.answer = accepted

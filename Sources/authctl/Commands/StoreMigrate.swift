@@ -27,7 +27,7 @@ struct StoreMigrate: AuthctlCommand {
     func execute(in context: CommandContext) throws {
         let profile = Defaults.profileName(option: global.profile, environment: context.environment)
         let profileStore = context.profileStore(profile)
-        let session = try? context.sessions.stored()
+        let session = try? context.profileSession.stored()
         let user = (session ?? nil).map { (userPoolId: $0.userPoolId, username: $0.username) }
         let outcome = try profileStore.migrate(to: to, deviceOf: user)
         let report = StoreMigrateReport(

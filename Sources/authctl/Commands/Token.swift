@@ -82,34 +82,32 @@ struct Token: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
         if machine.clientCredentials {
             return context.emit(
-                try MachineTokens(context: context, settings: settings, options: machine.choice)
+                try MachineTokens(session: try context.profileSession, options: machine.choice)
                     .token(minValidity: freshness.minValid))
         }
         if let target = derived.target() {
             let actor = actorTokenStdin ? try Self.readActorToken(context) : nil
             return context.emit(
-                try DerivedTokens(context: context, settings: settings).token(
+                try DerivedTokens(session: try context.profileSession).token(
                     DerivedTokenChoice(target: target, scopes: machine.scopes, actorToken: actor),
                     minValidity: freshness.minValid))
         }
-        let checks = TokenChecks(context: context, settings: settings)
+        let checks = TokenChecks(session: try context.profileSession)
         guard signsIn else {
-            let (session, service) = try context.sessions.freshSession(minValidity: freshness.minValid, for: type)
+            let (session, service) = try context.profileSession.freshSession(minValidity: freshness.minValid, for: type)
             return try emit(session, checks: checks, service: service, context: context)
         }
-        let client = try ClientSettings(settings)
         let request = SignInRequest(
             username: how.username,
             missingUsername: .refuse("no username to sign in with: pass --username or set AUTHCTL_USERNAME"),
             method: how.passwordFlow.map { .password($0) } ?? .userAuth(how.method),
             password: how.passwordStdin ? .standardInput : .terminal, mfa: mfa.answers,
             securityKey: securityKey.choice(environment: context.environment))
-        let obtained = try SignInPipeline.obtain(request, in: context, minValidity: freshness.minValid)
-        let service = try obtained.service ?? context.service(settings, client: client)
-        try emit(obtained.session, checks: checks, service: service, context: context)
+        let (session, service) = try context.profileSession.signInOrReuse(
+            request, minValidity: freshness.minValid, for: type)
+        try emit(session, checks: checks, service: service, context: context)
     }
 
     /// The actor token: one line of standard input, never argv; a JWT or refused before any request.

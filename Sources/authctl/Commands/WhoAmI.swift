@@ -27,9 +27,8 @@ struct WhoAmI: AuthctlCommand {
     var factors = false
 
     func execute(in context: CommandContext) throws {
-        let settings = try context.settings
-        let sessions = try context.sessions
-        let checks = TokenChecks(context: context, settings: settings)
+        let sessions = try context.profileSession
+        let checks = TokenChecks(session: sessions)
         let (session, user) = try sessions.withFreshSession { session, service in
             try checks.checkClaims(session, .access)
             if verify {

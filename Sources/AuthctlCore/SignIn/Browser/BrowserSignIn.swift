@@ -108,7 +108,7 @@ package struct BrowserSignIn: SignInFlow {
         }
 
         let deadline = Date().addingTimeInterval(options.browserTimeout)
-        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(settings), client: appClient)
+        let endpoint = TokenEndpoint(domain: domain, transport: try context.transport(), client: appClient)
         while true {
             let callback: AuthorizationCallback
             var connection: LoopbackListener.Connection?

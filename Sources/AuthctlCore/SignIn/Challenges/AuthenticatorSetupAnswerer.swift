@@ -25,7 +25,7 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
         }
         let next = PendingChallenge.nextCommand(profile: context.profile)
         // --mfa-setup-output json is honoured on a terminal too: the script asked for it.
-        let handOver = context.setupOutput != nil
+        let handOver = context.request.setupOutput != nil
         if !handOver && !context.console.canPrompt {
             throw AuthctlError(
                 .usage,
@@ -66,7 +66,7 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
                 MFASetupHandout(
                     secretCode: association.secretCode, otpauthUri: uri, username: challenge.username,
                     expiresAt: expiresAt, next: next))
-            throw MFASetupHandedOver()
+            throw context.stop(.handedOverToMFASetup)
         }
 
         try AuthenticatorEnrolment.show(secret: association.secretCode, uri: uri, context: context.commandContext)
@@ -77,9 +77,6 @@ package struct AuthenticatorSetupAnswerer: ChallengeAnswerer {
         return ChallengeAnswer(responses: [:], session: verified.session ?? session)
     }
 }
-
-/// Stops a sign-in after the authenticator secret was handed to a script.
-package struct MFASetupHandedOver: Error {}
 
 /// `--mfa-setup-output json`: always a JSON document on stdout (the script asked for it), with
 /// the next step said on stderr.
@@ -114,7 +111,6 @@ package enum AuthenticatorEnrolment {
     package static func show(secret: String, uri: String, context: CommandContext) throws {
         let console = context.console
         console.message("Set up your authenticator app: scan this QR code, or enter the secret by hand.")
-        // Colours only where the drawing reaches a terminal (the console knows where stderr goes).
         let colors = context.environment["NO_COLOR"] == nil && console.messagesGoToTerminal
         let code: TerminalQRCode
         do {

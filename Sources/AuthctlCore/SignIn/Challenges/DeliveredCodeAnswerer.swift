@@ -19,7 +19,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
             context.console.message(
                 "Code sent to \(destination.map { UntrustedText($0).description } ?? "your \(name == .emailOTP ? "email address" : "phone")")"
             )
-            if context.mfa.mfaCode == nil && !context.console.canPrompt {
+            if context.request.mfa.mfaCode == nil && !context.console.canPrompt {
                 try keepWaiting(challenge, destination: destination, in: context)
             }
         }
@@ -53,9 +53,7 @@ package struct DeliveredCodeAnswerer: ChallengeAnswerer {
                 for a second run (which would send a new code): run it on a terminal, or where a Secret Service is reachable
                 """)
         }
-        throw AuthctlError(
-            .usage,
-            "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(PendingChallenge.nextCommand(profile: context.profile))"
-        )
+        throw context.stop(
+            .waitingForCode(destination: destination, next: PendingChallenge.nextCommand(profile: context.profile)))
     }
 }

@@ -10,7 +10,7 @@ package struct FactorChoiceAnswerer: ChallengeAnswerer {
         }
         let names = offered.map(\.rawValue).joined(separator: ", ")
         let chosen: MFAType
-        if let wanted = context.mfa.mfaType {
+        if let wanted = context.request.mfa.mfaType {
             guard offered.contains(wanted) else {
                 throw AuthctlError(
                     .inputRejected, "--mfa-type \(wanted.rawValue) is not offered for this account; offered: \(names)")

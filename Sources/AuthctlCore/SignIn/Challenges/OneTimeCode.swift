@@ -81,7 +81,7 @@ package enum OneTimeCode {
             context.wrongCodes += 1
             guard console.canPrompt else { throw CodeDidNotMatch() }
             console.message(Messages.codeDidNotMatchTryAgain)
-        } else if let given = context.mfa.mfaCode {
+        } else if let given = context.request.mfa.mfaCode {
             do {
                 return try normalized(given, format: format)
             } catch let error as AuthctlError where console.canPrompt {

@@ -12,7 +12,8 @@ package struct WebAuthnAnswerer: ChallengeAnswerer {
         }
         let settings = context.settings
         let key = SecurityKeyUse(
-            choice: context.securityKey, console: context.console, environment: context.commandContext.environment,
+            choice: context.request.securityKey, console: context.console,
+            environment: context.commandContext.environment,
             relyingParty: RelyingPartyPin(settings: settings),
             verificationNeededBecause: settings.passkeyMFA
                 ? "passkey MFA is on for profile \(settings.profile) (`authctl mfa enable passkey`, passkey_mfa in \(settings.configFile)): a passkey sign-in counts as MFA only with user verification"

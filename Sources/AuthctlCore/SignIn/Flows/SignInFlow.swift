@@ -24,48 +24,61 @@ extension SignInFlow {
     package func concluded(_ outcome: Result<StoredSession, Error>) {}
 }
 
-/// Runs a sign-in flow and hands its session to the session layer: kept (replacing, and revoking,
-/// the one before) or only handed out (`--no-store`). The one place a sign-in's result goes.
-package struct SignInPipeline {
+/// A sign-in ready to run: its context (the app client reached, the store checked, the name and
+/// password asked) and its flow. Made by `SignInPipeline.prepare`; run by `SignInPipeline.run`;
+/// its session kept by `ProfileSession.keep(signedIn:from:in:)`.
+package struct PreparedSignIn {
     package let context: SignInContext
-    package let sessions: ProfileSession
+    package let flow: SignInFlow
 
-    package init(_ context: SignInContext) {
-        self.context = context
-        sessions = ProfileSession(context: context.commandContext, settings: context.settings)
-    }
+    /// The user it signs in, when known before it starts (a stored session of this user is reused).
+    package var username: String? { flow.username }
+    /// It finishes the sign-in left waiting for a code (which it must not discard first).
+    var finishesPendingSignIn: Bool { flow is PendingCodeFlow }
+}
 
-    /// `signin`: signs in with `flow`, keeping the session unless `keep` is false.
-    package func signIn(with flow: SignInFlow, keep: Bool) throws -> StoredSession {
-        // A store that cannot keep the answer is refused before the service is asked (a wasted
-        // sign-in, and a device registered for nothing, otherwise).
-        if keep { try context.store.checkCanKeep() }
-        // A new sign-in replaces one that was left waiting for a code.
-        if keep && !(flow is PendingCodeFlow) { context.store.discardPendingChallenge() }
-        let session: StoredSession
-        do {
-            session = try Self.run(flow, in: context)
-            if keep {
-                do {
-                    try sessions.store(signedIn: session)
-                } catch {
-                    throw sessions.notKept(session, appClient: context.appClient, because: error)
-                }
-            }
-        } catch {
-            flow.concluded(.failure(error))
-            throw error
+/// How a sign-in ended, for the command to act on: no thrown error steers it.
+package enum SignInOutcome {
+    /// Signed in (and kept, unless the command keeps nothing).
+    case signedIn(StoredSession)
+    /// `--mfa-setup-output json`: the authenticator secret went to the script (the handout is
+    /// emitted); the sign-in waits in the store for `authctl signin --code CODE`.
+    case handedOverToMFASetup
+    /// A code was sent that no one here can type: the sign-in waits in the store for `next`.
+    case waitingForCode(destination: String?, next: String)
+
+    /// The session, for a command that can do nothing else: a sign-in left waiting is the
+    /// documented usage error (exit 64) saying what to run next.
+    package func session() throws -> StoredSession {
+        switch self {
+        case .signedIn(let session):
+            return session
+        case .handedOverToMFASetup:
+            // The handout on stdout and the next step on stderr already said it.
+            throw AuthctlError.reported(.usage)
+        case .waitingForCode(let destination, let next):
+            let sentTo = destination.map { " to \(UntrustedText($0))" } ?? ""
+            throw AuthctlError(.usage, "the sign-in waits for the code sent\(sentTo): within 3 minutes run \(next)")
         }
-        flow.concluded(.success(session))
-        return session
     }
+}
 
-    /// `flow` at the primary; when the primary did not answer (`Failover`) and a replica is
+/// Thrown through CognitoClient's challenge callback by an answerer that stopped the sign-in
+/// (`SignInContext.stop`), and caught in `SignInPipeline.run` only: it never reaches a command.
+struct SignInStopped: Error {}
+
+/// Runs a prepared sign-in. The session it makes is kept by the session layer (one function,
+/// `ProfileSession.keep(signedIn:from:in:)`), or only handed out (`--no-store`).
+package enum SignInPipeline {
+    /// The sign-in at the primary; when the primary did not answer (`Failover`) and a replica is
     /// configured, said on stderr and run once more from its start at the replica (a challenge
     /// session never crosses regions). A pending sign-in finishes where it started.
-    package static func run(_ flow: SignInFlow, in context: SignInContext) throws -> StoredSession {
+    package static func run(_ signIn: PreparedSignIn) throws -> SignInOutcome {
+        let (context, flow) = (signIn.context, signIn.flow)
         do {
-            return try flow.signIn(context)
+            return .signedIn(try flow.signIn(context))
+        } catch is SignInStopped {
+            return try stopped(context)
         } catch {
             guard let outage = context.primaryOutage, let replica = context.client.replica, !context.atReplica,
                 !(flow is PendingCodeFlow)
@@ -73,25 +86,21 @@ package struct SignInPipeline {
             context.console.message(
                 Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
             context.atReplica = true
-            var session = try flow.signIn(context)
-            session.issuingRegion = replica.region
-            return session
+            do {
+                var session = try flow.signIn(context)
+                session.issuingRegion = replica.region
+                return .signedIn(session)
+            } catch is SignInStopped {
+                return try stopped(context)
+            }
         }
     }
 
-    /// `token --password-stdin`/`--method`: the stored session when it is fresh and of the user
-    /// asked for, else a sign-in with the flow `prepare` makes (see
-    /// `ProfileSession.signInOrReuse`, which keeps it).
-    package static func obtain(
-        _ sessions: ProfileSession, minValidity: Double, as username: String?,
-        prepare: () throws -> (SignInContext, SignInFlow)
-    ) throws -> ObtainedSession {
-        try sessions.signInOrReuse(as: username, minValidity: minValidity) {
-            let (context, flow) = try prepare()
-            return PreparedSignIn(username: flow.username ?? "", appClient: context.appClient) {
-                try run(flow, in: context)
-            }
+    private static func stopped(_ context: SignInContext) throws -> SignInOutcome {
+        guard let outcome = context.stopped else {
+            throw AuthctlError(.unexpected, "the sign-in stopped without saying why")
         }
+        return outcome
     }
 }
 

@@ -30,8 +30,9 @@ struct AccountCommandSupport {
 
     init(context: CommandContext) throws {
         self.context = context
-        settings = try context.settings
-        client = try ClientSettings(settings)
+        let session = try context.profileSession
+        settings = session.settings
+        client = try session.client
     }
 
     var console: Console { context.console }
@@ -54,11 +55,11 @@ struct AccountCommandSupport {
     /// The app client and its secret (env or keyring); no session is kept, so a missing keyring
     /// only means no stored secret.
     func appClient() throws -> AppClient {
-        try context.sessions.appClient(client, storeRequired: false)
+        try context.profileSession.appClient(client, storeRequired: false)
     }
 
     func service() throws -> CognitoService {
-        try context.service(settings, client: client)
+        try context.service(client: client)
     }
 
     /// The code from the first line of standard input (`--code-stdin`), else asked on the terminal

@@ -92,7 +92,7 @@ struct OpsContainClient {
         }
         do {
             let endpoint = TokenEndpoint(
-                domain: domain, transport: try context.transport(settings),
+                domain: domain, transport: try context.transport(),
                 client: AppClient(userPoolId: admin(settings), clientId: clientId, clientSecret: secret))
             _ = try endpoint.clientCredentials(scopes: [])
             return .passed
@@ -112,7 +112,7 @@ struct OpsContainClient {
         target.clientId = clientId
         do {
             let client = try ClientSettings(target)
-            _ = try context.service(target, client: client).getClientToken(
+            _ = try context.service(client: client).getClientToken(
                 clientId: clientId, secret: secret, scopes: [])
             return .passed
         } catch let error as CognitoError where error.refusal == .clientTokenAuthNotAllowed {
