@@ -141,6 +141,21 @@ final class SessionUseCaseTests: XCTestCase {
         XCTAssertEqual(harness.console.stdinLines, ["pw-alice"], "no password is read for a session reused")
     }
 
+    /// No configured app client: that is the error, before a store that cannot be reached is.
+    func testTokenPasswordStdinWithoutAConfiguredPoolSaysSoBeforeTheStore() throws {
+        let harness = Harness(
+            console: FakeConsole(stdin: ["pw"]), store: UnavailableStore(), environment: ["AUTHCTL_USER_POOL_ID": ""],
+            now: now)
+        XCTAssertThrowsError(
+            try Token.parse(["--username", "alice", "--password-stdin", "--flow", "password"]).run(in: harness.host)
+        ) { error in
+            let failure = AuthctlError.from(error)
+            XCTAssertEqual(failure.code, .configuration)
+            XCTAssertTrue(failure.message.contains("no user pool id"), failure.message)
+        }
+        XCTAssertTrue(harness.cognito.calls.isEmpty)
+    }
+
     // MARK: calls under a session policy
 
     func testCallsUnderTheStandardPolicyRefreshOnceWhenTheAccessTokenIsRefusedAsExpired() throws {

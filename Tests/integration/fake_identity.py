@@ -21,6 +21,10 @@ of the AWS CLI, moto's CreateIdentityPool / DescribeIdentityPool):
   (else InvalidParameterException).
 
 GET /_fake/identity/calls lists the calls answered here ({op, ts, status, identityId}).
+POST /_fake/identity/config {"lifetime": SECONDS, "refuseCredentialsFor": SECONDS} sets the
+lifetime of the credentials GetCredentialsForIdentity gives (the Expiration it answers; moto's
+role session stays an hour) and makes it answer InternalErrorException (HTTP 500, an error the
+service's model lists) for that many seconds from now; {} restores the defaults.
 
 Usage: fake_identity.py --upstream http://127.0.0.1:MOTO --port 0
 Prints "PORT <n>" on its first stdout line once listening.
@@ -70,6 +74,8 @@ class FakeIdentity:
         self.owners: dict[str, tuple[str, str]] = {}  # identity id -> (pool id, sub)
         self.roles: dict[str, dict[str, str]] = {}  # pool id -> SetIdentityPoolRoles' Roles
         self.calls: list[dict[str, Any]] = []
+        self.lifetime: float = CREDENTIAL_LIFETIME
+        self.refuse_until = 0.0
 
     # -- moto ----------------------------------------------------------------
 
@@ -167,8 +173,17 @@ class FakeIdentity:
                 self.owners[answer["IdentityId"]] = key
             return {"IdentityId": self.identities[key]}
 
+    def configure(self, body: dict[str, Any]) -> None:
+        with self.lock:
+            self.lifetime = float(body.get("lifetime", CREDENTIAL_LIFETIME))
+            self.refuse_until = time.time() + float(body.get("refuseCredentialsFor", 0))
+
     def get_credentials_for_identity(self, body: dict[str, Any]) -> dict[str, Any]:
         identity_id = body.get("IdentityId")
+        with self.lock:
+            refusing, lifetime = time.time() < self.refuse_until, self.lifetime
+        if refusing:
+            raise ServiceError("InternalErrorException", "Internal error (refused by the test).", 500)
         with self.lock:
             owner = self.owners.get(identity_id) if isinstance(identity_id, str) else None
         if owner is None:
@@ -197,7 +212,7 @@ class FakeIdentity:
 
         return {"IdentityId": identity_id, "Credentials": {
             "AccessKeyId": field("AccessKeyId"), "SecretKey": field("SecretAccessKey"),
-            "SessionToken": field("SessionToken"), "Expiration": time.time() + CREDENTIAL_LIFETIME}}
+            "SessionToken": field("SessionToken"), "Expiration": time.time() + lifetime}}
 
     def set_identity_pool_roles(self, body: dict[str, Any]) -> dict[str, Any]:
         pool_id = body.get("IdentityPoolId")
@@ -237,6 +252,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/_fake/identity/config":
+            self.fake.configure(json.loads(raw or b"{}"))
+            return self._json({})
         target = self.headers.get("X-Amz-Target") or ""
         op = target[len(TARGET_PREFIX):] if target.startswith(TARGET_PREFIX) else None
         handler = FakeIdentity.OPERATIONS.get(op or "")

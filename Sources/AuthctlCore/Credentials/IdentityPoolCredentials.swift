@@ -27,27 +27,28 @@ package struct IdentityPoolCredentials {
     private var sessions: ProfileSession { session }
     private var store: ProfileStore { session.store }
 
-    package func credentials() throws -> TemporaryAWSCredentials {
+    /// `minValidity`: cached ones with less left are fetched anew (`exec --serve` asks for more).
+    package func credentials(minValidity: Double = renewalMargin) throws -> TemporaryAWSCredentials {
         // The cache serves only the session stored now: signed out (or in as someone else), nothing.
         guard let session = try sessions.stored() else {
             throw SessionError.notSignedIn(profile: settings.profile)
         }
         try sessions.checkConfiguredClient(session)
-        if let entry = try usableEntry(for: session) { return entry.credentials }
+        if let entry = try usableEntry(for: session, minValidity) { return entry.credentials }
 
         // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
         return try store.locked(.awsCredentials) {
             // Another process may have fetched while this one waited.
             let current = try sessions.stored() ?? session
-            if let entry = try usableEntry(for: current) { return entry.credentials }
+            if let entry = try usableEntry(for: current, minValidity) { return entry.credentials }
             return try fetch()
         }
     }
 
-    private func usableEntry(for session: StoredSession) throws -> CachedAWSCredentials? {
+    private func usableEntry(for session: StoredSession, _ minValidity: Double) throws -> CachedAWSCredentials? {
         guard let entry = try store.awsCredentials(identityPoolId: pool.identityPoolId),
             entry.belongs(to: session, pool: pool),
-            entry.credentials.validFor(Self.renewalMargin, now: context.now())
+            entry.credentials.validFor(minValidity, now: context.now())
         else { return nil }
         return entry
     }
@@ -143,6 +144,20 @@ package struct IdentityPoolCredentials {
     package init(session: ProfileSession, pool: IdentityPoolSettings) {
         self.session = session
         self.pool = pool
+    }
+}
+
+extension IdentityPoolCredentials {
+    /// What `exec --serve` holds: the session refreshed when either token has less than
+    /// `minValidity` left, and credentials with more than twice that: cached ones only while
+    /// nearer the start of their life than the end, so that the refresh planned from what is left
+    /// (`ServeSchedule`, half the time left at most) comes early enough.
+    package func served(minValidity: Double) throws -> ServedCredentials {
+        let session = try sessions.freshSession(minValidity: minValidity, for: .id).session
+        let aws = try credentials(minValidity: 2 * minValidity)
+        return ServedCredentials(
+            aws: aws, accessToken: session.accessToken, idToken: session.idToken,
+            tokensExpireAt: session.accessTokenExpiresAt, fetchedAt: context.now())
     }
 }
 

@@ -34,6 +34,8 @@ extension ProfileSession {
     package func signInOrReuse(
         _ request: SignInRequest, minValidity: Double, for type: TokenType = .access
     ) throws -> (session: StoredSession, service: CognitoService) {
+        // A sign-in may follow: without a configured app client that is the error, before any store is read.
+        _ = try client
         do {
             let fresh = try freshSession(minValidity: minValidity, for: type)
             // A session of another user than the one asked for is no valid session for this call.
@@ -62,7 +64,7 @@ extension ProfileSession {
 
     // MARK: keeping a new session
 
-    /// Runs `signIn` and keeps its session (`held`: the lock the caller holds, else taken here).
+    /// Runs `signIn` and keeps its session (`locked`: the lock the caller holds, else taken here).
     private func signInAndKeep(_ signIn: PreparedSignIn, in locked: LockedSession?) throws -> SignInOutcome {
         try store.checkCanKeep()
         // A new sign-in replaces one that was left waiting for a code.

@@ -144,7 +144,8 @@ package final class CommandContext {
 
     /// The profile's session service: the resolved settings, the profile's store and the
     /// transport, with the session's use cases (a fresh session, calls under a policy, a sign-in
-    /// kept through one function). Made once, on first use.
+    /// kept through one function). Made once, on first use; it refers back to the context, and
+    /// the two live as long as the invocation.
     package var profileSession: ProfileSession {
         get throws { try session.value { ProfileSession(context: self, settings: try settings) } }
     }

@@ -15,14 +15,18 @@ struct Exec: AuthctlCommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
         abstract:
-            "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN).",
+            "Run a command with a fresh token in its environment (AUTHCTL_TOKEN, and AUTHCTL_ACCESS_TOKEN or AUTHCTL_ID_TOKEN); --serve: with AWS credentials kept fresh for its whole run.",
         discussion: """
             The tokens go in the environment, never on the command's argv, and only those --type \
             asks for (repeat it for both); AUTHCTL_CLIENT_SECRET and AUTHCTL_STORE_PASSPHRASE are removed from the command's \
             environment. authctl replaces itself with the command (exec), so the exit status and \
-            signals are the command's own. \
+            signals are the command's own. With --serve, authctl stays as the command's parent for its whole run, \
+            serving AWS credentials refreshed ahead of expiry (and the session's tokens) from a credentials endpoint \
+            on 127.0.0.1 that only a request with the command's AWS_CONTAINER_AUTHORIZATION_TOKEN is answered by, \
+            and then exits with the command's status or signal. \
             Example (the header reaches curl on stdin, not on its argv): \
-            authctl exec -- sh -c 'printf "Authorization: Bearer %s\\n" "$AUTHCTL_ACCESS_TOKEN" | curl -H @- https://api.example.com/me'
+            authctl exec -- sh -c 'printf "Authorization: Bearer %s\\n" "$AUTHCTL_ACCESS_TOKEN" | curl -H @- https://api.example.com/me'. \
+            Example (a long job, the AWS SDK asking for fresh credentials as it goes): authctl exec --serve -- terraform apply
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -39,7 +43,13 @@ struct Exec: AuthctlCommand {
     )
     var aws = false
 
-    @OptionGroup(title: "AWS credentials (with --aws)")
+    @Flag(
+        help: ArgumentHelp(
+            "Serve fresh AWS credentials and tokens to the command for as long as it runs, from a credentials endpoint on 127.0.0.1 (AWS_CONTAINER_CREDENTIALS_FULL_URI and AWS_CONTAINER_AUTHORIZATION_TOKEN; the tokens at $AUTHCTL_SERVE_URL/tokens/access and /tokens/id), instead of static keys."
+        ))
+    var serve = false
+
+    @OptionGroup(title: "AWS credentials (with --aws or --serve)")
     var identityPool: IdentityPoolOptions
 
     @OptionGroup(title: "Machine-to-machine tokens")
@@ -65,8 +75,14 @@ struct Exec: AuthctlCommand {
             throw ValidationError(
                 "exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }
-        if !aws && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
-            throw ValidationError("--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws.")
+        if serve && (aws || machine.clientCredentials || derived.given || !freshness.givenTypes.isEmpty) {
+            throw ValidationError(
+                "--serve serves the AWS credentials and both tokens for the command's whole run: without --aws, --type, --client-credentials or --audience."
+            )
+        }
+        if !aws && !serve && (identityPool.identityPoolId != nil || identityPool.roleArn != nil) {
+            throw ValidationError(
+                "--identity-pool-id and --role-arn choose the AWS credentials: use them with --aws or --serve.")
         }
         if machine.clientCredentials && (aws || requested != [.access]) {
             throw ValidationError(
@@ -85,6 +101,7 @@ struct Exec: AuthctlCommand {
         // --passphrase-fd is the file store's, read (and closed) when the store was opened; one
         // left unread is not handed to the command either.
         let inherited = ChildProcess.openDescriptors().subtracting(global.passphraseFd.map { [$0] } ?? [])
+        if serve { try serveCredentials(keeping: inherited, in: context) }
         let settings = try context.settings
         let awsCredentials =
             try aws
@@ -121,6 +138,43 @@ struct Exec: AuthctlCommand {
         setenv("AUTHCTL_PROFILE", session.profile, 1)
         for variable in awsCredentials?.environment ?? [] { setenv(variable.name, variable.value, 1) }
         try execute(keeping: inherited)
+    }
+
+    /// `--serve`: the credentials endpoint for the command's life, the command as a child, and its
+    /// end passed on (its exit status, or its signal raised here).
+    private func serveCredentials(keeping inherited: Set<Int32>, in context: CommandContext) throws -> Never {
+        ServedChild.takeSignals()
+        let settings = try context.settings
+        let source = IdentityPoolCredentials(
+            session: try context.profileSession,
+            pool: try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment))
+        // What the first request gets, fetched before the command starts: a failure is authctl's
+        // exit code, with nothing run.
+        let endpoint = try CredentialsEndpoint(serving: source.served(minValidity: ServeSchedule.ahead))
+        let child = try ServedChild.spawn(
+            command, environment: endpoint.childEnvironment(context.environment, profile: settings.profile),
+            keeping: inherited)
+        endpoint.start()
+        let now = context.now
+        let report: (Error?) -> Void = { error in
+            guard let error else {
+                return context.console.message("authctl: the served credentials are refreshed again.")
+            }
+            context.console.message(
+                "authctl: warning: the served credentials could not be refreshed (\(AuthctlError.from(error).message)); the held ones are served while they are valid, and the refresh is retried."
+            )
+        }
+        endpoint.keepFresh(now: now, fetch: { try source.served(minValidity: $0) }, report: report)
+        let end = ServedChild.wait(child)
+        endpoint.stop()
+        switch end {
+        case .exited(let status):
+            Glibc.exit(status)
+        case .signaled(let signal):
+            ServedChild.raiseUnhandled(signal)
+            // A signal whose default is not to end the process: the shell's code for it.
+            Glibc.exit(128 + signal)
+        }
     }
 
     /// The command with one access token (a machine or a derived one) and no other secret.

@@ -35,19 +35,19 @@ package final class LoopbackListener {
         self.port = port
         self.path = path
         do {
-            sockets.append(try Self.bind(family: AF_INET, port: port))
-        } catch let error as BindFailure {
-            throw error.authctlError(port: port)
+            sockets.append(try LoopbackSocket.listen(family: AF_INET, port: port))
+        } catch {
+            throw Self.failure(error, port: port)
         }
         // ::1 too, for browsers that try it first for "localhost". A machine without IPv6 has only
         // 127.0.0.1; but where ::1 exists and the port is taken there, the browser may go to
         // whoever holds it (finding 4): that fails as a taken IPv4 port does.
         do {
-            sockets.append(try Self.bind(family: AF_INET6, port: port))
-        } catch let error as BindFailure where !Self.noIPv6Loopback(error.errno) {
+            sockets.append(try LoopbackSocket.listen(family: AF_INET6, port: port))
+        } catch  where !Self.noIPv6Loopback(error.errno) {
             for fd in sockets { close(fd) }
             sockets = []
-            throw error.authctlError(port: port)
+            throw Self.failure(error, port: port)
         } catch {}
     }
 
@@ -60,58 +60,18 @@ package final class LoopbackListener {
         for fd in sockets { close(fd) }
     }
 
-    private struct BindFailure: Error {
-        package var errno: Int32
-        package func authctlError(port: UInt16) -> AuthctlError {
-            if errno == EADDRINUSE {
-                return AuthctlError(
-                    .unavailable,
-                    """
-                    port \(port) on localhost is taken by another program, so the browser's redirect cannot reach authctl; \
-                    stop that program or use another port with --redirect-port N (or redirect_port in the profile), \
-                    registered as http://localhost:N/callback on the app client
-                    """)
-            }
+    private static func failure(_ error: LoopbackSocket.BindFailure, port: UInt16) -> AuthctlError {
+        if error.errno == EADDRINUSE {
             return AuthctlError(
-                .unavailable, "cannot listen on localhost port \(port): \(String(cString: strerror(errno)))")
+                .unavailable,
+                """
+                port \(port) on localhost is taken by another program, so the browser's redirect cannot reach authctl; \
+                stop that program or use another port with --redirect-port N (or redirect_port in the profile), \
+                registered as http://localhost:N/callback on the app client
+                """)
         }
-    }
-
-    private static func bind(family: Int32, port: UInt16) throws -> Int32 {
-        let fd = socket(
-            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw BindFailure(errno: errno) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var result: Int32
-        if family == AF_INET6 {
-            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            address.sin6_addr = in6addr_loopback
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
-        guard result == 0, listen(fd, 16) == 0 else {
-            let failure = errno
-            close(fd)
-            throw BindFailure(errno: failure)
-        }
-        return fd
+        return AuthctlError(
+            .unavailable, "cannot listen on localhost port \(port): \(String(cString: strerror(error.errno)))")
     }
 
     /// What woke `next`.
@@ -131,16 +91,11 @@ package final class LoopbackListener {
 
         package func respond(status: String, html: String, extraHeaders: String = "") {
             guard fd >= 0 else { return }
-            // Answers are small: sent blocking, bounded by the send timeout set at accept.
-            let flags = fcntl(fd, F_GETFL)
-            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
             let body = Data(html.utf8)
             let head =
                 "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
                 + extraHeaders + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n\r\n"
-            let bytes = Data(head.utf8) + body
-            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            close(fd)
+            LoopbackSocket.answer(fd, Data(head.utf8) + body)
             fd = -1
         }
 
@@ -185,12 +140,7 @@ package final class LoopbackListener {
     private func acceptAll(_ listening: Int32) {
         while true {
             // The listening socket is non-blocking: accept ends with EAGAIN once all are taken.
-            let fd = accept(listening, nil, nil)
-            guard fd >= 0 else { return }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            var timeout = timeval(tv_sec: 2, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            guard let fd = LoopbackSocket.acceptOne(listening) else { return }
             let connection = Connection(fd: fd)
             // Another local user's connection is refused before a byte of it is read.
             guard PeerCredentials.uid(ofPeerOf: fd) == getuid() else {
@@ -209,13 +159,8 @@ package final class LoopbackListener {
     /// hands the callback over.
     private func read(from fd: Int32) -> Event? {
         guard let index = pending.firstIndex(where: { $0.connection.descriptor == fd }) else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(fd, &buffer, buffer.count, 0)
-        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return nil }
         var item = pending[index]
-        if count > 0 { item.request += buffer[0..<count] }
-        let whole = Self.headersComplete(item.request) || item.request.count >= Self.maxRequestBytes || count <= 0
-        guard whole else {
+        guard LoopbackSocket.readHead(fd, into: &item.request, limit: Self.maxRequestBytes) else {
             pending[index] = item
             return nil
         }
@@ -252,13 +197,6 @@ package final class LoopbackListener {
             return nil
         }
         return .callback(query: path.count > 1 ? String(path[1]) : "", connection: connection)
-    }
-
-    private static func headersComplete(_ bytes: [UInt8]) -> Bool {
-        let end: [UInt8] = Array("\r\n\r\n".utf8)
-        guard bytes.count >= end.count else { return false }
-        return Array(bytes.suffix(end.count)) == end
-            || bytes.lastIndex(of: 10).map { i in i > 0 && bytes[i - 1] == 10 } == true
     }
 }
 
