@@ -169,12 +169,16 @@ extension AgeFileStore: KeyAgentUnlocking {
     private func ask(_ agent: AgentUse, _ request: AgentMessage, state: inout State) -> AgentMessage? {
         do {
             switch try agent.client.send(request) {
-            case .answer(let answer): return answer
+            case .answer(let answer):
+                observer?(.agent(request.kind, answer: answer.kind))
+                return answer
             case .absent(let absence):
+                observer?(.agent(request.kind, answer: nil))
                 state.agentAbsence = absence
                 return nil
             }
         } catch {
+            observer?(.agent(request.kind, answer: nil))
             state.agentTrouble = "\(error)"
             return nil
         }

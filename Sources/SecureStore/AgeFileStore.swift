@@ -41,6 +41,7 @@ public final class AgeFileStore: SecretStore, Sendable {
     public let workFactor: Int
     private let source: PassphraseSource
     let agent: AgentUse?
+    let observer: FileStoreObserver?
     let state = Mutex(State())
 
     struct State {
@@ -90,10 +91,12 @@ public final class AgeFileStore: SecretStore, Sendable {
     ///   - passphrase: resolved the first time a file must be opened or created.
     ///   - workFactor: log2 of scrypt's N for new files. Lower than the default only in unit tests.
     ///   - agent: the key agent to ask before the passphrase (nil: never ask one).
+    ///   - observer: told what was asked of the agent and what it answered (`--debug`).
     public init(
         directory: String, passphrase: PassphraseSource, workFactor: Int = AgeFileStore.defaultWorkFactor,
-        agent: AgentUse? = nil
+        agent: AgentUse? = nil, observer: FileStoreObserver? = nil
     ) {
+        self.observer = observer
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.source = passphrase
         self.agent = agent

@@ -17,7 +17,7 @@ struct Authctl: ParsableCommand {
             let failure = AuthctlError(.configuration, "cannot read its command line: \(reason)")
             exit(withError: CommandExit.failing(failure, console: TerminalConsole()))
         }
-        main(nil)
+        main(GlobalOptions.withDebugFormat(Array(CommandLine.arguments.dropFirst())))
     }
 
     static let configuration = CommandConfiguration(

@@ -25,7 +25,7 @@ final class DocumentedExamplesTests: XCTestCase {
             // Each command once (the parser takes a quarter of a second per command in a debug build).
             for example in DocumentedCommands.extract(from: text) where checked.insert(example.arguments).inserted {
                 do {
-                    _ = try Authctl.parseAsRoot(example.arguments)
+                    _ = try Authctl.parseAsRoot(GlobalOptions.withDebugFormat(example.arguments))
                 } catch {
                     // --help and --version end the parse as they should.
                     if Authctl.exitCode(for: error) == .success { continue }

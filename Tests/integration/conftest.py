@@ -46,7 +46,7 @@ def _clean_faults(request: pytest.FixtureRequest) -> Iterator[None]:
         fake: FakeServer = request.getfixturevalue("fake")
         fake.clear_faults()
         fake.set_config(revokeToken="fake", checkExplicitAuthFlows=True, getTokensFromRefreshToken="upstream",
-                        nextSessions=[])
+                        nextSessions=[], logBodies=False)
 
 
 @pytest.fixture(autouse=True)

@@ -78,8 +78,10 @@ package struct DerivedTokens {
                 guard var current = try locked.load() else { throw SessionError.notSignedIn(profile: settings.profile) }
                 let now = context.now()
                 if let cached = current.derivedTokens?[key], cached.expiresAt.timeIntervalSince(now) > minValidity {
+                    context.trace?.record(.cache(.derivedToken, hit: true))
                     return (cached, current.profile)
                 }
+                context.trace?.record(.cache(.derivedToken, hit: false))
                 let fresh = try exchange(request, subject: current.accessToken, app: app, actor: nil, service)
                 var kept = (current.derivedTokens ?? [:]).filter { $0.value.expiresAt > now }
                 kept[key] = fresh

@@ -34,13 +34,18 @@ package struct IdentityPoolCredentials {
             throw SessionError.notSignedIn(profile: settings.profile)
         }
         try sessions.checkConfiguredClient(session)
-        if let entry = try usableEntry(for: session, minValidity) { return entry.credentials }
+        if let entry = try usableEntry(for: session, minValidity) {
+            context.trace?.record(.cache(.awsCredentials, hit: true))
+            return entry.credentials
+        }
 
         // A lock of its own (not the session's): the credentials cache is this type's, not the session layer's.
         return try store.locked(.awsCredentials) {
             // Another process may have fetched while this one waited.
             let current = try sessions.stored() ?? session
-            if let entry = try usableEntry(for: current, minValidity) { return entry.credentials }
+            let entry = try usableEntry(for: current, minValidity)
+            context.trace?.record(.cache(.awsCredentials, hit: entry != nil))
+            if let entry { return entry.credentials }
             return try fetch()
         }
     }

@@ -70,8 +70,10 @@ package struct MachineTokens {
             var cache = try store.machineTokens(clientId: clientId)
             let now = context.now()
             if let cached = cache[scopeKey], cached.expiresAt.timeIntervalSince(now) > minValidity {
+                context.trace?.record(.cache(.machineToken, hit: true))
                 return cached
             }
+            context.trace?.record(.cache(.machineToken, hit: false))
             let fresh = try request(domain: domain, clientId: clientId, secret: secret, scopes: scopes)
             cache = cache.filter { $0.value.expiresAt > now }
             cache[scopeKey] = fresh

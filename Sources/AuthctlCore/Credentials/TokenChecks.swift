@@ -42,7 +42,9 @@ package struct TokenChecks {
     package func verifySignature(_ session: StoredSession, _ type: TokenType, service: CognitoService) throws {
         let url = try jwksURL(session, type, service: service)
         let cache = JWKSCache(directory: JWKSCache.directory(environment: context.environment), url: url)
-        if let cached = cache.load(now: context.now()) {
+        let cached = cache.load(now: context.now())
+        context.trace?.record(.cache(.keySet, hit: cached != nil))
+        if let cached {
             do {
                 return try JWTVerifier.checkSignature(token(session, type), keys: cached)
             } catch let error as JWTError where error.code == .unknownKey {

@@ -67,7 +67,15 @@ package struct ProfileStore {
 
     /// Runs `body` holding `lock` of this profile (waiting for another process that holds it).
     package func locked<T>(_ lock: Lock, _ body: () throws -> T) throws -> T {
-        try ProfileLock.withLock(profile: profile + lock.suffix, environment: environment, body)
+        guard let trace = source.trace else {
+            return try ProfileLock.withLock(profile: profile + lock.suffix, environment: environment, body)
+        }
+        let asked = Trace.clock()
+        return try ProfileLock.withLock(profile: profile + lock.suffix, environment: environment) {
+            trace.record(.lock(lock, taken: true, waited: Trace.clock() - asked))
+            defer { trace.record(.lock(lock, taken: false, waited: 0)) }
+            return try body()
+        }
     }
 
     // MARK: the session

@@ -172,14 +172,16 @@ extension ProfileSession {
     /// `body` is given the service, the client settings it is for, and the replica's region when
     /// it runs there. A refusal is thrown as it is.
     package func failingOver<T>(
-        _ what: String, client: ClientSettings, primary: CognitoService? = nil,
+        _ what: StaticString, client: ClientSettings, primary: CognitoService? = nil,
         _ body: (CognitoService, ClientSettings, _ replicaRegion: String?) throws -> T
     ) throws -> T {
         do {
             return try body(try primary ?? context.service(client: client), client, nil)
         } catch let error as CognitoError where Failover.isOutage(error) {
             guard let replica = client.replica, let atReplica = client.atReplica() else { throw error }
-            context.console.message(Failover.notice(what, primary: client, replica: replica, because: error.message))
+            context.console.message(
+                Failover.notice(what.description, primary: client, replica: replica, because: error.message))
+            context.trace?.record(.failover(what, replicaRegion: TracedText(outside: replica.region)))
             return try body(try context.service(client: atReplica), atReplica, replica.region)
         }
     }

@@ -73,6 +73,8 @@ package final class StoreBackend {
         /// Whether a passphrase typed at a prompt for a profile also unlocks the key agent
         /// (the profile's resolved `unlock_after_prompt`).
         package var unlocksAfterPrompt: @Sendable (String) -> Bool = { _ in true }
+        /// `--debug`: where the passphrase came from, what the key agent was asked.
+        package var trace: Trace? = nil
     }
 
     private let open: (StoreKind, Opening) -> SecretStore
@@ -89,15 +91,18 @@ package final class StoreBackend {
     /// locked file store is then an error naming `authctl unlock`. The command's, given when the
     /// invocation is made (`AuthctlCommand.mayPrompt`).
     package let mayPrompt: Bool
+    /// `--debug`: the store chosen and why, the locks taken.
+    package let trace: Trace?
 
     /// The invocation's config document (nil: the one the environment of each call names).
     private let config: ConfigSource?
 
     package init(
         resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-        config: ConfigSource? = nil, _ open: @escaping (StoreKind, Opening) -> SecretStore
+        config: ConfigSource? = nil, trace: Trace? = nil, _ open: @escaping (StoreKind, Opening) -> SecretStore
     ) {
         self.config = config
+        self.trace = trace
         self.resolvesProfiles = resolvesProfiles
         self.option = option
         self.passphraseFD = passphraseFD
@@ -127,15 +132,19 @@ package final class StoreBackend {
                 // A passphrase file others can read is used, and said.
                 let source = PassphraseSource {
                     let resolved = try standard.passphrase()
+                    opening.trace?.record(.passphrase(from: StaticWord(resolved.origin.traceName)))
                     if let exposure = PassphraseFileExposure.of(resolved.origin) {
                         console.message("authctl: warning: \(exposure)")
                     }
                     return resolved
                 }
+                var observer: FileStoreObserver?
+                if let trace = opening.trace { observer = { trace.record(.fileStore($0)) } }
                 return AgeFileStore(
                     directory: directory, passphrase: source,
                     agent: KeyAgentLauncher.use(
-                        environment: opening.environment, unlocksAfterPrompt: opening.unlocksAfterPrompt))
+                        environment: opening.environment, unlocksAfterPrompt: opening.unlocksAfterPrompt),
+                    observer: observer)
             }
         }
     }
@@ -168,7 +177,16 @@ package final class StoreBackend {
         let store = try SettingsResolver.store(profile: profile, option: option, environment: environment, in: file)
         if store.origin.level == .profile { pinned.insert(profile) }
         resolved[profile] = store.value
+        trace?.record(
+            .store(
+                store.value, choice(recorded: store.origin.level == .profile, requested: store.origin.level != .default)
+            ))
         return store.value
+    }
+
+    /// Why a profile's store is the one it is (`--debug`).
+    func choice(recorded: Bool, requested: Bool) -> StoreChoice {
+        recorded ? .profile : !requested ? .default : option != nil ? .flag : .environment
     }
 
     /// The opened store of `kind`.
@@ -187,7 +205,7 @@ package final class StoreBackend {
             kind,
             Opening(
                 environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt,
-                unlocksAfterPrompt: unlocks))
+                unlocksAfterPrompt: unlocks, trace: trace))
         opened[kind] = store
         return store
     }

@@ -55,7 +55,10 @@ extension StoreBackend {
     {
         let requested = try requested(environment: environment)
         let recorded = try self.recorded(profile: profile, environment: environment)
-        return (recorded ?? requested?.kind ?? .default, recorded, requested)
+        let kind = recorded ?? requested?.kind ?? .default
+        trace?.record(
+            .store(kind, choice(recorded: recorded != nil, requested: requested != nil)))
+        return (kind, recorded, requested)
     }
 }
 
@@ -83,6 +86,14 @@ extension StoreBackend {
     /// (which opens the profile's file, if any, with the passphrase). Never prompts: a terminal
     /// is reported as where the passphrase would be asked.
     package func check(_ kind: StoreKind, profile: String, environment: [String: String], canPrompt: Bool) -> (
+        usable: Bool, detail: String
+    ) {
+        let result = checked(kind, profile: profile, environment: environment, canPrompt: canPrompt)
+        trace?.record(.storeCheck(kind, usable: result.usable))
+        return result
+    }
+
+    private func checked(_ kind: StoreKind, profile: String, environment: [String: String], canPrompt: Bool) -> (
         usable: Bool, detail: String
     ) {
         do {

@@ -68,12 +68,15 @@ package struct InvocationOptions {
     /// What `--timeout` bounds: the whole command, or each request (a bulk ops run lasts as long
     /// as its users take at the quota's pace).
     package var timeoutScope: TimeoutScope
+    /// `--debug`: the trace's format (nil: `AUTHCTL_DEBUG` decides).
+    package var debug: TraceFormat?
 
     package init(
         settings: GlobalSettingsInput = GlobalSettingsInput(), output: OutputFormat = .text,
         store: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-        timeoutScope: TimeoutScope = .wholeCommand
+        timeoutScope: TimeoutScope = .wholeCommand, debug: TraceFormat? = nil
     ) {
+        self.debug = debug
         self.settings = settings
         self.output = output
         self.store = store
@@ -116,16 +119,23 @@ package final class CommandContext {
     private let resolved = Once<Settings>()
     private let network = Once<Network>()
     private let session = Once<ProfileSession>()
+    /// `--debug` / `AUTHCTL_DEBUG`: nil when off, and then nothing is traced or formatted.
+    package let trace: Trace?
 
     package init(host: ProcessHost, options: InvocationOptions = InvocationOptions()) {
         console = host.console
         environment = host.environment
         now = host.now
         makeTransport = host.makeTransport
+        // Read here, not by the parser, so every way into a command (the fast path too) honours it.
+        let format = options.debug ?? Self.traceFormat(environment: host.environment, console: host.console)
+        let trace = format.map { Trace(console: host.console, format: $0) }
+        self.trace = trace
         config = ConfigSource(environment: host.environment)
         backend = StoreBackend(
             resolvesProfiles: host.resolvesProfiles, option: options.store,
-            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, config: config, host.openStore)
+            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, config: config, trace: trace,
+            host.openStore)
         outputFormat = options.output
         timeoutScope = options.timeoutScope
         settingsInput = options.settings
@@ -135,7 +145,13 @@ package final class CommandContext {
     /// command that needs none reads no config file.
     package var settings: Settings {
         get throws {
-            try resolved.value { try SettingsResolver.resolve(settingsInput, environment: environment, config: config) }
+            try resolved.value {
+                let settings = try SettingsResolver.resolve(settingsInput, environment: environment, config: config)
+                if let trace {
+                    SettingsTrace.record(settings, input: settingsInput, environment: environment, to: trace)
+                }
+                return settings
+            }
         }
     }
 
@@ -165,6 +181,7 @@ package final class CommandContext {
                 let budget = timeoutScope == .wholeCommand ? TimeBudget(seconds: settings.timeout) : nil
                 var retryPolicy = timeoutScope == .wholeCommand ? RetryPolicy.standard : RetryPolicy.none
                 retryPolicy.budget = budget
+                retryPolicy.observer = trace?.serviceObserver
                 // With a replica, a primary that does not answer has half the budget, so the replica
                 // still gets its turn within --timeout.
                 let perRequest = settings.hasReplica ? settings.timeout / 2 : settings.timeout
@@ -200,12 +217,25 @@ package final class CommandContext {
             caBundlePath: settings.caBundle, connectTimeout: min(10, requestTimeout),
             requestTimeout: requestTimeout, userAgent: "authctl/\(AuthctlVersion.current)", budget: budget)
         let makeTransport = self.makeTransport
-        return DeferredTransport {
+        let transport = DeferredTransport {
             do {
                 return try makeTransport(options)
             } catch let error as TransportError {
                 throw AuthctlError(.configuration, "cannot set up HTTPS: \(error.message)")
             }
+        }
+        // Its exchanges traced only when the trace is on.
+        guard let trace else { return transport }
+        return ObservedTransport(transport, observer: trace.serviceObserver)
+    }
+
+    /// `AUTHCTL_DEBUG`'s format; a value that is none is said and leaves the trace off.
+    private static func traceFormat(environment: [String: String], console: Console) -> TraceFormat? {
+        do {
+            return try TraceFormat.fromEnvironment(environment)
+        } catch {
+            console.message("authctl: warning: \(AuthctlError.from(error).message); no trace is written")
+            return nil
         }
     }
 

@@ -194,11 +194,29 @@ public final class TokenEndpoint {
                     (!error.requestMayHaveBeenSent && error.kind == .notConnected)
                     || (idempotent && (error.kind == .connection || error.kind == .timeout))
             }
+            let cause = Self.retryCause(of: failure)
             guard safeToRepeat, attempt < retryPolicy.maxAttempts else {
+                retryPolicy.report(
+                    SafeName.operation(of: request), attempt: attempt, cause: cause,
+                    safeToRepeat ? .attemptsUsed : .notRetryable)
                 failure.outcomeUnknown = outcomeUnknown
                 throw failure
             }
-            retryPolicy.sleep(retryPolicy.delay(afterAttempt: attempt))
+            let wait = retryPolicy.delay(afterAttempt: attempt)
+            retryPolicy.report(SafeName.operation(of: request), attempt: attempt, cause: cause, .retrying, wait: wait)
+            retryPolicy.sleep(wait)
+        }
+    }
+
+    /// Why a form POST failed, in the retry's terms.
+    static func retryCause(of failure: OAuthError) -> RetryDecision.Cause {
+        switch failure.transportKind {
+        case .notConnected?: return .notConnected
+        case .connection?: return .connection
+        case .timeout?: return .timeout
+        default:
+            if failure.httpStatus == 429 { return .throttled }
+            return (failure.httpStatus ?? 0) >= 500 ? .serverError : .refused
         }
     }
 

@@ -78,10 +78,16 @@ public final class CognitoService {
                 guard attempt < retryPolicy.maxAttempts, retryPolicy.shouldRetry(error, idempotent: idempotent),
                     let wait = retryPolicy.wait(afterAttempt: attempt, for: error)
                 else {
+                    retryPolicy.report(
+                        SafeName.operation(of: httpRequest), attempt: attempt, cause: RetryPolicy.cause(of: error),
+                        retryPolicy.verdictWithoutRetry(afterAttempt: attempt, for: error, idempotent: idempotent))
                     error.outcomeUnknown = outcomeUnknown
                     error.endpoint = endpoint
                     throw error
                 }
+                retryPolicy.report(
+                    SafeName.operation(of: httpRequest), attempt: attempt, cause: RetryPolicy.cause(of: error),
+                    .retrying, wait: wait)
                 retryPolicy.pause(wait)
             }
         }

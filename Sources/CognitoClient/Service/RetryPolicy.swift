@@ -25,6 +25,8 @@ public struct RetryPolicy: Sendable {
     /// The command's time on the network (`--timeout`): waits draw from it, and no retry is made
     /// that could not finish within it.
     public var budget: TimeBudget?
+    /// Told of every retry decision (`--debug`); nil: nothing is made of them.
+    public var observer: ServiceObserver?
 
     public init(
         maxAttempts: Int = 3, baseDelay: Double = 0.2, maxDelay: Double = 2.0,

@@ -64,6 +64,9 @@ class FakeCognito:
             # hand on) live this many seconds, as Cognito's 3 minutes; wrong codes allowed per session.
             "mfaSessionLifetime": MFA_SESSION_LIFETIME,
             "mfaMaxAttempts": MFA_MAX_ATTEMPTS,
+            # The request and answer bodies in the log (test_debug_trace: every secret exchanged,
+            # to look for in authctl's trace); off, the log names which secret fields came, never values.
+            "logBodies": False,
         }
 
     # -- upstream --------------------------------------------------------

@@ -202,6 +202,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             entry["errorType"] = err.split(":")[0]
         if reply.note:
             entry["note"] = reply.note
+        if fake.config.get("logBodies"):
+            entry["requestBody"] = body
+            entry["responseBody"] = reply.json()
         fake.log(entry)
         self._send(reply)
 

@@ -33,7 +33,12 @@ package enum ChallengeTable {
     ]
 
     package static func answer(_ challenge: AuthChallenge, in context: SignInContext) throws -> ChallengeAnswer {
-        guard let answerer = answerers[challenge.name] else { throw CognitoError.unsupportedChallenge(challenge.name) }
+        let answerer = answerers[challenge.name]
+        context.commandContext.trace?.record(
+            .challenge(
+                TracedText(outside: challenge.name.rawValue),
+                answerer: answerer.map { StaticWord(typeOf: $0) } ?? StaticWord("unsupported")))
+        guard let answerer else { throw CognitoError.unsupportedChallenge(challenge.name) }
         return try answerer.answer(challenge, in: context)
     }
 }

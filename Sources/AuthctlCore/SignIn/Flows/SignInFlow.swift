@@ -75,6 +75,7 @@ package enum SignInPipeline {
     /// session never crosses regions). A pending sign-in finishes where it started.
     package static func run(_ signIn: PreparedSignIn) throws -> SignInOutcome {
         let (context, flow) = (signIn.context, signIn.flow)
+        context.commandContext.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .primary))
         do {
             return .signedIn(try flow.signIn(context))
         } catch is SignInStopped {
@@ -86,6 +87,9 @@ package enum SignInPipeline {
             context.console.message(
                 Failover.notice("signing in", primary: context.client, replica: replica, because: outage))
             context.atReplica = true
+            context.commandContext.trace?.record(
+                .failover("signing in", replicaRegion: TracedText(outside: replica.region)))
+            context.commandContext.trace?.record(.signIn(flow: StaticWord(typeOf: flow), .replica))
             do {
                 var session = try flow.signIn(context)
                 session.issuingRegion = replica.region

@@ -66,6 +66,12 @@ struct GlobalOptions: ParsableArguments {
             valueName: "n"))
     var passphraseFd: Int32?
 
+    @Option(
+        help: ArgumentHelp(
+            "Trace what authctl does on stderr, one line per event: settings and their sources, the store, requests, retries, caches, challenges, locks. --debug for text, --debug=json for JSON Lines (env AUTHCTL_DEBUG=1 or json). Never holds a secret.",
+            valueName: "format"))
+    var debug: TraceFormat?
+
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout <= 3600) {
             throw ValidationError("--timeout must be a number of seconds between 0 and 3600.")
@@ -89,8 +95,25 @@ extension GlobalOptions {
 
     /// Everything that shapes the invocation (`CommandContext`).
     var invocationOptions: InvocationOptions {
-        InvocationOptions(settings: settingsInput, output: output, store: store, passphraseFD: passphraseFd)
+        InvocationOptions(
+            settings: settingsInput, output: output, store: store, passphraseFD: passphraseFd,
+            debug: debug)
     }
 }
 
 extension OutputFormat: ExpressibleByArgument {}
+
+extension TraceFormat: ExpressibleByArgument {}
+
+extension GlobalOptions {
+    /// `--debug` takes its format after `=` only (`--debug=json`), so a bare `--debug` is made
+    /// `--debug=text` before parsing. Given before the subcommand (`authctl --debug token`, as
+    /// `aws --debug`), it is moved after it. Nothing after `--` (exec's command) is touched.
+    static func withDebugFormat(_ arguments: [String]) -> [String] {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        var own = arguments[..<end].map { $0 == "--debug" ? "--debug=text" : $0 }
+        let leading = own.prefix { $0.hasPrefix("--debug=") }
+        own.removeFirst(leading.count)
+        return own + leading + arguments[end...]
+    }
+}
