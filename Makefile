@@ -45,7 +45,11 @@ TOOLS_BUILD_DIR ?= $(BUILD_DIR)
 # __FILE__ in messages, debug info), Swift's and C's (BoringSSL, the shims): the same commit built
 # in two directories gives the same bytes (`make repro-check`).
 PATH_MAP_FLAGS = -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=. -Xcc -ffile-prefix-map=$(CURDIR)=.
-RELEASE_FLAGS ?= -c release --static-swift-stdlib $(PATH_MAP_FLAGS)
+# --no-export-dynamic: the static stdlib's link line asks for -export-dynamic, which put the
+# program's own 15,000 symbols in the dynamic table that every start relocates and the runtime's
+# backtracer sets up; nothing looks them up (no plug-ins, the shims' dlopen'd libraries need none),
+# and the backtracer symbolicates from .symtab (docs/performance.md).
+RELEASE_FLAGS ?= -c release --static-swift-stdlib -Xlinker --no-export-dynamic $(PATH_MAP_FLAGS)
 RELEASE_BIN = $$($(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --show-bin-path)
 BENCH_ARGS ?= --record docs/performance.md
 

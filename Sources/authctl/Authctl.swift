@@ -17,7 +17,19 @@ struct Authctl: ParsableCommand {
             let failure = AuthctlError(.configuration, "cannot read its command line: \(reason)")
             exit(withError: CommandExit.failing(failure, console: TerminalConsole()))
         }
-        main(GlobalOptions.withDebugFormat(Array(CommandLine.arguments.dropFirst())))
+        let arguments = GlobalOptions.withDebugFormat(Array(CommandLine.arguments.dropFirst()))
+        // The hot commands' second front door: ArgumentParser's reflection would be most of the call.
+        if let hot = FastPath.parse(arguments) {
+            do {
+                try hot.run()
+            } catch let code as ExitCode {
+                Glibc.exit(code.rawValue)
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
+        main(arguments)
     }
 
     static let configuration = CommandConfiguration(

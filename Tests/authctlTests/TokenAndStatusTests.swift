@@ -15,6 +15,19 @@ final class TokenCommandTests: XCTestCase {
         try harness.seedSession(expiresIn: expiresIn, now: now)
     }
 
+    /// A session whose access token has an hour left and whose id token 30 s; a refresh answers.
+    private func seedShortLivedIdToken(_ harness: Harness) throws -> String {
+        let shortId = FakeCognito.jwt([
+            "cognito:username": "alice", "sub": "sub-1", "token_use": "id", "iss": FakeCognito.issuer,
+            "aud": "client1", "exp": now.timeIntervalSince1970 + 30,
+        ])
+        try harness.seedSession(expiresIn: 3600, now: now, idToken: shortId)
+        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
+            (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now))
+        }
+        return shortId
+    }
+
     func testPrintsOnlyTheToken() throws {
         let harness = Harness(now: now)
         try seed(harness, expiresIn: 3600)
@@ -46,17 +59,23 @@ final class TokenCommandTests: XCTestCase {
     /// refreshes when the id token is due, even though the access token is not.
     func testAnIdTokenThatExpiresFirstIsRefreshedForTypeId() throws {
         let harness = Harness(now: now)
-        let shortId = FakeCognito.jwt([
-            "cognito:username": "alice", "sub": "sub-1", "token_use": "id", "iss": FakeCognito.issuer,
-            "aud": "client1", "exp": now.timeIntervalSince1970 + 30,
-        ])
-        try harness.seedSession(expiresIn: 3600, now: now, idToken: shortId)
-        harness.cognito.handlers["GetTokensFromRefreshToken"] = { _ in
-            (200, FakeCognito.tokens(expiresIn: 3600, refresh: "rotated", now: self.now))
-        }
+        let shortId = try seedShortLivedIdToken(harness)
         try Token.parse(["--type", "access"]).run(in: harness.host)
         XCTAssertTrue(harness.cognito.calls.isEmpty, "the access token has an hour left")
         try Token.parse(["--type", "id"]).run(in: harness.host)
+        XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
+        let stored = try profileStore(harness.store).session()
+        XCTAssertEqual(harness.console.stdout.last, stored?.idToken)
+        XCTAssertNotEqual(harness.console.stdout.last, shortId)
+    }
+
+    /// The same id-aware freshness when `token` may sign in (`--password-stdin`): the stored
+    /// session of that user is refreshed, not handed out with its id token about to expire.
+    func testAnIdTokenThatExpiresFirstIsRefreshedWhenTokenMaySignIn() throws {
+        let harness = Harness(console: FakeConsole(stdin: ["not-asked"]), now: now)
+        let shortId = try seedShortLivedIdToken(harness)
+        try Token.parse(["--type", "id", "--username", "alice", "--password-stdin", "--flow", "password"]).run(
+            in: harness.host)
         XCTAssertEqual(harness.cognito.calls.map(\.operation), ["GetTokensFromRefreshToken"])
         let stored = try profileStore(harness.store).session()
         XCTAssertEqual(harness.console.stdout.last, stored?.idToken)

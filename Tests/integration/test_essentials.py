@@ -24,7 +24,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -43,7 +45,8 @@ def release_bin() -> Path:
     if swift is None:
         pytest.skip("needs swift to build the release binary (or AUTHCTL_RELEASE_BIN)")
     # The Makefile's RELEASE_FLAGS and BUILD_DIR: the build `make deb` and `make bench` make.
-    flags = ["-c", "release", "--static-swift-stdlib", "--scratch-path", str(REPO / ".build")]
+    flags = ["-c", "release", "--static-swift-stdlib", "-Xlinker", "--no-export-dynamic", "--scratch-path",
+             str(REPO / ".build")]
     built = subprocess.run([swift, "build", *flags, "--product", "authctl"], cwd=REPO, capture_output=True,
                            text=True, timeout=3600)
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
@@ -72,6 +75,52 @@ def test_release_binary_has_no_full_foundation_module(release_bin):
     # Swift symbols of the module `Foundation` itself are mangled `$s10Foundation...`.
     foundation = [s for s in _symbols(release_bin) if s.startswith("$s10Foundation")]
     assert not foundation, f"{len(foundation)} symbols of the full Foundation, e.g. {foundation[:5]}"
+
+
+def test_release_binary_exports_almost_no_dynamic_symbols(release_bin):
+    """`-Xlinker --no-export-dynamic` (Makefile RELEASE_FLAGS): the static stdlib's link line asks
+    for -export-dynamic, which put the program's own ~15,000 symbols in the dynamic table that every
+    start relocates and the runtime's backtracer sets up; nothing looks them up."""
+    out = subprocess.run(["nm", "-D", "--defined-only", str(release_bin)], capture_output=True, text=True,
+                         check=True).stdout
+    exported = [line.split()[-1] for line in out.splitlines() if line.strip()]
+    assert len(exported) < 100, f"{len(exported)} dynamic symbols exported, e.g. {exported[:5]}"
+
+
+def test_release_binary_crash_backtrace_names_its_functions(release_bin, tmp_path):
+    """Without the dynamic table a crash is still reported and symbolicated: the backtracer reads
+    .symtab. The process waits for an actor token on stdin (before any store or request) and gets
+    SIGSEGV."""
+    swift = shutil.which("swift")
+    backtracer = (Path(os.path.realpath(swift)).parent.parent / "libexec/swift/linux/swift-backtrace-static"
+                  if swift else None)
+    if backtracer is None or not backtracer.exists():
+        pytest.skip("needs the toolchain's swift-backtrace-static")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "AUTHCTL_USER_POOL_ID": "eu-west-1_Crash", "AUTHCTL_CLIENT_ID": "client", "AUTHCTL_STORE": "kernel-keyring",
+           "SWIFT_BACKTRACE": f"enable=yes,interactive=no,color=no,unwind=precise,swift-backtrace={backtracer}"}
+    proc = subprocess.Popen([str(release_bin), "token", "--audience", "https://api.example.com", "--actor-token-stdin"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 20
+        # Waiting in read(2) on stdin: /proc/PID/wchan says so (no sleep-and-hope).
+        while time.monotonic() < deadline:
+            wchan = Path(f"/proc/{proc.pid}/wchan").read_text() if Path(f"/proc/{proc.pid}/wchan").exists() else ""
+            syscall = Path(f"/proc/{proc.pid}/syscall").read_text().split()[0] if proc.poll() is None else ""
+            if syscall == "0" or "read" in wchan or "pipe" in wchan:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGSEGV)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = err.decode(errors="replace")
+    # The backtracer ran to its end (it stops unwinding at libc's read, as it did with the dynamic table).
+    assert "Program crashed" in text and "Backtrace took" in text, text[-2000:]
+    # What it names the program's own frames from: .symtab, which keeps every function.
+    assert any(s.startswith("$s7authctl8FastPath") for s in _symbols(release_bin)), "no .symtab: nothing to name frames by"
 
 
 def test_debug_binary_binds_nothing_to_the_full_foundation():

@@ -61,11 +61,7 @@ package struct IdentityPoolCredentials {
     /// Under the lock: a fresh id token (refreshed first when needed, under the session's lock),
     /// the identity id (kept from an earlier fetch, else GetId), then the credentials.
     private func fetch() throws -> TemporaryAWSCredentials {
-        let session = try sessions.freshSession(minValidity: 60, for: .id).session
-        guard !session.idToken.isEmpty else {
-            throw AuthctlError(
-                .notAuthorized, "the session of profile \(settings.profile) holds no id token. Run: authctl signin")
-        }
+        let session = try sessions.freshToken(.id, minValidity: 60).session
         let identity = CognitoIdentityService(
             endpoint: pool.endpoint, transport: try context.transport(),
             retryPolicy: try context.retryPolicy)

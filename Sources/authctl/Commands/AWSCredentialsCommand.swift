@@ -42,8 +42,17 @@ struct AWSCredentialsCommand: AuthctlCommand {
     }
 
     func execute(in context: CommandContext) throws {
+        try Self.printCredentials(identityPool.choice, format: format, in: context)
+    }
+
+    /// The work both front doors run (`FastPath`).
+    static func printCredentials(_ choice: IdentityPoolChoice, format: AWSCredentialsFormat, in context: CommandContext)
+        throws
+    {
         let settings = try context.settings
-        let pool = try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment)
+        let pool = try IdentityPoolSettings(
+            identityPoolId: choice.identityPoolId, roleArn: choice.roleArn, providerName: choice.providerName,
+            settings: settings, environment: context.environment)
         let credentials = try IdentityPoolCredentials(session: try context.profileSession, pool: pool).credentials()
         context.emit(AWSCredentialsOutput(credentials: credentials, format: format))
     }

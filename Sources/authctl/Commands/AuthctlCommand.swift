@@ -37,13 +37,30 @@ extension AuthctlCommand {
     }
 
     func run() throws {
+        try LiveRun.run(
+            global.invocationOptions, mayPrompt: mayPrompt(environment:), timeoutScope: timeoutScope,
+            directoryWrite: self is DirectoryWrite, execute(in:))
+    }
+}
+
+/// A command's run on the live host, whichever front door parsed it (ArgumentParser or
+/// `FastPath`): the context built once, any error turned into its message on stderr and its exit code.
+enum LiveRun {
+    static func run(
+        _ invocation: InvocationOptions, mayPrompt: ([String: String]) -> Bool, timeoutScope: TimeoutScope,
+        directoryWrite: Bool, _ work: (CommandContext) throws -> Void
+    ) throws {
         ProcessSafety.forbidCoreDumps()
-        let context = context(in: .live())
+        let host = ProcessHost.live()
+        var options = invocation
+        options.mayPrompt = mayPrompt(host.environment)
+        options.timeoutScope = timeoutScope
+        let context = CommandContext(host: host, options: options)
         do {
-            try execute(in: context)
+            try work(context)
         } catch {
             var failure = AuthctlError.from(error)
-            if self is DirectoryWrite, failure.code == .unavailable, let settings = context.settingsIfResolvable,
+            if directoryWrite, failure.code == .unavailable, let settings = context.settingsIfResolvable,
                 let region = settings.failoverRegion ?? settings.failoverEndpoint.map({ _ in "the second region" })
             {
                 failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)

@@ -28,62 +28,45 @@ struct KubeToken: AuthctlCommand {
     private var type: TokenType { freshness.type(default: .id) }
 
     func validate() throws { try freshness.requireOneType() }
-    private var minValid: Double { freshness.minValid }
 
     /// kubectl's interactiveMode Never (spec.interactive false): nothing asks on the terminal, not
     /// even for the file store's passphrase (a locked store is exit 78 naming `authctl unlock`).
-    func mayPrompt(environment: [String: String]) -> Bool {
+    func mayPrompt(environment: [String: String]) -> Bool { Self.mayPrompt(environment: environment) }
+
+    static func mayPrompt(environment: [String: String]) -> Bool {
         (try? ExecCredentialRequest(environment["KUBERNETES_EXEC_INFO"]))?.interactive ?? false
     }
 
     func execute(in context: CommandContext) throws {
-        let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
-        let settings = try context.settings
-        let sessions = try context.profileSession
+        try Self.printCredential(type, minValid: freshness.minValid, in: context)
+    }
 
-        let session: StoredSession
+    /// The work both front doors run (`FastPath`).
+    static func printCredential(_ type: TokenType, minValid: Double, in context: CommandContext) throws {
+        let request = try ExecCredentialRequest(context.environment["KUBERNETES_EXEC_INFO"])
+        // A password sign-in on the terminal (kubectl hands over its standard input in
+        // interactive mode), through the same pipeline as `authctl signin`; only stderr is written.
+        let signIn: SignInWhenNeeded =
+            request.interactive ? .whenSignedOut(SignInRequest(method: .password(.srp))) : .never
+        let fresh: FreshToken
         do {
-            session = try freshSession(sessions)
-        } catch let error as SessionError where request.interactive && error.endsOrUnreadable {
-            context.console.message("authctl: \(error.failure.message)")
-            try signIn(settings: settings, context: context)
-            session = try freshSession(sessions)
-        } catch is SignInNeeded where request.interactive {
-            try signIn(settings: settings, context: context)
-            session = try freshSession(sessions)
-        } catch is SignInNeeded {
+            fresh = try context.profileSession.freshToken(type, minValidity: minValid, signIn: signIn)
+        } catch let error as SessionError where error.isNotSignedIn && !request.interactive {
+            let profile = try context.settings.profile
             throw AuthctlError(
                 .notAuthorized,
                 """
-                Not signed in (profile \(settings.profile)), and kubectl is not interactive here. \
-                Run: authctl signin --profile \(settings.profile)
+                Not signed in (profile \(profile)), and kubectl is not interactive here. \
+                Run: authctl signin --profile \(profile)
                 """)
         }
-        let checks = TokenChecks(session: try context.profileSession)
-        try checks.checkClaims(session, type)
-        let token = checks.token(session, type)
-        let expiresAt =
-            type == .access
-            ? session.accessTokenExpiresAt
-            : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
+        if fresh.signedIn {
+            context.console.message(SignInSummary(fresh.session).textMessages.joined(separator: "\n"))
+        }
         context.emit(
             ExecCredential(
                 apiVersion: request.apiVersion, spec: .init(interactive: request.interactive),
-                status: .init(token: token, expirationTimestamp: expiresAt)))
-    }
-
-    private struct SignInNeeded: Error {}
-
-    private func freshSession(_ sessions: ProfileSession) throws -> StoredSession {
-        guard try sessions.stored() != nil else { throw SignInNeeded() }
-        return try sessions.freshSession(minValidity: minValid, for: type).session
-    }
-
-    /// A password sign-in on the terminal (kubectl hands over its standard input in interactive
-    /// mode), through the same pipeline as `authctl signin`; only stderr is written.
-    private func signIn(settings: Settings, context: CommandContext) throws {
-        let session = try context.profileSession.signIn(SignInRequest(method: .password(.srp))).session()
-        context.console.message(SignInSummary(session).textMessages.joined(separator: "\n"))
+                status: .init(token: fresh.token, expirationTimestamp: fresh.expiresAt)))
     }
 }
 

@@ -94,10 +94,8 @@ struct Token: AuthctlCommand {
                     DerivedTokenChoice(target: target, scopes: machine.scopes, actorToken: actor),
                     minValidity: freshness.minValid))
         }
-        let checks = TokenChecks(session: try context.profileSession)
         guard signsIn else {
-            let (session, service) = try context.profileSession.freshSession(minValidity: freshness.minValid, for: type)
-            return try emit(session, checks: checks, service: service, context: context)
+            return try Self.printToken(type, minValid: freshness.minValid, verify: verify, in: context)
         }
         let request = SignInRequest(
             username: how.username,
@@ -105,9 +103,14 @@ struct Token: AuthctlCommand {
             method: how.passwordFlow.map { .password($0) } ?? .userAuth(how.method),
             password: how.passwordStdin ? .standardInput : .terminal, mfa: mfa.answers,
             securityKey: securityKey.choice(environment: context.environment))
-        let (session, service) = try context.profileSession.signInOrReuse(
-            request, minValidity: freshness.minValid, for: type)
-        try emit(session, checks: checks, service: service, context: context)
+        let fresh = try context.profileSession.freshToken(
+            type, minValidity: freshness.minValid, signIn: .unlessFresh(request))
+        try Self.emit(fresh, verify: verify, in: context)
+    }
+
+    /// `token` without a way to sign in: the work both front doors run (`FastPath`).
+    static func printToken(_ type: TokenType, minValid: Double, verify: Bool, in context: CommandContext) throws {
+        try emit(context.profileSession.freshToken(type, minValidity: minValid), verify: verify, in: context)
     }
 
     /// The actor token: one line of standard input, never argv; a JWT or refused before any request.
@@ -121,20 +124,18 @@ struct Token: AuthctlCommand {
         return line
     }
 
-    private func emit(_ session: StoredSession, checks: TokenChecks, service: CognitoService, context: CommandContext)
-        throws
-    {
-        try checks.checkClaims(session, type)
-        if verify { try checks.verifySignature(session, type, service: service) }
-        let token = checks.token(session, type)
-        guard !token.isEmpty else {
+    private static func emit(_ fresh: FreshToken, verify: Bool, in context: CommandContext) throws {
+        let type = fresh.type
+        if verify {
+            try TokenChecks(session: context.profileSession).verifySignature(
+                fresh.session, type, service: fresh.service)
+        }
+        guard !fresh.token.isEmpty else {
             throw AuthctlError(.notAuthorized, "the session holds no \(type.rawValue) token. Run: authctl signin")
         }
-        let expiresAt =
-            type == .access
-            ? session.accessTokenExpiresAt
-            : ((try? JWTClaims(token: token))?.expiresAt ?? session.accessTokenExpiresAt)
-        context.emit(TokenOutput(token: token, type: type.rawValue, expiresAt: expiresAt, profile: session.profile))
+        context.emit(
+            TokenOutput(
+                token: fresh.token, type: type.rawValue, expiresAt: fresh.expiresAt, profile: fresh.session.profile))
     }
 }
 

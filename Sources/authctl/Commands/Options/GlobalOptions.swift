@@ -86,19 +86,11 @@ extension StoreKind: ExpressibleByArgument {}
 
 extension GlobalOptions {
     /// The options that shape the settings, for the core.
-    var settingsInput: GlobalSettingsInput {
-        GlobalSettingsInput(
-            profile: profile, userPoolId: userPoolId, clientId: clientId, region: region, endpoint: endpoint,
-            failoverRegion: failoverRegion, failoverEndpoint: failoverEndpoint, caBundle: caBundle,
-            timeout: timeout)
-    }
+    var settingsInput: GlobalSettingsInput { invocationOptions.settings }
 
-    /// Everything that shapes the invocation (`CommandContext`).
-    var invocationOptions: InvocationOptions {
-        InvocationOptions(
-            settings: settingsInput, output: output, store: store, passphraseFD: passphraseFd,
-            debug: debug)
-    }
+    /// Everything that shapes the invocation (`CommandContext`): through the plain values, as the
+    /// fast path builds it (`FastPath`), so both front doors make the same context.
+    var invocationOptions: InvocationOptions { values.invocationOptions }
 }
 
 extension OutputFormat: ExpressibleByArgument {}

@@ -22,9 +22,25 @@ struct IdentityPoolOptions: ParsableArguments {
     var providerName: String?
 
     func validate() throws {
-        if let roleArn, !(roleArn.hasPrefix("arn:") && (20...2048).contains(roleArn.count)) {
+        if let roleArn, !IdentityPoolChoice.isRoleARN(roleArn) {
             throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/reader")
         }
+    }
+}
+
+/// The identity pool options as plain values (what both front doors of `aws-credentials` parse).
+struct IdentityPoolChoice: Equatable {
+    var identityPoolId: String?
+    var roleArn: String?
+    var providerName: String?
+
+    /// `--role-arn`'s shape, checked before any request.
+    static func isRoleARN(_ value: String) -> Bool { value.hasPrefix("arn:") && (20...2048).contains(value.count) }
+}
+
+extension IdentityPoolOptions {
+    var choice: IdentityPoolChoice {
+        IdentityPoolChoice(identityPoolId: identityPoolId, roleArn: roleArn, providerName: providerName)
     }
 }
 
