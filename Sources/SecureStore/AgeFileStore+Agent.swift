@@ -53,7 +53,10 @@ public struct UnlockReport: Sendable {
     public var passphraseOrigin: PassphraseOrigin?
 }
 
-extension AgeFileStore {
+extension AgeFileStore: KeyAgentUnlocking {
+    /// The file store is the one a key agent holds keys for.
+    public var keyAgent: KeyAgentUnlocking? { self }
+
     // MARK: - Unlocking
 
     /// Opens every file of the directory with the passphrase (one scrypt per distinct header)

@@ -98,6 +98,19 @@ public protocol SecretStore: AnyObject {
     /// file store's directory, passphrase and existing file) without writing: called before a
     /// sign-in, so a store that cannot keep its answer is refused before the service is asked.
     func prepareToKeep(profile: String) throws
+    /// What the store offers a key agent (the file store: `authctl unlock`, `status`'s expiry);
+    /// nil for a store a key agent has no part in.
+    var keyAgent: KeyAgentUnlocking? { get }
+}
+
+/// A store whose keys a key agent can hold: the file store.
+public protocol KeyAgentUnlocking: AnyObject, Sendable {
+    /// Where the store's files are.
+    var directory: String { get }
+    /// Hands the key agent the keys of the directory's files the passphrase opens.
+    func unlock(_ lifetime: AgentLifetime, profile: String) throws -> UnlockReport
+    /// Until when (seconds since 1970) the agent holds `profile`'s file; nil when it does not.
+    func agentExpiry(profile: String) throws -> UInt64?
 }
 
 extension SecretStore {
@@ -112,4 +125,6 @@ extension SecretStore {
     public func prepareToKeep(profile: String) throws {
         _ = try keys(profile: profile)
     }
+
+    public var keyAgent: KeyAgentUnlocking? { nil }
 }

@@ -14,9 +14,8 @@ struct Authctl: ParsableCommand {
     static func main() {
         if CommandLine.arguments.count <= 1, access("/proc/self/cmdline", R_OK) != 0 {
             let reason = "/proc is not mounted (in a chroot or container, mount it: mount -t proc proc /proc)"
-            let line = "authctl: cannot read its command line: \(reason)\n"
-            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
-            Glibc.exit(78)
+            let failure = AuthctlError(.configuration, "cannot read its command line: \(reason)")
+            exit(withError: CommandExit.failing(failure, console: TerminalConsole(environment: [:])))
         }
         let arguments = GlobalOptions.withDebugFormat(Array(CommandLine.arguments.dropFirst()))
         // The hot commands' second front door: ArgumentParser's reflection would be most of the call.

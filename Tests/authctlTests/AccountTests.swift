@@ -52,15 +52,9 @@ final class AccountTests: XCTestCase {
     }
 
     func testRefusalMessagesAndCodes() throws {
-        let support = try AccountCommandSupport(
-            context: CommandContext(
-                host: ProcessHost(
-                    console: FakeConsole(),
-                    environment: ["AUTHCTL_USER_POOL_ID": "eu-west-1_p", "AUTHCTL_CLIENT_ID": "c"],
-                    makeTransport: { _ in FakeCognito() }, makeStore: { UnavailableStore() })))
         func failure(_ type: String, _ step: AccountFailure.Step = .signUp, message: String = "words") -> AuthctlError {
             AccountFailure.from(
-                CognitoError.service(type, message), step: step, username: "carol", support: support, hasSecret: false)
+                CognitoError.service(type, message), step: step, username: "carol", endpoint: nil, hasSecret: false)
         }
         XCTAssertEqual(failure("UsernameExistsException").code, .inputRejected)
         let weak = failure("InvalidPasswordException", message: "Password did not conform\u{1b}[2J")
@@ -74,16 +68,16 @@ final class AccountTests: XCTestCase {
                 "authctl forgot-password --username carol"))
         XCTAssertEqual(failure("LimitExceededException").code, .throttled)
         XCTAssertEqual(failure("TooManyRequestsException").code, .throttled)
-        let unconfirmed = AccountFailure.signInRefusal(
-            CognitoError.service("UserNotConfirmedException", "x"), username: "carol")
+        func signIn(_ type: String) -> AuthctlError? {
+            RefusalTable.failure(CognitoError.service(type, "x"), at: .signIn, RefusalFacts(username: "carol"))
+        }
+        let unconfirmed = signIn("UserNotConfirmedException")
         XCTAssertEqual(unconfirmed?.code, .notAuthorized)
         XCTAssertTrue(unconfirmed?.message.contains("authctl confirm-signup --username carol") == true)
         XCTAssertTrue(unconfirmed?.message.contains("authctl resend-code --username carol") == true)
-        let reset = AccountFailure.signInRefusal(
-            CognitoError.service("PasswordResetRequiredException", "x"), username: "carol")
+        let reset = signIn("PasswordResetRequiredException")
         XCTAssertTrue(reset?.message.contains("authctl forgot-password --username carol") == true)
-        XCTAssertNil(
-            AccountFailure.signInRefusal(CognitoError.service("NotAuthorizedException", "x"), username: "carol"))
+        XCTAssertEqual(signIn("NotAuthorizedException")?.message, Messages.incorrectCredentials)
     }
 
     func testFirstFactorChoice() throws {

@@ -169,4 +169,81 @@ final class SettingsTests: XCTestCase {
         let mode = (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0
         XCTAssertEqual(mode & 0o077, 0, "config file readable by its owner only")
     }
+
+    /// The store kind and `unlock_after_prompt` are resolved in the one resolver, with where each
+    /// came from: flag, environment, profile, default (a recorded store refuses another asked for).
+    func testTheStoreAndUnlockAfterPromptAreResolvedWithTheirSource() throws {
+        writeConfig(
+            """
+            [profiles.default]
+            store = "file"
+            unlock_after_prompt = "false"
+
+            [profiles.work]
+            user_pool_id = "us-east-2_Work"
+            """)
+        let file = try ConfigSource(environment: ["HOME": home]).file()
+        struct Row {
+            let profile: String
+            let option: StoreKind?
+            let environment: [String: String]
+            let kind: StoreKind?
+            let level: SettingOrigin.Level?
+        }
+        let rows = [
+            Row(profile: "default", option: nil, environment: [:], kind: .file, level: .profile),
+            Row(profile: "default", option: .file, environment: [:], kind: .file, level: .profile),
+            Row(profile: "default", option: .kernelKeyring, environment: [:], kind: nil, level: nil),
+            Row(
+                profile: "work", option: .kernelKeyring, environment: ["AUTHCTL_STORE": "file"], kind: .kernelKeyring,
+                level: .flag),
+            Row(profile: "work", option: nil, environment: ["AUTHCTL_STORE": "file"], kind: .file, level: .environment),
+            Row(profile: "work", option: nil, environment: ["AUTHCTL_STORE": "vault"], kind: nil, level: nil),
+            Row(profile: "work", option: nil, environment: [:], kind: .secretService, level: .default),
+        ]
+        for row in rows {
+            let resolved = try? SettingsResolver.store(
+                profile: row.profile, option: row.option, environment: row.environment, in: file)
+            XCTAssertEqual(
+                resolved?.value, row.kind, "\(row.profile) \(String(describing: row.option)) \(row.environment)")
+            XCTAssertEqual(resolved?.origin.level, row.level, "\(row.profile) \(row.environment)")
+        }
+        XCTAssertThrowsError(
+            try SettingsResolver.store(profile: "default", option: .kernelKeyring, environment: [:], in: file)
+        ) { error in
+            XCTAssertEqual((error as? AuthctlError)?.code, .configuration)
+            XCTAssertTrue(
+                (error as? AuthctlError)?.message.contains("authctl store migrate --to kernel-keyring") ?? false)
+        }
+
+        let fromProfile = try SettingsResolver.resolve(try options([]), environment: ["HOME": home])
+        XCTAssertEqual(fromProfile.unlockAfterPrompt.value, false)
+        XCTAssertEqual(fromProfile.unlockAfterPrompt.origin.level, .profile)
+        let fromEnvironment = try SettingsResolver.resolve(
+            try options([]), environment: ["HOME": home, "AUTHCTL_UNLOCK_AFTER_PROMPT": "yes"])
+        XCTAssertEqual(
+            fromEnvironment.unlockAfterPrompt,
+            ResolvedSetting(true, from: SettingOrigin(.environment, "AUTHCTL_UNLOCK_AFTER_PROMPT")))
+        let byDefault = try SettingsResolver.resolve(try options(["--profile", "work"]), environment: ["HOME": home])
+        XCTAssertEqual(byDefault.unlockAfterPrompt, ResolvedSetting(true, from: .default))
+        XCTAssertThrowsError(
+            try SettingsResolver.resolve(
+                try options([]), environment: ["HOME": home, "AUTHCTL_UNLOCK_AFTER_PROMPT": "maybe"])
+        ) { error in
+            XCTAssertEqual(
+                (error as? AuthctlError)?.message.hasPrefix("AUTHCTL_UNLOCK_AFTER_PROMPT must be true or false"), true)
+        }
+    }
+
+    /// One invocation's settings and stores read the same document: the context's `config`.
+    func testTheSettingsAndTheStoresReadTheInvocationsOneDocument() throws {
+        writeConfig("[profiles.default]\nstore = \"kernel-keyring\"\nunlock_after_prompt = \"off\"\n")
+        let context = CommandContext(
+            host: ProcessHost(
+                console: FakeConsole(), environment: ["HOME": home], makeTransport: { _ in FakeCognito() },
+                makeStore: { UnavailableStore() }))
+        XCTAssertEqual(context.config.path, home + "/.config/authctl/config.toml")
+        XCTAssertEqual(try context.settings.unlockAfterPrompt.value, false)
+        XCTAssertEqual(try context.settings.configFile, context.config.path)
+    }
 }

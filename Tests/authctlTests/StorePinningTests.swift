@@ -141,4 +141,26 @@ final class StorePinningTests: XCTestCase {
         XCTAssertEqual(try stores[.secretService]!.keys(profile: "default").count, 2)
         XCTAssertEqual(try recorded()?.store, "secret-service")
     }
+
+    /// `authctl unlock` and `status` ask the store for its key-agent capability: the file store
+    /// has one, the others none, and the error-naming wrapper passes it on.
+    func testOnlyTheFileStoreOffersAKeyAgent() {
+        let directory = NSTemporaryDirectory() + "authctl-agent-\(UUID().uuidString)"
+        let file = AgeFileStore(directory: directory, passphrase: .fixed("unused"))
+        XCTAssertTrue(file.keyAgent === file)
+        XCTAssertEqual(file.keyAgent?.directory, directory)
+        XCTAssertNil(InMemorySecretStore().keyAgent)
+        XCTAssertTrue(ExplainedStore(file, kind: .file, profile: "default", recorded: false).keyAgent === file)
+        XCTAssertNil(
+            ExplainedStore(InMemorySecretStore(), kind: .kernelKeyring, profile: "p", recorded: false).keyAgent)
+    }
+
+    /// Every failed invocation leaves through one path: the message once (none when the report
+    /// already said why), then the documented code.
+    func testAFailedInvocationLeavesThroughOnePath() {
+        let console = FakeConsole()
+        XCTAssertEqual(CommandExit.failing(AuthctlError(.configuration, "bad"), console: console).rawValue, 78)
+        XCTAssertEqual(CommandExit.failing(.reported(.someFailed), console: console).rawValue, 4)
+        XCTAssertEqual(console.stderr, ["authctl: bad"])
+    }
 }

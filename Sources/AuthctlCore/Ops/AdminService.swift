@@ -51,23 +51,10 @@ package struct AdminService {
         return other
     }
 
-    /// A refusal the operator can act on: no such user, or AWS credentials refused; nil otherwise.
+    /// A refusal the operator can act on (the table's `.ops` rows): no such user, or AWS
+    /// credentials refused; nil otherwise.
     package static func refusal(_ error: CognitoError, username: String, poolId: String) -> AuthctlError? {
-        guard !error.isThrottling && !error.isServerError else { return nil }
-        // For a signed admin operation NotAuthorizedException too means the IAM identity may not do it.
-        switch error.refusal {
-        case .userNotFound?:
-            return AuthctlError(.inputRejected, "no user \(username) in \(poolId): \(UntrustedText(error.message))")
-        case .awsCredentialsRefused?:
-            break
-        case _ where error.refusal?.deniesAuthorization == true:
-            break
-        default:
-            return nil
-        }
-        return AuthctlError(
-            .notAuthorized,
-            "the service refused the AWS credentials: \(UntrustedText(error.errorType ?? "")): \(UntrustedText(error.message))"
-        )
+        guard !error.isServerError else { return nil }
+        return RefusalTable.failure(error, at: .ops, RefusalFacts(username: username, poolId: poolId))
     }
 }

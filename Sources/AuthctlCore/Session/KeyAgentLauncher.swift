@@ -15,53 +15,15 @@ import Glibc
 /// a prompt unlocks it (unless AUTHCTL_UNLOCK_AFTER_PROMPT or the profile's unlock_after_prompt
 /// says false), and `authctl agent` is started on demand, detached.
 package enum KeyAgentLauncher {
-    /// false (or 0/no/off): a passphrase typed at a prompt opens the file for this command only.
-    /// Wins over the profile's `unlock_after_prompt`.
-    static let afterPromptVariable = "AUTHCTL_UNLOCK_AFTER_PROMPT"
-
-    static func use(environment: [String: String]) -> AgentUse {
+    /// `unlocksAfterPrompt`: the resolved `unlock_after_prompt` of a profile
+    /// (`SettingsResolver.unlockAfterPrompt`, over the invocation's one config document).
+    static func use(environment: [String: String], unlocksAfterPrompt: @escaping @Sendable (String) -> Bool)
+        -> AgentUse
+    {
         AgentUse(
             client: KeyAgentClient(environment: environment),
-            afterPrompt: { profile in
-                // The settings refused a bad value before any store was opened; should one get
-                // here anyway, the key is not handed over.
-                let path = ConfigFile.defaultPath(environment: environment)
-                let unlocks = try? unlocksAfterPrompt(
-                    environment: environment, profile: ConfigFile.load(path: path).profiles[profile],
-                    profileName: profile, configFile: path)
-                return unlocks == true ? .standard : nil
-            },
+            afterPrompt: { profile in unlocksAfterPrompt(profile) ? .standard : nil },
             start: { try start(environment: environment) })
-    }
-
-    /// Whether a passphrase typed at a prompt for `profileName`'s file also unlocks the agent:
-    /// AUTHCTL_UNLOCK_AFTER_PROMPT, else the profile's `unlock_after_prompt`, else true. Any
-    /// other value than true/false (1/0, yes/no, on/off) is exit 78 naming where it came from.
-    package static func unlocksAfterPrompt(
-        environment: [String: String], profile: ProfileConfig?, profileName: String, configFile: String
-    ) throws -> Bool {
-        let (value, origin): (String, String)
-        if let variable = environment[afterPromptVariable], !variable.isEmpty {
-            (value, origin) = (variable, afterPromptVariable)
-        } else if let setting = profile?.unlockAfterPrompt {
-            (value, origin) = (setting, "unlock_after_prompt in [profiles.\(profileName)] of \(configFile)")
-        } else {
-            return true
-        }
-        return try boolean(value, origin: origin)
-    }
-
-    /// true/false (also 1/0, yes/no, on/off); anything else is `code` (78: a bad setting) naming `origin`.
-    package static func boolean(_ value: String, origin: String, code: AuthctlError.Code = .configuration) throws
-        -> Bool
-    {
-        switch value.lowercased() {
-        case "true", "1", "yes", "on": return true
-        case "false", "0", "no", "off": return false
-        default:
-            throw AuthctlError(
-                code, "\(origin) must be true or false (got \"\(UntrustedText(String(value.prefix(64))))\")")
-        }
     }
 
     /// `authctl agent --on-demand`, detached (`authctl_spawn_detached`): its own session, no
@@ -127,7 +89,7 @@ package enum KeyAgentLauncher {
 package enum FileStoreAgent {
     /// Until when the agent holds `profile`'s file; nil when it does not. Never prompts.
     package static func expiry(of profile: String, context: CommandContext) throws -> Date? {
-        guard let store = context.backend.store(.file, environment: context.environment) as? AgeFileStore,
+        guard let store = context.backend.store(.file, environment: context.environment).keyAgent,
             let seconds = try store.agentExpiry(profile: profile)
         else { return nil }
         return Date(timeIntervalSince1970: Double(seconds))

@@ -17,8 +17,8 @@ package struct SessionPolicy {
     /// An access token refused as expired is refreshed once and the calls run again (refused as
     /// expired once more: `SessionError.clockSkew`, the session kept).
     package var refreshesOnExpiry = true
-    /// Which refusals end the session (CognitoClient's `endsSession`, unless a command knows a
-    /// refusal means something else in its call: a wrong current password).
+    /// Which refusals end the session (CognitoClient's `endsSession`, unless the refusal table's
+    /// row for the call's step keeps the session: a wrong current password).
     package var endsSession: (CognitoError) -> Bool = { $0.endsSession }
     package var onEndingRefusal = EndingRefusal.endSession
     /// What any other refusal becomes (the command's message), given the service that refused.
@@ -32,6 +32,15 @@ package struct SessionPolicy {
         self.endsSession = endsSession
         self.onEndingRefusal = onEndingRefusal
         self.otherRefusal = otherRefusal
+    }
+
+    /// The policy of a call at `step`: a refusal ends the session as the refusal table says
+    /// there (`RefusalTable.endsSession`).
+    package init(
+        at step: RefusalStep,
+        otherRefusal: @escaping (CognitoError, CognitoService) -> Error = { error, _ in error }
+    ) {
+        self.init(endsSession: { RefusalTable.endsSession($0, at: step) }, otherRefusal: otherRefusal)
     }
 
     /// Refresh once on expiry, end the session on a refusal that ends it, throw anything else.

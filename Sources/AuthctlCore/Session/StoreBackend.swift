@@ -70,6 +70,9 @@ package final class StoreBackend {
         package var passphraseFD: Int32?
         /// A person may be asked for the file store's passphrase on the terminal.
         package var mayPrompt = true
+        /// Whether a passphrase typed at a prompt for a profile also unlocks the key agent
+        /// (the profile's resolved `unlock_after_prompt`).
+        package var unlocksAfterPrompt: @Sendable (String) -> Bool = { _ in true }
         /// `--debug`: where the passphrase came from, what the key agent was asked.
         package var trace: Trace? = nil
     }
@@ -91,10 +94,14 @@ package final class StoreBackend {
     /// `--debug`: the store chosen and why, the locks taken.
     package let trace: Trace?
 
+    /// The invocation's config document (nil: the one the environment of each call names).
+    private let config: ConfigSource?
+
     package init(
         resolvesProfiles: Bool = true, option: StoreKind? = nil, passphraseFD: Int32? = nil, mayPrompt: Bool = true,
-        trace: Trace? = nil, _ open: @escaping (StoreKind, Opening) -> SecretStore
+        config: ConfigSource? = nil, trace: Trace? = nil, _ open: @escaping (StoreKind, Opening) -> SecretStore
     ) {
+        self.config = config
         self.trace = trace
         self.resolvesProfiles = resolvesProfiles
         self.option = option
@@ -135,40 +142,46 @@ package final class StoreBackend {
                 if let trace = opening.trace { observer = { trace.record(.fileStore($0)) } }
                 return AgeFileStore(
                     directory: directory, passphrase: source,
-                    agent: KeyAgentLauncher.use(environment: opening.environment), observer: observer)
+                    agent: KeyAgentLauncher.use(
+                        environment: opening.environment, unlocksAfterPrompt: opening.unlocksAfterPrompt),
+                    observer: observer)
             }
         }
+    }
+
+    /// The config document this backend reads the profiles' `store` from.
+    package func configSource(environment: [String: String]) -> ConfigSource {
+        config ?? ConfigSource(environment: environment)
     }
 
     /// The store asked for by `--store` or `AUTHCTL_STORE`, and how it was asked for.
     package func requested(environment: [String: String]) throws -> (kind: StoreKind, origin: String)? {
-        if let option { return (option, "--store \(option.rawValue)") }
-        if let value = environment[StoreKind.variable], !value.isEmpty {
-            return (try StoreKind.parse(value, origin: StoreKind.variable), "\(StoreKind.variable)=\(value)")
+        try SettingsResolver.requestedStore(option: option, environment: environment).map {
+            ($0.value, $0.origin.description)
         }
-        return nil
     }
 
-    /// The store `profile` uses in this command. A request naming another store than the one
-    /// the profile's items are recorded in is refused (exit 78), never a second, empty copy.
+    /// The profile's recorded store, nil when none is (or nothing is recorded: unit tests).
+    package func recorded(profile: String, environment: [String: String]) throws -> StoreKind? {
+        guard resolvesProfiles else { return nil }
+        return try SettingsResolver.recordedStore(profile: profile, in: configSource(environment: environment).file())?
+            .value
+    }
+
+    /// The store `profile` uses in this command (`SettingsResolver.store`). A request naming
+    /// another store than the one the profile's items are recorded in is refused (exit 78),
+    /// never a second, empty copy.
     package func kind(of profile: String, environment: [String: String]) throws -> StoreKind {
         if let kind = resolved[profile] { return kind }
-        let requested = try requested(environment: environment)
-        var kind = requested?.kind ?? .default
-        if resolvesProfiles, let recorded = try StoreRecord.recorded(profile: profile, environment: environment) {
-            if let requested, requested.kind != recorded.kind {
-                throw AuthctlError(
-                    .configuration,
-                    StoreMessages.pinnedElsewhere(
-                        profile: profile, recorded: recorded.kind, configFile: recorded.configFile,
-                        requested: requested.kind, origin: requested.origin))
-            }
-            kind = recorded.kind
-            pinned.insert(profile)
-        }
-        resolved[profile] = kind
-        trace?.record(.store(kind, choice(recorded: pinned.contains(profile), requested: requested != nil)))
-        return kind
+        let file = resolvesProfiles ? try configSource(environment: environment).file() : nil
+        let store = try SettingsResolver.store(profile: profile, option: option, environment: environment, in: file)
+        if store.origin.level == .profile { pinned.insert(profile) }
+        resolved[profile] = store.value
+        trace?.record(
+            .store(
+                store.value, choice(recorded: store.origin.level == .profile, requested: store.origin.level != .default)
+            ))
+        return store.value
     }
 
     /// Why a profile's store is the one it is (`--debug`).
@@ -179,8 +192,20 @@ package final class StoreBackend {
     /// The opened store of `kind`.
     package func store(_ kind: StoreKind, environment: [String: String]) -> SecretStore {
         if let store = opened[kind] { return store }
+        let config = configSource(environment: environment)
+        let unlocks: @Sendable (String) -> Bool = { profile in
+            // The settings refused a bad value before any store was opened; should one get here
+            // anyway, the key is not handed over.
+            let file = try? config.file()
+            return file.flatMap {
+                try? SettingsResolver.unlockAfterPrompt(profile: profile, environment: environment, in: $0).value
+            } ?? false
+        }
         let store = open(
-            kind, Opening(environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt, trace: trace))
+            kind,
+            Opening(
+                environment: environment, passphraseFD: passphraseFD, mayPrompt: mayPrompt,
+                unlocksAfterPrompt: unlocks, trace: trace))
         opened[kind] = store
         return store
     }
@@ -209,14 +234,6 @@ package final class StoreBackend {
 
 /// The profile's `store` in config.toml: read, and written through the config writer.
 package enum StoreRecord {
-    package static func recorded(profile: String, environment: [String: String]) throws -> (
-        kind: StoreKind, configFile: String
-    )? {
-        let path = ConfigFile.defaultPath(environment: environment)
-        guard let value = try ConfigFile.load(path: path).profiles[profile]?.store, !value.isEmpty else { return nil }
-        return (try StoreKind.parse(value, origin: "store in [profiles.\(profile)] of \(path)"), path)
-    }
-
     /// Sets the profile's store (and its migration note); `onlyIfUnset` leaves a store recorded
     /// meanwhile by another process as it is.
     package static func record(
@@ -383,6 +400,7 @@ package final class ExplainedStore: SecretStore {
     package func delete(_ key: SecretKey) throws -> Bool { try explained { try store.delete(key) } }
     package func keys(profile: String) throws -> [SecretKey] { try explained { try store.keys(profile: profile) } }
     package func prepareToKeep(profile: String) throws { try explained { try store.prepareToKeep(profile: profile) } }
+    package var keyAgent: KeyAgentUnlocking? { store.keyAgent }
 
     private func explained<T>(_ body: () throws -> T) throws -> T {
         do {

@@ -54,8 +54,7 @@ extension StoreBackend {
         -> (kind: StoreKind, recorded: StoreKind?, requested: (kind: StoreKind, origin: String)?)
     {
         let requested = try requested(environment: environment)
-        let recorded =
-            resolvesProfiles ? try StoreRecord.recorded(profile: profile, environment: environment)?.kind : nil
+        let recorded = try self.recorded(profile: profile, environment: environment)
         let kind = recorded ?? requested?.kind ?? .default
         trace?.record(
             .store(kind, choice(recorded: recorded != nil, requested: requested != nil)))

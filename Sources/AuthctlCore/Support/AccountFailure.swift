@@ -1,35 +1,28 @@
 import CognitoClient
 
-/// The messages and exit codes of account refusals (their meaning is CognitoClient's
-/// `ServiceRefusal`). `username` goes into the next command to run.
+/// The refusals of the account's sessionless calls (sign-up, its confirmation, a new code, a
+/// password reset), told by the table's `.account` rows. `username` goes into the next command
+/// to run.
 package enum AccountFailure {
     package enum Step {
-        case signUp, confirmSignUp, resendCode, forgotPassword, signIn
+        case signUp, confirmSignUp, resendCode, forgotPassword
     }
 
-    /// A sign-in stopped by the account's state: what to run next, or nil for other failures.
-    package static func signInRefusal(_ error: CognitoError, username: String) -> AuthctlError? {
-        switch error.refusal {
-        case .userNotConfirmed?: return notConfirmed(username: username)
-        case .passwordResetRequired?: return resetRequired(username: username)
-        default: return nil
-        }
-    }
-
-    /// UserNotConfirmedException at sign-in (or at a password reset).
-    package static func notConfirmed(username: String) -> AuthctlError {
+    package static func from(_ error: Error, step: Step, username: String, endpoint: String?, hasSecret: Bool)
+        -> AuthctlError
+    {
+        guard let error = error as? CognitoError else { return AuthctlError.from(error) }
         let user = ShellWord.quoted(username)
-        return AuthctlError(
-            .notAuthorized,
-            "This account is not confirmed yet: confirm it with `authctl confirm-signup --username \(user)` (for a new code: `authctl resend-code --username \(user)`)"
-        )
-    }
-
-    /// PasswordResetRequiredException at sign-in.
-    package static func resetRequired(username: String) -> AuthctlError {
-        AuthctlError(
-            .notAuthorized,
-            "This account must set a new password first: run `authctl forgot-password --username \(ShellWord.quoted(username))`"
-        )
+        let newCode =
+            step == .forgotPassword
+            ? "authctl forgot-password --username \(user)" : "authctl resend-code --username \(user)"
+        let facts = RefusalFacts(username: username, newCode: newCode, endpoint: endpoint, hasSecret: hasSecret)
+        if let refused = RefusalTable.failure(error, at: .account, facts) { return refused }
+        var failure = AuthctlError.from(error, endpoint: endpoint)
+        failure.message = UntrustedText(failure.message).description
+        if error.outcomeUnknown {
+            failure.message += "\nThe answer was lost, so the request may or may not have been carried out."
+        }
+        return failure
     }
 }

@@ -105,57 +105,12 @@ package struct AuthctlError: Error, CustomStringConvertible {
         case .service:
             break
         }
-        if error.isThrottling {
-            return AuthctlError(.throttled, "Too many requests; wait a few minutes and try again (\(said))")
-        }
-        if error.isServerError {
+        if error.isServerError && !error.isThrottling {
             return AuthctlError(.unavailable, "Cognito\(place) failed with HTTP \(error.httpStatus ?? 500): \(said)")
         }
-        switch error.refusal {
-        case .userNotFound?:
-            return AuthctlError(.notAuthorized, said.description)
-        case .passwordResetRequired?:
-            return AuthctlError(.notAuthorized, "A password reset is required for this account: \(said)")
-        case .userNotConfirmed?:
-            return AuthctlError(.notAuthorized, "This account is not confirmed yet: \(said)")
-        case .invalidPassword?, .codeMismatch?, .codeExpired?:
-            return AuthctlError(.inputRejected, said.description)
-        case .resourceNotFound?:
-            return AuthctlError(.configuration, "Cognito does not know this user pool or app client: \(said)")
-        case .scopeMissing?:
-            return AuthctlError(.notAuthorized, Messages.scopeMissing(said.description))
-        case .invalidParameter?, .poolConfiguration?:
-            return AuthctlError(.configuration, "Cognito refused the request: \(said)")
-        case .webAuthnNotEnabled?:
-            return AuthctlError(
-                .configuration, "this user pool does not allow passkeys (WebAuthnNotEnabledException): \(said)")
-        case .webAuthnConfigurationMissing?:
-            return AuthctlError(
-                .configuration, "this user pool has no passkey relying party or domain configured: \(said)")
-        case .webAuthnChallengeNotFound?:
-            return AuthctlError(
-                .notAuthorized,
-                "Cognito no longer knows this passkey challenge (it expired or was used): run the command again (\(said))"
-            )
-        case .webAuthnRelyingPartyMismatch?:
-            return AuthctlError(
-                .configuration, "the passkey is for another relying party than this user pool's: \(said)")
-        case .webAuthnOriginNotAllowed?:
-            return AuthctlError(
-                .configuration, "Cognito refused the origin authctl sent (https://<relying party>): \(said)")
-        case .webAuthnClientMismatch?:
-            return AuthctlError(.configuration, "the passkey registration was started with another app client: \(said)")
-        case .webAuthnCredentialNotSupported?:
-            return AuthctlError(.inputRejected, "Cognito does not accept this security key's passkey: \(said)")
-        case .forbidden?:
-            return AuthctlError(.notAuthorized, "the user pool's web ACL refused the request: \(said)")
-        case .operationNotEnabled?:
-            return AuthctlError(
-                .configuration, Messages.operationNotEnabled(endpoint: endpoint, said: said.description))
-        case _ where error.refusal?.deniesAuthorization == true:
-            return AuthctlError(.notAuthorized, said.description)
-        default:
-            return AuthctlError(.unexpected, "\(UntrustedText(error.errorType ?? "error")) from Cognito: \(said)")
-        }
+        // Every refusal has a row at `.general` (RefusalTableTests); an answer without an error
+        // type has none.
+        return RefusalTable.failure(error, at: .general, RefusalFacts(endpoint: endpoint))
+            ?? AuthctlError(.unexpected, RefusalSentence.unexpectedRefusal.text(error, RefusalFacts()))
     }
 }

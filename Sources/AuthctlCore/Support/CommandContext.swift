@@ -110,6 +110,8 @@ package final class CommandContext {
     private let makeTransport: (TransportOptions) throws -> HTTPTransport
     /// Where what authctl keeps lives (see `profileStore(_:)`), opened on first use.
     package let backend: StoreBackend
+    /// config.toml, the one document the settings, the stores and `status`/`configure` read.
+    package let config: ConfigSource
     /// `--output`: every report of the command is emitted in it (`emit`).
     package let outputFormat: OutputFormat
     /// What `--timeout` bounds, fixed by the command before it runs.
@@ -130,9 +132,11 @@ package final class CommandContext {
         let format = options.debug ?? Self.traceFormat(environment: host.environment, console: host.console)
         let trace = format.map { Trace(console: host.console, format: $0) }
         self.trace = trace
+        config = ConfigSource(environment: host.environment)
         backend = StoreBackend(
             resolvesProfiles: host.resolvesProfiles, option: options.store,
-            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, trace: trace, host.openStore)
+            passphraseFD: options.passphraseFD, mayPrompt: options.mayPrompt, config: config, trace: trace,
+            host.openStore)
         outputFormat = options.output
         timeoutScope = options.timeoutScope
         settingsInput = options.settings
@@ -143,7 +147,7 @@ package final class CommandContext {
     package var settings: Settings {
         get throws {
             try resolved.value {
-                let settings = try SettingsResolver.resolve(settingsInput, environment: environment)
+                let settings = try SettingsResolver.resolve(settingsInput, environment: environment, config: config)
                 console.useSecretPrompts(settings.secretPrompts)
                 if let trace {
                     SettingsTrace.record(settings, input: settingsInput, environment: environment, to: trace)

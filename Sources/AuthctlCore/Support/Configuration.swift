@@ -52,6 +52,9 @@ package struct Settings: Equatable {
     package var machineTokensFromAPI = false
     /// Where secrets and codes are asked (the terminal, pinentry).
     package var secretPrompts = SecretPrompts.terminalOnly
+    /// Whether a file-store passphrase typed at a prompt also unlocks the key agent, and where
+    /// that was said (AUTHCTL_UNLOCK_AFTER_PROMPT, the profile's `unlock_after_prompt`, the default).
+    package var unlockAfterPrompt = ResolvedSetting(true, from: .default)
 
     /// A replica is configured (`--failover-region`, `--failover-endpoint`).
     package var hasReplica: Bool { failoverRegion != nil || failoverEndpoint != nil }
@@ -254,6 +257,51 @@ package struct ConfigFile {
     }
 }
 
+/// One invocation's config.toml, the one document every reader of the settings asks (the
+/// resolver, the store's kind per profile, the key agent's unlock after a prompt, `status`,
+/// `configure`): read on first use, so a command that needs no setting reads no file, and parsed
+/// once while it stays the same (`ConfigFile.load`); writes go through `ConfigFile.update`.
+package final class ConfigSource: Sendable {
+    package let path: String
+
+    package init(environment: [String: String]) {
+        path = ConfigFile.defaultPath(environment: environment)
+    }
+
+    /// The document; a missing file is an empty one, a malformed one an error naming the file.
+    package func file() throws -> ConfigFile {
+        try ConfigFile.load(path: path)
+    }
+}
+
+/// Where a resolved setting came from, in the words a message names it with.
+package struct SettingOrigin: Equatable, Sendable, CustomStringConvertible {
+    package enum Level: Equatable, Sendable {
+        case flag, environment, profile, `default`
+    }
+
+    package let level: Level
+    package let description: String
+
+    package init(_ level: Level, _ description: String) {
+        self.level = level
+        self.description = description
+    }
+
+    package static let `default` = SettingOrigin(.default, "the default")
+}
+
+/// A setting's value and where it came from.
+package struct ResolvedSetting<Value: Equatable & Sendable>: Equatable, Sendable {
+    package let value: Value
+    package let origin: SettingOrigin
+
+    package init(_ value: Value, from origin: SettingOrigin) {
+        self.value = value
+        self.origin = origin
+    }
+}
+
 /// The global options that shape the settings, as given on the command line (nil: not given).
 package struct GlobalSettingsInput {
     package var profile: String?
@@ -292,14 +340,17 @@ package struct GlobalSettingsInput {
 package enum SettingsResolver {
     /// Applies the precedence: flags, then AUTHCTL_* and AWS_* environment variables, then the
     /// profile in the config file, then defaults derived from the pool id.
-    package static func resolve(_ options: GlobalSettingsInput, environment env: [String: String]) throws -> Settings {
+    package static func resolve(
+        _ options: GlobalSettingsInput, environment env: [String: String], config: ConfigSource? = nil
+    ) throws -> Settings {
         let nonEmpty: (String?) -> String? = { value in
             guard let value, !value.isEmpty else { return nil }
             return value
         }
         let profileName = Defaults.profileName(option: options.profile, environment: env)
-        let configPath = ConfigFile.defaultPath(environment: env)
-        let file = try ConfigFile.load(path: configPath)
+        let config = config ?? ConfigSource(environment: env)
+        let configPath = config.path
+        let file = try config.file()
         let profile = file.profiles[profileName] ?? ProfileConfig()
 
         let poolId =
@@ -349,10 +400,9 @@ package enum SettingsResolver {
                 "machine_tokens of profile \(profileName) in \(configPath) is \(UntrustedText(other)): it takes api or managed-login"
             )
         }
-        // Read where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a
+        // Used where the file store is opened (KeyAgentLauncher); a bad value is refused here, as a
         // malformed pool id is, whatever the command.
-        _ = try KeyAgentLauncher.unlocksAfterPrompt(
-            environment: env, profile: profile, profileName: profileName, configFile: configPath)
+        settings.unlockAfterPrompt = try unlockAfterPrompt(profile: profileName, environment: env, in: file)
         settings.secretPrompts = try SecretPrompts.resolve(
             environment: env, profile: profile, profileName: profileName, configFile: configPath)
         // A malformed pool id is a configuration error whatever the command, before any keyring
@@ -361,6 +411,80 @@ package enum SettingsResolver {
         // The endpoint is checked where a request is made (ClientSettings): a generic
         // AWS_ENDPOINT_URL set for other tools must not stop `status` or a local sign-out.
         return settings
+    }
+
+    /// false (or 0/no/off): a passphrase typed at a prompt opens the file for this command only.
+    /// Wins over the profile's `unlock_after_prompt`.
+    package static let unlockAfterPromptVariable = "AUTHCTL_UNLOCK_AFTER_PROMPT"
+
+    /// Whether a passphrase typed at a prompt for `profile`'s file also unlocks the key agent:
+    /// AUTHCTL_UNLOCK_AFTER_PROMPT, else the profile's `unlock_after_prompt`, else true. Any
+    /// other value than true/false (1/0, yes/no, on/off) is exit 78 naming where it came from.
+    package static func unlockAfterPrompt(profile: String, environment: [String: String], in file: ConfigFile)
+        throws -> ResolvedSetting<Bool>
+    {
+        let origin: SettingOrigin
+        let value: String
+        if let variable = environment[unlockAfterPromptVariable], !variable.isEmpty {
+            (value, origin) = (variable, SettingOrigin(.environment, unlockAfterPromptVariable))
+        } else if let setting = file.profiles[profile]?.unlockAfterPrompt {
+            let named = "unlock_after_prompt in [profiles.\(profile)] of \(file.path)"
+            (value, origin) = (setting, SettingOrigin(.profile, named))
+        } else {
+            return ResolvedSetting(true, from: .default)
+        }
+        return ResolvedSetting(try boolean(value, origin: origin.description), from: origin)
+    }
+
+    /// The store `profile` keeps its items in: the profile's recorded `store`, which a `--store`
+    /// or AUTHCTL_STORE naming another refuses (exit 78: never a second, empty copy), else the
+    /// one they name, else the default. `file` nil: nothing is recorded (unit tests' one store).
+    package static func store(
+        profile: String, option: StoreKind?, environment: [String: String], in file: ConfigFile?
+    ) throws -> ResolvedSetting<StoreKind> {
+        let requested = try requestedStore(option: option, environment: environment)
+        guard let file, let recorded = try recordedStore(profile: profile, in: file) else {
+            return requested ?? ResolvedSetting(.default, from: .default)
+        }
+        if let requested, requested.value != recorded.value {
+            throw AuthctlError(
+                .configuration,
+                StoreMessages.pinnedElsewhere(
+                    profile: profile, recorded: recorded.value, configFile: file.path,
+                    requested: requested.value, origin: requested.origin.description))
+        }
+        return recorded
+    }
+
+    /// The store asked for by `--store`, else AUTHCTL_STORE; nil when neither names one.
+    package static func requestedStore(option: StoreKind?, environment: [String: String]) throws
+        -> ResolvedSetting<StoreKind>?
+    {
+        if let option { return ResolvedSetting(option, from: SettingOrigin(.flag, "--store \(option.rawValue)")) }
+        guard let value = environment[StoreKind.variable], !value.isEmpty else { return nil }
+        return ResolvedSetting(
+            try StoreKind.parse(value, origin: StoreKind.variable),
+            from: SettingOrigin(.environment, "\(StoreKind.variable)=\(value)"))
+    }
+
+    /// The profile's `store`, recorded on its first kept item (or by `configure --store`).
+    package static func recordedStore(profile: String, in file: ConfigFile) throws -> ResolvedSetting<StoreKind>? {
+        guard let value = file.profiles[profile]?.store, !value.isEmpty else { return nil }
+        let named = "store in [profiles.\(profile)] of \(file.path)"
+        return ResolvedSetting(try StoreKind.parse(value, origin: named), from: SettingOrigin(.profile, named))
+    }
+
+    /// true/false (also 1/0, yes/no, on/off); anything else is `code` (78: a bad setting) naming `origin`.
+    package static func boolean(_ value: String, origin: String, code: AuthctlError.Code = .configuration) throws
+        -> Bool
+    {
+        switch value.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default:
+            throw AuthctlError(
+                code, "\(origin) must be true or false (got \"\(UntrustedText(String(value.prefix(64))))\")")
+        }
     }
 }
 

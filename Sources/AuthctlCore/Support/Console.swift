@@ -134,8 +134,9 @@ package final class TerminalConsole: Console {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        write(fd: fd, TerminalText.escaped(question, keepingNewlines: true))
 
+        // Echo off and the signal handlers in place before the question shows: a Ctrl-C the
+        // moment it appears still ends the line and restores echo (getpass's order).
         var saved = termios()
         let canHideEcho = secret && tcgetattr(fd, &saved) == 0
         if canHideEcho {
@@ -149,6 +150,7 @@ package final class TerminalConsole: Console {
             if canHideEcho { tcsetattr(fd, TCSAFLUSH, &saved) }
             TerminalEcho.forget()
         }
+        write(fd: fd, TerminalText.escaped(question, keepingNewlines: true))
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while true {

@@ -63,7 +63,7 @@ package struct SecretPrompts: Sendable, Equatable {
             prompts.timeout = seconds
         }
         if let value = profile.pinentryNoninteractive {
-            prompts.pinentryWhenNotInteractive = try KeyAgentLauncher.boolean(
+            prompts.pinentryWhenNotInteractive = try SettingsResolver.boolean(
                 value, origin: "pinentry_noninteractive in [profiles.\(profileName)] of \(configFile)")
         }
         let named: (value: String, origin: String)?

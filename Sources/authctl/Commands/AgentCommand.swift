@@ -54,9 +54,7 @@ struct AgentCommand: ParsableCommand {
             }
             server.serve { authctl_pending_termination_signal() != 0 }
         } catch let error where error is SecureStoreError || error is SocketActivation.Refusal {
-            let failure = AuthctlError.from(error)
-            StandardStreams.message("authctl: \(failure.message)\n")
-            throw ExitCode(failure.code.rawValue)
+            throw CommandExit.failing(AuthctlError.from(error), console: TerminalConsole(environment: [:]))
         }
     }
 }

@@ -65,9 +65,18 @@ enum LiveRun {
             {
                 failure.message += "\n" + Failover.readOnlyNote(replicaRegion: region)
             }
-            // A failure the report already explained (`AuthctlError.reported`) says nothing more.
-            if !failure.message.isEmpty { context.console.message("authctl: \(failure.message)") }
-            throw ExitCode(failure.code.rawValue)
+            throw CommandExit.failing(failure, console: context.console)
         }
+    }
+}
+
+/// The one way out of a failed invocation, for every command (the agent's too) and the entry
+/// point: the message on stderr, then the documented exit code, thrown to ArgumentParser (or
+/// handed to its `exit(withError:)`), which ends the process with it.
+enum CommandExit {
+    static func failing(_ failure: AuthctlError, console: Console) -> ExitCode {
+        // A failure the report already explained (`AuthctlError.reported`) says nothing more.
+        if !failure.message.isEmpty { console.message("authctl: \(failure.message)") }
+        return ExitCode(failure.code.rawValue)
     }
 }

@@ -50,7 +50,7 @@ struct ChangePassword: AuthctlCommand {
         // refused request changed nothing); one refused otherwise ends the session. A plain
         // NotAuthorizedException is the current password here, not the session.
         let policy = SessionPolicy(
-            endsSession: { $0.endsSession && $0.refusal != .notAuthorized },
+            at: .changePassword,
             otherRefusal: { Self.failure($0, endpoint: $1.endpoint, mayHaveActed: $0.outcomeUnknown) })
         _ = try sessions.withFreshSession(minValidity: 60, policy: policy) { session, service in
             try service.changePassword(accessToken: session.accessToken, previous: current, proposed: proposed)
@@ -121,17 +121,7 @@ struct ChangePassword: AuthctlCommand {
     }
 
     static func failure(_ error: CognitoError, endpoint: String, mayHaveActed: Bool) -> AuthctlError {
-        if error.kind == .service {
-            if error.refusal?.deniesAuthorization == true {
-                return AuthctlError(.notAuthorized, "Current password is incorrect")
-            }
-            if error.refusal == .throttled {
-                return AuthctlError(.throttled, Messages.tooManyAttempts)
-            }
-            if error.refusal == .invalidPassword || error.refusal == .invalidParameter {
-                return AuthctlError(.inputRejected, error.message)
-            }
-        }
+        if let refused = RefusalTable.failure(error, at: .changePassword) { return refused }
         let failure = AuthctlError.from(error, endpoint: endpoint)
         if mayHaveActed {
             // The answer was lost (timeout, dropped connection, HTTP 5xx): the change may have been made.

@@ -56,7 +56,7 @@ struct Configure: AuthctlCommand {
         let console = context.console
         let environment = context.environment
         let profileName = Defaults.profileName(option: global.profile, environment: environment)
-        let file = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment), fresh: true)
+        let file = try context.config.file()
         var profile = file.profiles[profileName] ?? ProfileConfig()
         let previousClientId = profile.clientId
 
@@ -81,7 +81,7 @@ struct Configure: AuthctlCommand {
         if let value = unlockAfterPrompt {
             // Written as the boolean it names: `unlock_after_prompt = false`.
             profile.unlockAfterPrompt = String(
-                try KeyAgentLauncher.boolean(value, origin: "--unlock-after-prompt", code: .usage))
+                try SettingsResolver.boolean(value, origin: "--unlock-after-prompt", code: .usage))
         }
 
         // A first set-up with nothing given asks, on a terminal, for the pool and the client; a

@@ -46,7 +46,7 @@ struct ConfirmSignUp: AuthctlCommand {
                 answer = try support.typedCode(delivery: nil)
             } catch {
                 throw AccountFailure.from(
-                    error, step: .confirmSignUp, username: username, support: support,
+                    error, step: .confirmSignUp, username: username, endpoint: support.client.endpoint,
                     hasSecret: appClient.clientSecret != nil)
             }
         }

@@ -38,7 +38,7 @@ struct ForgotPassword: AuthctlCommand {
         let appClient = try support.appClient()
         let failure = { (error: Error) in
             AccountFailure.from(
-                error, step: .forgotPassword, username: username, support: support,
+                error, step: .forgotPassword, username: username, endpoint: support.client.endpoint,
                 hasSecret: appClient.clientSecret != nil)
         }
 

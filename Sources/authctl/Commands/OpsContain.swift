@@ -200,7 +200,3 @@ private final class LazySteps: UserSteps {
 }
 
 extension ContainStep: ExpressibleByArgument {}
-
-extension QuotaPace {
-    var description: String { "user updates at most \(BulkRunFlow.number(rate)) a second (\(origin))" }
-}

@@ -25,7 +25,7 @@ struct ResendCode: AuthctlCommand {
             delivery = try support.service().resendConfirmationCode(username: username, client: appClient)
         } catch {
             throw AccountFailure.from(
-                error, step: .resendCode, username: username, support: support,
+                error, step: .resendCode, username: username, endpoint: support.client.endpoint,
                 hasSecret: appClient.clientSecret != nil)
         }
         context.emit(

@@ -69,7 +69,8 @@ struct SignUp: AuthctlCommand {
                 attributes: try Self.parse(attributes), client: appClient)
         } catch {
             throw AccountFailure.from(
-                error, step: .signUp, username: username, support: support, hasSecret: appClient.clientSecret != nil)
+                error, step: .signUp, username: username, endpoint: support.client.endpoint,
+                hasSecret: appClient.clientSecret != nil)
         }
         context.emit(
             SignUpReport(

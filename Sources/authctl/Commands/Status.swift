@@ -29,7 +29,7 @@ struct Status: AuthctlCommand {
 
     func execute(in context: CommandContext) throws {
         let settings = try context.settings
-        let file = try ConfigFile.load(path: settings.configFile)
+        let file = try context.config.file()
         let names = Set(file.profiles.keys).union([settings.profile]).sorted()
         let sessions = try context.profileSession
         let now = context.now()
@@ -145,14 +145,7 @@ struct Status: AuthctlCommand {
             // Accepted: an answer (reachable) that is no refusal.
             if probes.contains(where: { $0.check.reachable && $0.error == nil }) { return session.accessTokenExpiresAt }
             let errors = probes.compactMap(\.error)
-            // The refusal that decides: one that ends the session, else one as expired, else any.
-            if let refusal = errors.first(where: { $0.endsSession }) ?? errors.first(where: {
-                $0.refusal == .accessTokenExpired
-            })
-                ?? errors.first
-            {
-                throw refusal
-            }
+            if let refusal = RefusalTable.deciding(errors) { throw refusal }
             // Neither region could be asked at all (no request was made): not a live session.
             throw AuthctlError(
                 .unavailable,

@@ -36,7 +36,7 @@ struct Unlock: AuthctlCommand {
         let lifetime = AgentLifetime(
             lifetime: try KeyAgentLauncher.duration(self.lifetime, option: "--for"),
             idle: try KeyAgentLauncher.duration(idle, option: "--idle"))
-        guard let store = context.backend.store(.file, environment: context.environment) as? AgeFileStore else {
+        guard let store = context.backend.store(.file, environment: context.environment).keyAgent else {
             throw AuthctlError(.unexpected, "the file store is not available in this build")
         }
         let report: UnlockReport

@@ -123,9 +123,7 @@ package struct PendingCodeFlow: SignInFlow {
             throw CodeDidNotMatch()
         } catch let error as CognitoError {
             if error.refusal?.endsChallenge ?? false { context.store.discardPendingChallenge() }
-            throw SignInFailure.message(
-                error, client: context.client, hasSecret: context.appClient.clientSecret != nil,
-                wrongCodes: context.wrongCodes)
+            throw SignInFailure.from(error, context: context, username: pending.username)
         }
     }
 

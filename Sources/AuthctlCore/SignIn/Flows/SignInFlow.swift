@@ -108,47 +108,14 @@ package enum SignInPipeline {
     }
 }
 
-/// How sign-in failures read, shared by every flow that talks to the user pool. The same text
-/// for a wrong password and an unknown user.
+/// How sign-in failures read, for every flow that talks to the user pool (the table's
+/// `.signIn` rows): the same text for a wrong password and an unknown user.
 package enum SignInFailure {
     package static func from(_ error: CognitoError, context: SignInContext, username: String) -> Error {
-        if let refused = AccountFailure.signInRefusal(error, username: username) { return refused }
-        return message(
-            error, client: context.client, hasSecret: context.appClient.clientSecret != nil,
+        let facts = RefusalFacts(
+            username: username, endpoint: context.client.endpoint, hasSecret: context.appClient.clientSecret != nil,
             wrongCodes: context.wrongCodes)
-    }
-
-    package static func message(_ error: CognitoError, client: ClientSettings, hasSecret: Bool, wrongCodes: Int = 0)
-        -> AuthctlError
-    {
-        switch error.refusal {
-        case .secretHashRejected?:
-            return AuthctlError(
-                .configuration,
-                hasSecret
-                    ? "the app client secret was refused (\(error.message)); check AUTHCTL_CLIENT_SECRET or `authctl configure --client-secret-stdin`"
-                    : "this app client has a secret: set AUTHCTL_CLIENT_SECRET or store it with `authctl configure --client-secret-stdin` (\(error.message))"
-            )
-        case .attemptsExceeded?:
-            return AuthctlError(.throttled, Messages.tooManyAttempts)
-        case .codeMismatch?:
-            return AuthctlError(.notAuthorized, Messages.codeDidNotMatch)
-        case .challengeSessionEnded?:
-            // The service ends a challenge after a few wrong codes, and then says only this.
-            return AuthctlError(
-                .notAuthorized,
-                wrongCodes > 0
-                    ? "Too many wrong codes: Cognito ended this sign-in; start the sign-in again: authctl signin"
-                    : "Cognito no longer accepts this sign-in's challenge; start again: authctl signin")
-        case .challengeSessionExpired?, .codeExpired?:
-            return AuthctlError(.notAuthorized, Messages.challengeExpired)
-        case .userNotFound?:
-            return AuthctlError(.notAuthorized, Messages.incorrectCredentials)
-        default:
-            if error.refusal?.deniesAuthorization == true {
-                return AuthctlError(.notAuthorized, Messages.incorrectCredentials)
-            }
-        }
-        return AuthctlError.from(error, endpoint: client.endpoint)
+        return RefusalTable.failure(error, at: .signIn, facts)
+            ?? AuthctlError.from(error, endpoint: context.client.endpoint)
     }
 }

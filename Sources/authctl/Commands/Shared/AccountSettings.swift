@@ -40,37 +40,19 @@ enum AccountSettings {
         return try AccountCode.ask(console, prompt: prompt, secret: true)
     }
 
-    /// The message and exit code of a refused attribute change or verification; nil leaves the
-    /// error to `AuthctlError.from` (and to `withFreshSession` for the session's refusals).
+    /// The message and exit code of a refused attribute change or verification (the table's
+    /// `.accountChange` rows); nil leaves the error to `AuthctlError.from` (and to
+    /// `withFreshSession` for the session's refusals).
     static func failure(_ error: CognitoError, attribute: String? = nil) -> AuthctlError? {
-        let said = UntrustedText(error.message)
         let verifyAgain = attribute.map { "authctl account verify \($0)" } ?? "authctl account verify <attribute>"
-        switch error.refusal {
-        case .aliasExists?:
-            return AuthctlError(
-                .inputRejected, "Another account already uses this email address or phone number: \(said)")
-        case .codeMismatch?:
-            return AuthctlError(
-                .notAuthorized, "The code did not match; try again with the code from the latest message")
-        case .codeExpired?:
-            return AuthctlError(
-                .notAuthorized,
-                "The code has expired (or a newer one was sent since); get a new code with `\(verifyAgain)`")
-        case .throttled?, .attemptsExceeded?:
-            return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again (\(said))")
-        case .codeDeliveryFailed?:
-            return AuthctlError(.unavailable, "The pool could not send the code: \(said)")
-        case .invalidParameter?:
-            return AuthctlError(.inputRejected, "The pool refused the change: \(said)")
-        default:
-            if error.outcomeUnknown {
-                var failure = AuthctlError.from(error)
-                failure.message +=
-                    "\nThe answer was lost, so the change may or may not have been made; `authctl whoami` shows the account as it is."
-                return failure
-            }
-            return nil
+        if let refused = RefusalTable.failure(error, at: .accountChange, RefusalFacts(newCode: verifyAgain)) {
+            return refused
         }
+        guard error.outcomeUnknown else { return nil }
+        var failure = AuthctlError.from(error)
+        failure.message +=
+            "\nThe answer was lost, so the change may or may not have been made; `authctl whoami` shows the account as it is."
+        return failure
     }
 
     /// Runs `body` (a write) and turns the service's refusals into this command's messages; the

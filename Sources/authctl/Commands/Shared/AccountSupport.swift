@@ -162,64 +162,6 @@ enum CodeDeliveryText {
     }
 }
 
-extension AccountFailure {
-    static func from(
-        _ error: Error, step: Step, username: String, support: AccountCommandSupport,
-        hasSecret: Bool
-    ) -> AuthctlError {
-        guard let error = error as? CognitoError else { return AuthctlError.from(error) }
-        let user = ShellWord.quoted(username)
-        let said = UntrustedText(error.message)
-        switch error.refusal {
-        case .aliasExists?:
-            return AuthctlError(
-                .inputRejected, "Another account already uses this email address or phone number: \(said)")
-        case .usernameExists?:
-            return AuthctlError(
-                .inputRejected,
-                "An account named \(UntrustedText(username)) already exists; sign in with `authctl signin --username \(user)`, or reset its password with `authctl forgot-password --username \(user)`"
-            )
-        case .invalidPassword?:
-            return AuthctlError(.inputRejected, "The pool refused the password: \(said)")
-        case .codeMismatch?:
-            return AuthctlError(
-                .notAuthorized, "The code did not match; try again with the code from the latest message")
-        case .codeExpired?:
-            let next =
-                step == .forgotPassword
-                ? "authctl forgot-password --username \(user)" : "authctl resend-code --username \(user)"
-            return AuthctlError(
-                .notAuthorized, "The code has expired (or a newer one was sent since); get a new code with `\(next)`")
-        case .throttled?, .attemptsExceeded?:
-            return AuthctlError(.throttled, "Too many attempts; wait a few minutes and try again (\(said))")
-        case .userNotConfirmed?:
-            return notConfirmed(username: username)
-        case .passwordResetRequired?:
-            return resetRequired(username: username)
-        case .codeDeliveryFailed?:
-            return AuthctlError(.unavailable, "The pool could not send the code: \(said)")
-        case .secretHashRejected?:
-            return SignInFailure.message(error, client: support.client, hasSecret: hasSecret)
-        case .userNotFound?:
-            return AuthctlError(.notAuthorized, "This pool has no account named \(UntrustedText(username))")
-        case .userAlreadyConfirmed?:
-            // As confirm-signup's refusal of a confirmed account (NotAuthorizedException): 77.
-            return AuthctlError(
-                .notAuthorized,
-                "The account \(UntrustedText(username)) is already confirmed: no code is needed; sign in with `authctl signin --username \(user)`"
-            )
-        default:
-            break
-        }
-        var failure = AuthctlError.from(error, endpoint: support.client.endpoint)
-        failure.message = UntrustedText(failure.message).description
-        if error.outcomeUnknown {
-            failure.message += "\nThe answer was lost, so the request may or may not have been carried out."
-        }
-        return failure
-    }
-}
-
 /// `--output json` of the commands that send a code.
 struct CodeDeliveryReport: CommandReport {
     var username: String

@@ -251,3 +251,8 @@ struct OpsRunReport: CommandReport {
         if selected == nil { selected = checkpoint.total }
     }
 }
+
+extension QuotaPace {
+    /// The pace as a bulk run's plan says it.
+    var description: String { "user updates at most \(BulkRunFlow.number(rate)) a second (\(origin))" }
+}
