@@ -2,7 +2,6 @@
 #include "CProcess.h"
 
 #include <signal.h>
-#include <spawn.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -10,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 int authctl_forbid_core_dumps(void) {
     int result = 0;
@@ -80,30 +80,68 @@ int authctl_spawn_detached(const char *path, char *const argv[], char *const env
     _exit(127);
 }
 
+/// Closes every descriptor from `low` up, but `keep`: close_range where the kernel has it
+/// (5.9), else one by one.
+static void close_from_except(int low, int keep) {
+    if (keep > low) {
+        if (syscall(SYS_close_range, (unsigned)low, (unsigned)(keep - 1), 0U) != 0) {
+            for (int fd = low; fd < keep; fd++) close(fd);
+        }
+    }
+    int from = keep >= low ? keep + 1 : low;
+    if (syscall(SYS_close_range, (unsigned)from, ~0U, 0U) != 0) {
+        for (int fd = from; fd < 65536; fd++) close(fd);
+    }
+}
+
+// fork and execve rather than posix_spawn: closing every other descriptor in the child needs
+// posix_spawn_file_actions_addclosefrom_np, which glibc has only since 2.34, and the portable
+// build runs on 2.31. A close-on-exec pipe carries execve's errno back, so a program that
+// cannot start is still an error here (-1 and errno), as posix_spawn reports it.
 int authctl_spawn_piped(const char *path, char *const argv[], char *const envp[], int input, int output) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    if (posix_spawn_file_actions_init(&actions) != 0) return -1;
-    if (posix_spawnattr_init(&attributes) != 0) {
-        posix_spawn_file_actions_destroy(&actions);
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(report[0]);
+        close(report[1]);
+        errno = saved;
         return -1;
     }
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawn_file_actions_adddup2(&actions, input, 0);
-    posix_spawn_file_actions_adddup2(&actions, output, 1);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    pid_t pid = -1;
-    int failed = posix_spawn(&pid, path, &actions, &attributes, argv, envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (failed != 0) {
-        errno = failed;
+    if (pid == 0) {
+        // The child: only async-signal-safe calls until execve.
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int signo = 1; signo < NSIG; signo++) {
+            if (signo != SIGKILL && signo != SIGSTOP) signal(signo, SIG_DFL);
+        }
+        close(report[0]);
+        int failure = 0;
+        if (dup2(input, 0) < 0 || dup2(output, 1) < 0) failure = errno;
+        int null = failure == 0 ? open("/dev/null", O_WRONLY) : -1;
+        if (failure == 0 && (null < 0 || dup2(null, 2) < 0)) failure = errno;
+        if (failure == 0) {
+            close_from_except(3, report[1]);
+            execve(path, argv, envp);
+            failure = errno;
+        }
+        ssize_t ignored = write(report[1], &failure, sizeof failure);
+        (void)ignored;
+        _exit(127);
+    }
+    close(report[1]);
+    int failure = 0;
+    ssize_t got;
+    do {
+        got = read(report[0], &failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == (ssize_t)sizeof failure) {
+        // execve failed: reap the child that reported it.
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        errno = failure;
         return -1;
     }
     return pid;

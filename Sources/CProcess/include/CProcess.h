@@ -34,7 +34,7 @@ int authctl_pending_termination_signal(void);
 /// Returns the child's pid, or -1 with errno.
 int authctl_spawn_detached(const char *path, char *const argv[], char *const envp[]);
 
-/// Starts `path` with `argv` and `envp` (posix_spawn) talking over two descriptors: `input` becomes
+/// Starts `path` with `argv` and `envp` (fork and execve) talking over two descriptors: `input` becomes
 /// its standard input, `output` its standard output, standard error goes to /dev/null, every other
 /// descriptor is closed, no signal blocked (a pinentry must not inherit a secret's descriptor).
 /// Returns the child's pid, or -1 with errno.
