@@ -188,6 +188,8 @@ def test_a_missing_command_identity_pool_network_or_session_runs_nothing(served)
     assert r.code == 78, r
     r = served.run("exec", "--serve", "--aws", "--", "true", **served.env_extra)
     assert r.code == 64 and "--serve" in r.err, r
+    r = served.run("exec", "--serve", "--min-valid", "600", "--", "sh", "-c", "echo ran", **served.env_extra)
+    assert r.code == 64 and "--min-valid" in r.err and "ran" not in r.out, r
     r = served.run("exec", "--serve", "--", "sh", "-c", "echo ran",
                    **{**served.env_extra, "AWS_ENDPOINT_URL_COGNITO_IDENTITY": "http://127.0.0.1:9"})
     assert r.code == 69 and "ran" not in r.out and "127.0.0.1:9" in r.err, r

@@ -126,7 +126,7 @@ struct Configure: AuthctlCommand {
         if clientSecretStdin {
             // On a terminal the secret is asked without echo; from a pipe, the first line.
             let secret =
-                isatty(STDIN_FILENO) == 1 ? console.prompt("App client secret: ", secret: true) : console.readLine()
+                console.inputIsTerminal ? console.prompt("App client secret: ", secret: true) : console.readLine()
             guard let secret, !secret.isEmpty else {
                 throw AuthctlError(.usage, "--client-secret-stdin: standard input held no secret")
             }

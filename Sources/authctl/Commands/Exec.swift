@@ -75,6 +75,11 @@ struct Exec: AuthctlCommand {
             throw ValidationError(
                 "exec prints nothing of its own (the command's output is the command's): --output json does not apply.")
         }
+        if serve && freshness.givenMinValid != nil {
+            throw ValidationError(
+                "--serve keeps what it serves fresh on its own (refreshed well before it expires): without --min-valid."
+            )
+        }
         if serve && (aws || machine.clientCredentials || derived.given || !freshness.givenTypes.isEmpty) {
             throw ValidationError(
                 "--serve serves the AWS credentials and both tokens for the command's whole run: without --aws, --type, --client-credentials or --audience."

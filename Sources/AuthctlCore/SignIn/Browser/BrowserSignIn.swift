@@ -96,7 +96,7 @@ package struct BrowserSignIn: SignInFlow {
         }
         // Where a person can paste the redirect URL the browser could not open (over SSH, say).
         let input: LineReader?
-        if isatty(STDIN_FILENO) == 1 {
+        if console.inputIsTerminal {
             console.message(
                 "Waiting for the browser… or paste the URL it ends on (http://localhost:\(port)/callback?…) here and press Enter:"
             )

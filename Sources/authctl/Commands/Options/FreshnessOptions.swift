@@ -11,9 +11,14 @@ struct FreshnessOptions: ParsableArguments {
     var givenTypes: [TokenType] = []
 
     @Option(
+        name: .customLong("min-valid"),
         help: ArgumentHelp(
-            "Refresh first when the access token expires within this many seconds (0 to 86400).", valueName: "seconds"))
-    var minValid: Double = 60
+            "Refresh first when the access token expires within this many seconds (0 to 86400; default 60).",
+            valueName: "seconds"))
+    var givenMinValid: Double?
+
+    /// `--min-valid`, else 60 s.
+    var minValid: Double { givenMinValid ?? 60 }
 
     /// `--type`, else the command's own default (`token` and `kube-token` take one).
     func type(default defaultType: TokenType = .access) -> TokenType { givenTypes.first ?? defaultType }
