@@ -42,6 +42,18 @@ final class JWTVerifierTests: XCTestCase {
         ]
     }
 
+    func testBase64URLDecodeTakesTheURLAlphabetUnpaddedOnly() {
+        // 0xfb 0xff 0xbf is "+/+/" in base64 and "-_-_" in base64url.
+        XCTAssertEqual(Base64URL.decode("-_-_").map { [UInt8]($0) }, [0xfb, 0xff, 0xbf])
+        XCTAssertEqual(Base64URL.decode("+/+/").map { [UInt8]($0) }, [0xfb, 0xff, 0xbf])
+        XCTAssertEqual(Base64URL.decode("eyJhIjoxfQ").map { String(decoding: $0, as: UTF8.self) }, #"{"a":1}"#)
+        XCTAssertEqual(Base64URL.decode("YQ").map { [UInt8]($0) }, [0x61])
+        XCTAssertEqual(Base64URL.decode("").map { [UInt8]($0) }, [])
+        for refused in ["YQ==", "YQ=", "Y", "YQ.", "Y Q", "YQ\n", "éé"] {
+            XCTAssertNil(Base64URL.decode(refused), refused)
+        }
+    }
+
     func testValidTokenPasses() throws {
         let token = try sign(goodClaims)
         XCTAssertNoThrow(try JWTVerifier.checkSignature(token, keys: try jwks()))

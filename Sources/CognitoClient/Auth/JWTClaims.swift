@@ -130,10 +130,20 @@ public enum JSONValue: Codable, Sendable, Equatable {
 }
 
 public enum Base64URL {
+    /// Byte by byte: `String.replacing` runs _StringProcessing's searcher (0.45 M instructions and
+    /// its code pages on every `token`, which decodes two JWTs).
     public static func decode(_ text: String) -> Data? {
-        var base64 = text.replacing("-", with: "+").replacing("_", with: "/")
-        guard !base64.contains("=") else { return nil }
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        var base64 = [UInt8]()
+        base64.reserveCapacity(text.utf8.count + 3)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "="): return nil
+            case UInt8(ascii: "-"): base64.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): base64.append(UInt8(ascii: "/"))
+            default: base64.append(byte)
+            }
+        }
+        base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: Data(base64))
     }
 }
