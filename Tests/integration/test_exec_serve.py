@@ -142,7 +142,8 @@ def test_only_a_request_with_the_token_is_answered_and_the_exit_status_is_passed
     id_token = served.run("token", "--type", "id").out.strip()
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv is needed to run a second local user")
-    r = served.run("exec", "--serve", "--", sys.executable, "-c", REQUESTS, timeout=60, **served.env_extra, ASK=ASK)
+    r = served.run("exec", "--serve", "--debug", "--", sys.executable, "-c", REQUESTS, timeout=60,
+                   **served.env_extra, ASK=ASK)
     assert r.code == 7, r
     seen = json.loads(r.out)
     assert seen["ok"][0] == 200 and set(json.loads(seen["ok"][1])) == {
@@ -157,7 +158,14 @@ def test_only_a_request_with_the_token_is_answered_and_the_exit_status_is_passed
     for name in statuses:
         assert secret not in seen[name][1] and "message" in json.loads(seen[name][1]), seen[name]
     assert seen["access"] == [200, access] and seen["id"] == [200, id_token]
-    assert access not in r.err and secret not in r.err
+    # The trace names each answer by its route and status, and holds none of what was served.
+    for line in ("served route=credentials status=200", "served route=refused status=401",
+                 "served route=refused status=403", "served route=tokens/access status=200",
+                 "served route=tokens/id status=200"):
+        assert line in r.err, (line, r.err)
+    session_token = json.loads(seen["ok"][1])["Token"]
+    for value in (access, id_token, secret, session_token):
+        assert value not in r.err
 
 
 def test_a_signal_that_ends_the_command_ends_authctl_the_same_way(served):

@@ -92,13 +92,16 @@ package final class CredentialsEndpoint: Sendable {
     package let token: AuthorizationToken
     private let listening: Int32
     private let held: Mutex<ServedCredentials>
+    /// `--debug`: each answer and renewal (routes and statuses only).
+    private let trace: Trace?
 
     /// How long a connection may take to send its request head.
     package static let requestTimeout: Double = 2
     /// Connections read at once; beyond it the oldest is dropped.
     package static let maxPending = 32
 
-    package init(serving initial: ServedCredentials, token: AuthorizationToken = .random()) throws {
+    package init(serving initial: ServedCredentials, token: AuthorizationToken = .random(), trace: Trace? = nil) throws
+    {
         do {
             listening = try LoopbackSocket.listen(family: AF_INET, port: 0)
         } catch {
@@ -113,6 +116,7 @@ package final class CredentialsEndpoint: Sendable {
         self.port = port
         self.token = token
         self.held = Mutex(initial)
+        self.trace = trace
     }
 
     deinit { close(listening) }
@@ -176,9 +180,11 @@ package final class CredentialsEndpoint: Sendable {
                 do {
                     let fresh = try fetch(ServeSchedule.margin(fetchedAt: held.fetchedAt, expiresAt: held.expiresAt))
                     self.held.withLock { $0 = fresh }
+                    trace?.record(.serveRenewal(renewed: true, validFor: fresh.expiresAt.timeIntervalSince(now())))
                     if retryIn != nil { report(nil) }
                     retryIn = nil
                 } catch {
+                    trace?.record(.serveRenewal(renewed: false, validFor: nil))
                     if retryIn == nil { report(error) }
                     retryIn = ServeSchedule.retryAfterFailure(remaining: held.expiresAt.timeIntervalSince(now()))
                 }
@@ -236,8 +242,23 @@ package final class CredentialsEndpoint: Sendable {
     /// The answer to one request head.
     package func answer(_ head: [UInt8]) -> EndpointAnswer {
         switch EndpointRequest.route(head, port: port, token: token) {
-        case .failure(let refusal): return .error(refusal.status, refusal.message)
-        case .success(let route): return current.answer(route, now: Date())
+        case .failure(let refusal):
+            trace?.record(.served(StaticWord("refused"), status: refusal.status))
+            return .error(refusal.status, refusal.message)
+        case .success(let route):
+            let answer = current.answer(route, now: Date())
+            trace?.record(.served(route.traceName, status: answer.status))
+            return answer
+        }
+    }
+}
+
+extension EndpointRequest.Route {
+    var traceName: StaticWord {
+        switch self {
+        case .credentials: return StaticWord("credentials")
+        case .token(.access): return StaticWord("tokens/access")
+        case .token(.id): return StaticWord("tokens/id")
         }
     }
 }

@@ -207,6 +207,10 @@ package enum TraceEvent: Sendable {
     case failover(StaticString, replicaRegion: TracedText)
     /// A profile lock taken (after `waited` seconds) or released.
     case lock(ProfileStore.Lock, taken: Bool, waited: Double)
+    /// `exec --serve`: a request answered (what was asked, by route only, and the HTTP status).
+    case served(StaticWord, status: Int)
+    /// `exec --serve`: a background renewal of what it serves, and how long the result lasts.
+    case serveRenewal(renewed: Bool, validFor: Double?)
 
     var name: String {
         switch self {
@@ -222,6 +226,8 @@ package enum TraceEvent: Sendable {
         case .signIn: return "signin"
         case .failover: return "failover"
         case .lock(_, let taken, _): return taken ? "lock-taken" : "lock-released"
+        case .served: return "served"
+        case .serveRenewal: return "serve-renewal"
         }
     }
 
@@ -268,6 +274,10 @@ package enum TraceEvent: Sendable {
             return [("what", .word(StaticWord(what))), ("replica_region", .outside(region))]
         case .lock(let lock, let taken, let waited):
             return [("lock", .word(StaticWord(lock.traceName)))] + (taken ? [("waited", .seconds(waited))] : [])
+        case .served(let route, let status):
+            return [("route", .word(route)), ("status", .int(status))]
+        case .serveRenewal(let renewed, let validFor):
+            return [("renewed", .flag(renewed))] + (validFor.map { [("valid_for", .seconds($0))] } ?? [])
         }
     }
 }

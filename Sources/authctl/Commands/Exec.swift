@@ -158,7 +158,8 @@ struct Exec: AuthctlCommand {
             pool: try IdentityPoolSettings(identityPool, settings: settings, environment: context.environment))
         // What the first request gets, fetched before the command starts: a failure is authctl's
         // exit code, with nothing run.
-        let endpoint = try CredentialsEndpoint(serving: source.served(minValidity: ServeSchedule.ahead))
+        let endpoint = try CredentialsEndpoint(
+            serving: source.served(minValidity: ServeSchedule.ahead), trace: context.trace)
         let child = try ServedChild.spawn(
             command, environment: endpoint.childEnvironment(context.environment, profile: settings.profile),
             keeping: inherited)
