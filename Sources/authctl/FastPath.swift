@@ -3,7 +3,8 @@ import AuthctlCore
 import SecureStore
 
 /// The second front door of the hot commands (`token`, `kube-token`, `aws-credentials`, which
-/// kubectl and the AWS CLI run before every request): a table-driven parser of exactly their
+/// kubectl and the AWS CLI run before every request, and `whoami`, whose one request is cheaper
+/// than ArgumentParser's parse of it): a table-driven parser of exactly their
 /// hot-case options that runs the same work as the ArgumentParser command, without
 /// ArgumentParser's reflection (most of such a call's instructions; docs/performance.md). It
 /// declines anything it does not recognise with certainty (an unknown, declined or repeated
@@ -40,13 +41,15 @@ enum FastPath {
         "aws-credentials": Table(
             taken: globalTaken.union(["--identity-pool-id", "--role-arn", "--provider-name", "--format"]),
             declined: builtIn),
+        // Its flags take no value (this parser reads option-value pairs): a line with one declines.
+        "whoami": Table(taken: globalTaken, declined: builtIn.union(["--verify", "--factors"])),
     ]
 
     /// The command line (without the program name) as a hot invocation, or nil: ArgumentParser's.
     static func parse(_ arguments: [String]) -> HotInvocation? {
         // The name first: any other command declines before the tables are built (0.46 M
         // instructions of hashing, which `--version` and every other command would pay).
-        guard let name = arguments.first, ["token", "kube-token", "aws-credentials"].contains(name),
+        guard let name = arguments.first, ["token", "kube-token", "aws-credentials", "whoami"].contains(name),
             let table = tables[name]
         else { return nil }
         var values: [String: String] = [:]
@@ -112,6 +115,8 @@ enum FastPath {
             return HotInvocation(
                 global: global,
                 work: name == "token" ? .token(type, minValid: minValid) : .kubeToken(type, minValid: minValid))
+        case "whoami":
+            return HotInvocation(global: global, work: .whoami(verify: false, factors: false))
         default:
             let choice = IdentityPoolChoice(
                 identityPoolId: values["--identity-pool-id"], roleArn: values["--role-arn"],
@@ -171,6 +176,7 @@ struct HotInvocation: Equatable {
         case token(TokenType, minValid: Double)
         case kubeToken(TokenType, minValid: Double)
         case awsCredentials(IdentityPoolChoice, format: AWSCredentialsFormat)
+        case whoami(verify: Bool, factors: Bool)
     }
 
     var global: GlobalValues
@@ -191,6 +197,8 @@ struct HotInvocation: Equatable {
                 try KubeToken.printCredential(type, minValid: minValid, in: context)
             case .awsCredentials(let choice, let format):
                 try AWSCredentialsCommand.printCredentials(choice, format: format, in: context)
+            case .whoami(let verify, let factors):
+                try WhoAmI.showIdentity(verify: verify, factors: factors, in: context)
             }
         }
     }
@@ -218,5 +226,11 @@ extension KubeToken: HotCommand {
 extension AWSCredentialsCommand: HotCommand {
     var hotInvocation: HotInvocation {
         HotInvocation(global: global.values, work: .awsCredentials(identityPool.choice, format: format))
+    }
+}
+
+extension WhoAmI: HotCommand {
+    var hotInvocation: HotInvocation {
+        HotInvocation(global: global.values, work: .whoami(verify: verify, factors: factors))
     }
 }

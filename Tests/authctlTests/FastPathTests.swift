@@ -7,11 +7,12 @@ import XCTest
 /// The hot commands' two front doors cannot drift: over argument lines generated from
 /// ArgumentParser's own description of the commands (`--experimental-dump-help`), the fast path
 /// either declines or parses exactly the values ArgumentParser parses; and every option of the
-/// three commands is classified (taken or declined), so a new option fails here until it is.
+/// hot commands is classified (taken or declined), so a new option fails here until it is.
 final class FastPathTests: XCTestCase {
-    private static let commands = ["token", "kube-token", "aws-credentials"]
+    private static let commands = ["token", "kube-token", "aws-credentials", "whoami"]
     private static let types: [String: ParsableCommand.Type] = [
         "token": Token.self, "kube-token": KubeToken.self, "aws-credentials": AWSCredentialsCommand.self,
+        "whoami": WhoAmI.self,
     ]
 
     /// The option names (`--long`, `-s`) of a command, from `--experimental-dump-help`.
@@ -133,11 +134,13 @@ final class FastPathTests: XCTestCase {
             ["token", "--store=kernel-keyring", "--output", "json"],
             ["kube-token", "--profile", "prod"], ["kube-token", "--profile=prod", "--type", "access"],
             ["aws-credentials", "--profile", "dev"], ["aws-credentials", "--format", "env", "--profile", "dev"],
+            ["whoami"], ["whoami", "--profile", "dev", "--output", "json"],
         ]
         for line in hot { XCTAssertNotNil(FastPath.parse(line), "\(line)") }
         let notHot: [[String]] = [
             [], ["signin"], ["token", "--help"], ["token", "--verify"], ["token", "--password-stdin"],
             ["token", "--type", "id", "--type", "id"], ["kube-token", "--version"], ["exec", "--", "env"],
+            ["whoami", "--verify"], ["whoami", "--factors"], ["whoami", "--profile", "dev", "--verify"],
         ]
         for line in notHot { XCTAssertNil(FastPath.parse(line), "\(line)") }
     }

@@ -27,6 +27,12 @@ struct WhoAmI: AuthctlCommand {
     var factors = false
 
     func execute(in context: CommandContext) throws {
+        try Self.showIdentity(verify: verify, factors: factors, in: context)
+    }
+
+    /// The work of both front doors (this command and `FastPath`, which takes `whoami` without
+    /// `--verify` and `--factors`).
+    static func showIdentity(verify: Bool, factors: Bool, in context: CommandContext) throws {
         let sessions = try context.profileSession
         let checks = TokenChecks(session: sessions)
         let (session, user) = try sessions.withFreshSession { session, service in
