@@ -53,16 +53,21 @@ class PinentryTerminal:
             self.shown += os.read(self.master, 4096)
         self.shown = self.shown.split(text.encode(), 1)[1]
 
-    def type(self, text: str) -> None:
+    def wait_until_reading(self) -> None:
         # pinentry-tty writes its prompt before it turns echo off, flushing what was typed (as
         # TCSAFLUSH does): wait, as a person's eyes would, until the terminal no longer echoes.
         deadline = time.monotonic() + 10
         while termios.tcgetattr(self.slave)[3] & termios.ECHO:
             assert time.monotonic() < deadline, "pinentry never turned echo off"
             time.sleep(0.02)
+
+    def type(self, text: str) -> None:
+        self.wait_until_reading()
         os.write(self.master, text.encode() + b"\r")
 
     def press(self, key: bytes) -> None:
+        # A key pressed before that is flushed too: on a loaded machine Ctrl-C was lost so.
+        self.wait_until_reading()
         os.write(self.master, key)
 
     def close(self) -> None:
