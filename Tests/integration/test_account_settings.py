@@ -1,5 +1,5 @@
 """`authctl account ...`, `whoami` (pending attributes, --factors) and `change-password
---sign-out-others` (issue 20), with the built binary against moto and the fake.
+--sign-out-others`, with the built binary against moto and the fake.
 
 moto has no GetUserAttributeVerificationCode, VerifyUserAttribute, DeleteUserAttributes,
 DeleteUser or GetUserAuthFactors, and changes attributes at once: fake_cognito/attributes.py plays

@@ -1,4 +1,4 @@
-"""The account's own life (issue 11): signup, confirm-signup, resend-code, forgot-password, and
+"""The account's own life: signup, confirm-signup, resend-code, forgot-password, and
 the sign-in refusals that send a person to them, with the built binary and a real gnome-keyring.
 
 moto accepts any confirmation code and has no ResendConfirmationCode, so the fake plays these
@@ -268,7 +268,7 @@ def test_signup_and_confirm_on_a_terminal(cli, verifying_pool, fake, terminals):
     assert code not in t.output
 
 
-# Issue 22, finding 2: a reset code on argv let another local user (nobody, through setpriv) read it
+# A reset code on argv let another local user (nobody, through setpriv) read it
 # in /proc/PID/cmdline and set the password first, with the username and the public client id.
 CODE_THIEF = r"""
 import json, os, sys, time, urllib.request, urllib.error

@@ -1,4 +1,4 @@
-"""Issue 30: the file store's key agent (`authctl unlock`, `lock`, `agent`), on a host with no
+"""The file store's key agent (`authctl unlock`, `lock`, `agent`), on a host with no
 Secret Service (the `nobus` keyring mode: a HOME and a private XDG_RUNTIME_DIR, nothing else).
 
 Real processes throughout: the agent authctl starts itself (detached), the real kubectl and AWS
@@ -462,7 +462,7 @@ def test_messages_lead_to_the_fix_on_a_host_without_a_secret_service(bare):
     assert "authctl signin --profile ops" in r.err, r
 
 
-# -- the directory's other files, read with the store's checks (issue 31, finding 4) --------------
+# -- the directory's other files, read with the store's checks --------------
 
 def plant_as_nobody(cli: Cli, name: str, data: bytes) -> Path:
     """`name` in the store directory, written by another user (uid 65534) while the directory was
@@ -542,7 +542,7 @@ def test_unlock_and_a_new_profile_read_the_directorys_other_files_with_the_store
 
 
 def test_unlock_names_the_files_another_passphrase_keeps_and_what_to_do(bare):
-    """One passphrase per store directory (issue 30, item 5): a file the passphrase does not open
+    """One passphrase per store directory: a file the passphrase does not open
     (written by the real `age -p` with another one) is named in `unlock`'s warning, with what to
     do; the others are unlocked (exit 0). A passphrase that opens none is exit 77."""
     from test_stores import age_encrypt
@@ -606,7 +606,7 @@ def agent_holds_the_store(cli: Cli) -> bool:
 
 
 def test_unlock_after_prompt_is_a_profile_setting_the_environment_overrides(bare):
-    """Issue 30, item 1: a passphrase typed at a prompt unlocks the agent "unless the profile or
+    """A passphrase typed at a prompt unlocks the agent "unless the profile or
     the command says not to". The profile says it with `unlock_after_prompt = false` in its
     config; AUTHCTL_UNLOCK_AFTER_PROMPT (the command's environment) wins over it either way."""
     signed_in_on_file(bare)
@@ -834,7 +834,7 @@ def test_systemd_units_verify(bare, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# The key agent's security review (issue 35): a second process of the same user as the attacker
+# The key agent's security review: a second process of the same user as the attacker
 # ---------------------------------------------------------------------------
 
 def header_of(file: bytes) -> bytes:

@@ -271,7 +271,7 @@ def test_configuration_errors(cli, identity):
 
 
 def test_a_generic_endpoint_elsewhere_gets_no_id_token(aws_cli, identity):
-    """Issue 22, finding 9: AWS_ENDPOINT_URL set for other tools is not where the user pool is
+    """AWS_ENDPOINT_URL set for other tools is not where the user pool is
     reached, so the session's id token is not sent there (it was before)."""
     mark = time.time()
     r = run(aws_cli, "aws-credentials", AWS_ENDPOINT_URL_COGNITO_IDENTITY=None, AWS_ENDPOINT_URL=identity.url)
@@ -281,7 +281,7 @@ def test_a_generic_endpoint_elsewhere_gets_no_id_token(aws_cli, identity):
 
 
 def test_cached_credentials_are_not_served_for_another_identity_endpoint(aws_cli, identity):
-    """Issue 22, finding 9: the cache is keyed by the identity endpoint that issued it."""
+    """The cache is keyed by the identity endpoint that issued it."""
     first = run(aws_cli, "aws-credentials")
     assert first.code == 0, first
     other = identity.url.replace("127.0.0.1", "localhost")

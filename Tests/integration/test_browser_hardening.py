@@ -1,14 +1,14 @@
-"""Issue 22: the browser sign-in against another local user (uid nobody, through setpriv) and
+"""The browser sign-in against another local user (uid nobody, through setpriv) and
 against slow or squatting local processes. Each test failed on the binary before its fix.
 
-- finding 1: the authorize URL (state, nonce, PKCE challenge) was on the browser's argv, where any
+- the authorize URL (state, nonce, PKCE challenge) was on the browser's argv, where any
   user reads it in /proc, and the listener acted on a callback from any local user. Now the
   browser is given http://localhost:PORT/start and only this user's connections are served; the
   others are answered 403 (the peer's uid from /proc/net/tcp*).
-- finding 3: a wrong-state redirect ended the sign-in; a slow client blocked the listener.
-- finding 4: a squatted [::1]:PORT was accepted silently.
-- finding 5: the browser inherited AUTHCTL_CLIENT_SECRET and the AWS keys.
-- finding 12: `signout --browser`'s "signed out" could be forged through /signed-out.
+- a wrong-state redirect ended the sign-in; a slow client blocked the listener.
+- a squatted [::1]:PORT was accepted silently.
+- the browser inherited AUTHCTL_CLIENT_SECRET and the AWS keys.
+- `signout --browser`'s "signed out" could be forged through /signed-out.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def test_signin_with_a_browser_then_whoami_and_token(cli, oauth_pool, managed_lo
     assert "Signed in" in seen["final_body"] and "close this tab" in seen["final_body"]
     assert seen["final_url"].startswith(oauth_pool.redirect_uri + "?code=")
     # The URL authctl opened: PKCE S256, state, nonce, the scopes, the exact redirect URI.
-    # The browser is given /start (issue 22, finding 1); the authorize URL is only printed.
+    # The browser is given /start; the authorize URL is only printed.
     assert seen["argv"] == [f"http://localhost:{oauth_pool.redirect_port}/start"]
     url = re.search(r"(http://\S+/oauth2/authorize\?\S+)", r.err).group(1)
     q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
@@ -111,8 +111,8 @@ def test_access_denied_at_the_idp_stores_nothing(cli, oauth_pool, managed_login,
 
 
 def test_wrong_state_stores_nothing(cli, oauth_pool, managed_login, tmp_path):
-    """A redirect with another state is answered 400 and ignored: the sign-in waits on (issue 22,
-    finding 3: it used to end the sign-in, so anyone could abort it)."""
+    """A redirect with another state is answered 400 and ignored: the sign-in waits on (it
+    used to end the sign-in, so anyone could abort it)."""
     r = signin(cli, oauth_pool, managed_login, tmp_path, "--browser-timeout", "5",
                browser_plan=plan_env(tmp_path, forge_state=True))
     assert r.code == 77 and "within 5 s" in r.err, r
@@ -385,7 +385,7 @@ def test_real_browser_login_page(cli, oauth_pool, managed_login, tmp_path):
 
 
 def test_token_endpoint_out_with_a_replica_says_the_browser_sign_in_does_not_fail_over(cli, oauth_pool, managed_login, tmp_path):
-    """Issue 20: the authorization code is exchanged at the managed-login domain, which Cognito fails
+    """The authorization code is exchanged at the managed-login domain, which Cognito fails
     over by DNS only (a custom domain's failover routing); authctl says so, and names the sign-in
     that does fail over. (The HTML answer stands in for a domain that does not answer.)"""
     managed_login.configure(tokenEndpointHtml=True)

@@ -49,7 +49,7 @@ def test_token_printed_then_served_from_the_cache(cli, oauth_pool, managed_login
 
 
 def test_the_cache_is_keyed_by_domain(cli, oauth_pool, managed_login):
-    """Issue 22, finding 8: domain A's cached token was handed out for domain B."""
+    """Domain A's cached token was handed out for domain B."""
     env = oauth_env(cli, oauth_pool, managed_login, "machine")
     since = 0
     first = cli.run("token", "--client-credentials", "--scope", "orders/read", env=env)
@@ -152,7 +152,7 @@ def test_exec_puts_the_machine_token_in_the_environment(cli, oauth_pool, managed
 
 
 def test_an_unreachable_domain_with_a_replica_says_the_managed_login_does_not_fail_over(cli, oauth_pool, managed_login):
-    """Issue 20: the client-credentials grant exists only at the managed-login domain. Cognito fails a
+    """The client-credentials grant exists only at the managed-login domain. Cognito fails a
     custom domain over to a replica by DNS (its Routing.Failover: a Route 53 health check), never by
     another host name the client would pick, and a prefix domain serves its own region only; so with
     a replica configured authctl says so rather than pretend to fail over."""

@@ -1,4 +1,4 @@
-"""config.toml is read only when it is a regular file of at most 1 MiB (issue 12, finding 10), and
+"""config.toml is read only when it is a regular file of at most 1 MiB, and
 what TOMLKit's parser would crash on is refused first (fuzzing):
 a FIFO made the old binary hang in open(2), a huge file cost memory and seconds to parse."""
 
@@ -49,7 +49,7 @@ def test_a_table_name_that_is_no_key_is_refused_not_a_crash(cli):
 
 
 def test_a_deeply_dotted_table_name_is_refused_not_a_crash(cli):
-    """Issue 22, finding 11: a 300 KB table name of dots overflowed the stack in the TOML parser
+    """A 300 KB table name of dots overflowed the stack in the TOML parser
     (the old binary: killed by SIGSEGV, every command, `configure` included). Now exit 78 naming
     the file and the line (`Fuzz/corpus/config-toml/regression-deep-dotted-table-name`)."""
     path = config_path(cli)

@@ -1,4 +1,4 @@
-"""`--debug` / AUTHCTL_DEBUG (issue 40): a trace on stderr that is safe to paste into a bug report.
+"""`--debug` / AUTHCTL_DEBUG: a trace on stderr that is safe to paste into a bug report.
 
 Each run below is traced, and the trace checked against every secret of the exchange: the fake
 logs the request and answer bodies while `logBodies` is on, and every value under a secret's key

@@ -169,7 +169,7 @@ def test_sign_out_keeps_the_device(tracked, fake):
 
 
 def test_sign_out_leaves_nothing_of_the_profile_but_the_device(tracked, fake):
-    """Issue 18: signout removes the session and what derives from it; the device is this machine's."""
+    """Signout removes the session and what derives from it; the device is this machine's."""
     first_sign_in(tracked, fake)
     # A sign-in left waiting for a code (as a second run without a terminal leaves it).
     session = tracked.keyring.session_items()[0]

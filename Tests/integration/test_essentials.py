@@ -1,5 +1,5 @@
-"""The executable uses FoundationEssentials only, not the full Foundation (issue 21,
-docs/performance.md): the full Foundation brings ICU's data (the 34 MB `icudt76_dat`), the
+"""The executable uses FoundationEssentials only, not the full Foundation
+(docs/performance.md): the full Foundation brings ICU's data (the 34 MB `icudt76_dat`), the
 FoundationInternationalization module and 1,764 protocol conformance records into the static
 release binary, whose start-up and memory pay for them.
 

@@ -1,4 +1,4 @@
-"""What `exec` hands its command (issue 12, finding 10): only the token(s) --type asks for, and
+"""What `exec` hands its command: only the token(s) --type asks for, and
 never the app client's secret, which the old binary passed on from its own environment."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Multi-Region failover (issue 20): with a replica configured (--failover-region /
+"""Multi-Region failover: with a replica configured (--failover-region /
 AUTHCTL_FAILOVER_REGION / failover_region, --failover-endpoint for emulators), sign-in and refresh
 go once to the replica when the primary does not answer (no connection, timeout, 5xx), never after
 a refusal (4xx); a challenge sequence stays in one region; the session says which region issued
@@ -273,7 +273,7 @@ def test_status_check_refused_as_expired_refreshes_once_and_checks_again(cli, fa
     assert calls(fake, mark, "replica", "GetUser") == ["GetUser", "GetUser"], fake.calls(mark)
 
 
-# ---- issue 31, finding 2: regions validated wherever they come from; the replica bound to the session ----
+# ---- Regions validated wherever they come from; the replica bound to the session ----
 
 class _Listener:
     """Another listener on loopback (an attacker's, or a stale one): counts connections and keeps
@@ -326,7 +326,7 @@ def _config(cli, text: str) -> None:
 @pytest.mark.parametrize("source", ["--region", "AUTHCTL_REGION", "config region", "AUTHCTL_FAILOVER_REGION",
                                     "--failover-region", "config failover_region"])
 def test_a_region_naming_another_host_is_refused_before_any_connection(cli, fake, listener, source):
-    """Issue 31 finding 2. `eu-west-1@127.0.0.1:PORT/` made authctl connect to
+    """`eu-west-1@127.0.0.1:PORT/` made authctl connect to
     https://cognito-idp.eu-west-1@127.0.0.1:PORT/ (the listener got the TLS handshake, and with a
     certificate for it the password); every region is checked for a region's shape: exit 78."""
     hostile = f"eu-west-1@127.0.0.1:{listener.port}/"
@@ -355,7 +355,7 @@ def test_a_region_naming_another_host_is_refused_before_any_connection(cli, fake
 
 
 def test_a_replica_other_than_the_sessions_gets_no_refresh_token(cli, fake, replica, listener):
-    """Issue 31 finding 2. Signed in with the replica at fake.replica_endpoint; another listener
+    """Signed in with the replica at fake.replica_endpoint; another listener
     named as the failover endpoint later (a stale or planted AUTHCTL_FAILOVER_ENDPOINT) was sent
     GetTokensFromRefreshToken with the refresh token when the primary failed, and RevokeToken three
     times by `signout`. Now the session's replica is the one recorded at sign-in: exit 78, nothing sent."""

@@ -669,7 +669,7 @@ def test_fault_rules_can_be_listed_counted_and_cleared(fake):
 
 @pytest.mark.model_violations
 def test_a_request_that_does_not_fit_the_model_is_refused_and_logged(fake):
-    """Issue 31: every request is checked against botocore's model (the pinned version's): an
+    """Every request is checked against botocore's model (the pinned version's): an
     unknown member, a too-short string and a value outside an enum are each named, the request is
     refused (HTTP 400) without reaching moto, and the log says so (the conftest fixture fails any
     other test that sends such a request)."""

@@ -1,4 +1,4 @@
-"""Pools on the updated issuer (issue 20): tokens naming
+"""Pools on the updated issuer: tokens naming
 https://issuer-cognito-idp.<primary region>.amazonaws.com/<pool id> are accepted, checked and
 verified like the original ones; any third issuer is refused; the identity pool's Logins key can
 name the updated issuer (--provider-name, identity_provider_name).
@@ -61,7 +61,7 @@ def test_updated_issuer_is_accepted_and_verified(cli, on_issuer):
 def test_a_third_issuer_is_refused(cli, on_issuer, third):
     issuer = third.format(pool=cli.pool.pool_id, region=cli.pool.pool_id.split("_")[0])
     on_issuer(issuer)
-    # Refused before anything is stored (issue 22, finding 10: every sign-in's claims are checked).
+    # Refused before anything is stored (every sign-in's claims are checked).
     r = cli.signin()
     assert r.code == 69, r
     assert "issued by " + issuer in r.err and "nothing was stored" in r.err, r

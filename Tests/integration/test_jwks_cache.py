@@ -1,4 +1,4 @@
-"""The JWKS cache under --verify (issue 12, finding 9): keyed by the key set's URL (endpoint and
+"""The JWKS cache under --verify: keyed by the key set's URL (endpoint and
 pool), never trusted for more than 24 hours whatever max-age says. A small forwarding server
 in front of the fake plays a second endpoint: it passes every Cognito call through and answers
 the key-set GET itself (the real set, or one forged, always with a 100-year max-age)."""

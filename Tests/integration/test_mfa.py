@@ -1,4 +1,4 @@
-"""Sign-in challenges (issue 5) without a terminal: `--mfa-code`, `--mfa-type`,
+"""Sign-in challenges without a terminal: `--mfa-code`, `--mfa-type`,
 `--mfa-setup-output json`, and `authctl mfa status|disable|setup` as a script meets them.
 
 moto cannot play these challenges honestly (it checks TOTP codes against one fixed secret, and

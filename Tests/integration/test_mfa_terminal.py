@@ -327,7 +327,7 @@ def test_setup_on_signin_with_qr_code(cli, fake, terminals, tmp_path):
 
 
 def test_mfa_setup_without_libqrencode_names_the_package(cli, fake, terminals, tmp_path):
-    """libqrencode is opened when the first QR code is drawn (issue 32: no longer linked, so a host
+    """libqrencode is opened when the first QR code is drawn (no longer linked, so a host
     without it runs every other command): a broken or missing one, here a stand-in without its
     functions found first through LD_LIBRARY_PATH, stops MFA set-up with exit 78 naming it."""
     assert cli.signin().code == 0

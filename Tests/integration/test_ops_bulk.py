@@ -213,7 +213,7 @@ def _interrupt_and_resume(big, fake, tmp_path, sig: int) -> None:
     assert r.code == 0, r
     resumed = re.search(r"Resuming: (\d+) of " + str(HALF_SIZE) + " users were done", r.err)
     assert resumed, r
-    # The checkpoint is written before the audit line (issue 31, finding 3): a kill between the two
+    # The checkpoint is written before the audit line: a kill between the two
     # leaves one user counted whose line the resume appends, never one acted on twice or lost.
     allowed = (done_before,) if sig == signal.SIGINT else (done_before, done_before + 1)
     assert int(resumed.group(1)) in allowed, (done_before, r.err)
@@ -371,7 +371,7 @@ def test_a_rerun_retries_the_users_that_failed(big, fake, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# Issue 31, finding 3: the audit log never decides whom a rerun acts on
+# The audit log never decides whom a rerun acts on
 # ---------------------------------------------------------------------------
 
 def _as_nobody(*command: str) -> None:
@@ -468,7 +468,7 @@ def test_a_resume_acts_on_every_selected_user_not_in_the_checkpoint(big, fake, m
 
 
 def test_the_operator_is_the_processs_real_user_and_sudo_user_is_marked_claimed(big, fake, tmp_path):
-    """Issue 31, finding 8: the audit line's operator came from $USER / $LOGNAME (anyone can write
+    """The audit line's operator came from $USER / $LOGNAME (anyone can write
     another name there; under cron or a bare container it said unknown@host). It is the process's
     real user (getpwuid(getuid())); SUDO_USER is recorded beside it as a claim."""
     import pwd
@@ -485,7 +485,7 @@ def test_the_operator_is_the_processs_real_user_and_sudo_user_is_marked_claimed(
 
 
 def test_a_huge_line_in_a_users_file_is_refused_without_being_held_or_printed(big, fake, tmp_path):
-    """Issue 31, finding 9: a 100 MB line cost 500 MB and was printed back. Usernames are at most
+    """A 100 MB line cost 500 MB and was printed back. Usernames are at most
     128 characters: a line over 1024 bytes refuses the file (exit 65), naming the line, not its text."""
     users = tmp_path / "users.txt"
     users.write_text("inc-0001\n" + "x" * (8 << 20) + "\ninc-0002\n")
@@ -500,7 +500,7 @@ def test_a_huge_line_in_a_users_file_is_refused_without_being_held_or_printed(bi
 
 
 def test_a_filter_selecting_the_whole_pool_asks_what_all_users_asks(cognito, fake, tmp_path):
-    """Issue 31, finding 9: `--filter 'username ^= ""'` selected every user with --yes alone, where
+    """`--filter 'username ^= ""'` selected every user with --yes alone, where
     --all-users demands --confirm-pool. A group or filter selecting the whole pool asks the same."""
     small = harness.make_pool(cognito, name="authctl-ops-everyone")
     mark = fake.mark()

@@ -445,7 +445,7 @@ def test_usage_errors_make_no_request(cli, proxy, fake):
 
 
 def test_the_audit_line_names_the_real_user_not_the_environments(cli, proxy, fake):
-    """Issue 31, finding 8: `signout --global --user`'s audit line took the local user from $USER."""
+    """`signout --global --user`'s audit line took the local user from $USER."""
     import pwd
     real = pwd.getpwuid(os.getuid()).pw_name
     r = force_out(cli, proxy, USER="mallory", LOGNAME="mallory", SUDO_USER="bob")

@@ -1,4 +1,4 @@
-"""Passkeys (issue 23): `passkey add / list / remove` and `signin|token --method passkey` with the
+"""Passkeys: `passkey add / list / remove` and `signin|token --method passkey` with the
 built binary, its real libfido2 and a real gnome-keyring.
 
 Both ends are fakes, and why: moto has no WebAuthn at all, so fake_cognito/passkeys.py plays the
@@ -351,7 +351,7 @@ def test_the_fakes_answers_parse_with_botocores_model(passkey_cli, key, cognito)
                 "clientDataJSON", "attestationObject", "transports", "publicKeyAlgorithm", "publicKey", "authenticatorData")}})
 
 
-# Issue 31, finding 1: a hostile endpoint must not get assertions for another relying party. ------------------
+# A hostile endpoint must not get assertions for another relying party. ------------------
 
 class _HostileEndpoint:
     """An endpoint that is not Cognito (a proxy, a squatted loopback port, a phishing relay): it
@@ -448,7 +448,7 @@ def _verifies_for(received: dict, challenge: bytes, rp_id: str, public_key: byte
 
 
 def test_a_hostile_endpoint_gets_no_assertion_for_another_relying_party(passkey_cli, key, hostile_endpoint):
-    """Issue 31 finding 1. The profile's passkey is for auth.example.com (pinned at `passkey add`);
+    """The profile's passkey is for auth.example.com (pinned at `passkey add`);
     an endpoint asking the key to sign for google.com, with empty allowCredentials so the key's
     resident google.com passkey answers, gets nothing: exit 78 before the key is touched. Before the
     fix it received an assertion py_webauthn verified for rp google.com, origin https://google.com."""
@@ -522,7 +522,7 @@ def test_passkey_add_takes_no_relying_party_from_the_endpoint(passkey_cli, key, 
     assert r.code == 78 and RP in r.err and fake.calls(mark) == [], r
 
 
-# Issue 31, finding 5: a `unix:` security-key socket of another user is never talked to. ------------------------
+# A `unix:` security-key socket of another user is never talked to. ------------------------
 
 _RECORDER = """
 import socket, sys

@@ -1,4 +1,4 @@
-"""Passwordless and choice-based sign-in (issue 11): `signin --flow user-auth` / `--method`, and
+"""Passwordless and choice-based sign-in: `signin --flow user-auth` / `--method`, and
 `token --method email-otp`, with the built binary and a real gnome-keyring, on a terminal (a pty)
 and without one (the sign-in waits in the Secret Service for `signin --code CODE`).
 
@@ -198,7 +198,7 @@ def test_password_method_then_mfa_as_today(cli, choice_pool, fake):
 
 def test_passkey_only_without_a_key_points_to_the_browser(cli, cognito, pool, fake):
     """WEB_AUTHN is answered with a security key now (test_passkeys.py); with no relying party
-    pinned for the profile (issue 31, finding 1) the key is never touched (exit 78), and the message
+    pinned for the profile the key is never touched (exit 78), and the message
     still names the browser, which does passkeys itself."""
     allow_first_factors(cognito, pool, ["WEB_AUTHN"])
     fake.set_config(passkeyUsers=["alice"])

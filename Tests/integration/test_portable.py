@@ -1,4 +1,4 @@
-"""The portable release (issue 32), as `make test-portable` builds it: the release binary's NEEDED
+"""The portable release, as `make test-portable` builds it: the release binary's NEEDED
 list and glibc floor, the tarball and SHA256SUMS of `make dist`, the RPM of `make rpm` (rpmlint),
 `make install`'s files, and the tarball unpacked and run in a Debian 11 root (glibc 2.31, libcurl
 7.74, OpenSSL 1.1; no libfido2, no libqrencode) against the emulator on loopback.

@@ -1,4 +1,4 @@
-"""Hardening at the process, console and session level (issue 12, findings 1, 2, 3, 6, 7, 8).
+"""Hardening at the process, console and session level.
 
 Each test reproduces what a security review did to the binary before the fix: a reader that closes
 the pipe, a core dump, an escape-laden service answer, numbers no token can carry, a Ctrl-C during a

@@ -1,4 +1,4 @@
-"""The figure to meet (issue 4): 20 `authctl token` processes started together on a session whose
+"""The figure to meet: 20 `authctl token` processes started together on a session whose
 access token has expired all print a valid token, exactly one refresh request reaches the service,
 and the stored session is intact afterwards; the same with refresh-token rotation, where a lost
 race must never leave the store holding a refresh token the service has already replaced.

@@ -1,4 +1,4 @@
-"""Issue 28: a store that cannot keep what the service hands out is refused before anything is sent,
+"""A store that cannot keep what the service hands out is refused before anything is sent,
 and one that fails only after the service answered leaves nothing usable behind at the service.
 
 Real components: the built binary, the fake Cognito in front of moto (its request log is what

@@ -1,4 +1,4 @@
-"""Issue 19: the kernel-keyring and file stores, chosen explicitly, on a host with no Secret
+"""The kernel-keyring and file stores, chosen explicitly, on a host with no Secret
 Service at all (no D-Bus: the `nobus` keyring mode gives a HOME and nothing else).
 
 Real components: the kernel's key retention service (inspected with `keyctl`), the real `age`
@@ -319,7 +319,7 @@ def test_doctor_on_a_host_with_no_bus(bare):
 
 
 def test_passphrase_fd_0_to_2_never_reaches_execs_command(bare):
-    """Issue 31, finding 7: `printf 'pass\\n' | authctl exec --passphrase-fd 0 -- sh -c cat` printed
+    """`printf 'pass\\n' | authctl exec --passphrase-fd 0 -- sh -c cat` printed
     the passphrase (a kernel-keyring profile never read the descriptor, and stdin is the command's).
     --passphrase-fd 0, 1 or 2 with exec is refused (exit 64) before anything runs."""
     assert bare.signin("alice", None, "--store", "kernel-keyring").code == 0
@@ -330,7 +330,7 @@ def test_passphrase_fd_0_to_2_never_reaches_execs_command(bare):
 
 
 def test_a_stale_migration_note_never_deletes_what_the_target_lacks(bare):
-    """Issue 31, finding 6: with `store = "file"` and `store_migrating_from = "kernel-keyring"`
+    """With `store = "file"` and `store_migrating_from = "kernel-keyring"`
     edited into config.toml (a stale or hostile note), `store migrate --to file` said it finished an
     interrupted move and deleted the keyring's items; nothing had been copied. Now an item absent
     from the target is copied there (and read back) before its old copy is removed."""
@@ -350,7 +350,7 @@ def test_a_stale_migration_note_never_deletes_what_the_target_lacks(bare):
     assert t.code == 0 and t.out.strip() == session["accessToken"], t
 
 
-# -- issue 31, finding 4: hostile and weak age files ------------------------------------------------
+# -- Hostile and weak age files ------------------------------------------------
 
 def _b64(data: bytes) -> str:
     import base64
@@ -509,7 +509,7 @@ def test_a_stale_temporary_file_is_removed_by_the_next_write(bare):
 
 
 def test_a_passphrase_file_others_can_read_is_said(bare):
-    """Issue 31, finding 9: a passphrase file readable by others was used silently. It is still
+    """A passphrase file readable by others was used silently. It is still
     used (refusing would break jobs), with a warning, and `store doctor` reports it."""
     path = passphrase_file(bare)
     os.chmod(path, 0o644)

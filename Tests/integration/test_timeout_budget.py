@@ -1,4 +1,4 @@
-"""--timeout bounds the whole command (issue 12, finding 10): every attempt, the waits between
+"""--timeout bounds the whole command: every attempt, the waits between
 retries and a refresh draw from one budget. The old binary applied it per attempt, so a stalled
 GetUser took three times --timeout plus the backoff (test_transport.py::test_stall_past_timeout
 holds the retries to the bound; this file the refresh and the call after it)."""

@@ -1,4 +1,4 @@
-"""Transport hardening (issue 12, findings 4 and 10): what a proxy, a TLS key log file or a
+"""Transport hardening: what a proxy, a TLS key log file or a
 slow, throttling service can and cannot make authctl do. Each test failed on the binary before
 its fix. Servers here are small local ones written for the test (a recording proxy, a TLS server
 answering like Cognito's error path); the service itself is the usual fake in front of moto."""

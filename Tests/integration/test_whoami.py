@@ -12,8 +12,8 @@ WHOAMI_KEYS = {"username", "sub", "email", "attributes", "groups", "profile", "u
 
 
 def refreshes(fake, mark, cli) -> list[dict]:
-    """Successful refresh requests that reached the service (InitiateAuth REFRESH_TOKEN_AUTH now;
-    GetTokensFromRefreshToken once issue 4 lands)."""
+    """Successful refresh requests that reached the service (InitiateAuth REFRESH_TOKEN_AUTH
+    or GetTokensFromRefreshToken)."""
     return [
         c
         for c in fake.calls(mark, client_ids=[cli.client_id], status=200)

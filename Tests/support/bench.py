@@ -19,17 +19,17 @@ authctl command and its yardstick:
     authctl whoami                         aws cognito-idp get-user (the AWS CLI)
 
 and one row of its own (`--only ops` runs just that one): `authctl ops signout` of a group of
-OPS_USERS users at --rate 25 against the fake's quota of 25 user updates a second (issue 24): its
+OPS_USERS users at --rate 25 against the fake's quota of 25 user updates a second: its
 total time against the floor of OPS_USERS / 25 seconds plus the listing (goal: within 10 %), and
 its peak resident memory; and `authctl ops contain` of CONTAIN_USERS users from a users file at the
-fake's quotas (25 user updates, 120 user reads a second; issue 37): its time against the floor
+fake's quotas (25 user updates, 120 user reads a second): its time against the floor
 the slower category sets (goal: within 10 %), and the peak memory of a dry run over a file of
 CONTAIN_FILE_USERS usernames (flat: the file is read a page at a time). Both recorded between the
 `make bench ops` markers.
 
 Each sample is one process, started by Tests/support/bench-spawn.c and timed from its fork to its
-wait4, whose rusage gives the peak resident memory (ru_maxrss) and the CPU time. Prints medians, ratios against the goals of
-issues 14 and 21 and peak memory as a
+wait4, whose rusage gives the peak resident memory (ru_maxrss) and the CPU time. Prints medians, ratios against the goals and peak
+memory as a
 Markdown table; --record FILE replaces the table between the `make bench` markers of FILE (with
 the date, machine and load). Wall-clock times on a shared machine are noisy: the pairs alternate
 so that load hits both sides alike, and the load average before and after is printed with them.
@@ -71,14 +71,14 @@ CONTAIN_READ_QUOTA = 120  # UserRead
 # exposure 3 reads (the pool's client lifetimes, read once, left out).
 CONTAIN_UPDATES, CONTAIN_READS = 5, 12
 CONTAIN_FILE_USERS = 1_000_000
-# The profiles `token` is timed on besides the Secret Service's default one (issue 19's stores).
+# The profiles `token` is timed on besides the Secret Service's default one.
 STORE_PROFILES = [("kernel", "kernel-keyring"), ("file", "file")]
 # The rows whose processes run no Python (the emulator's and the yardsticks' would dominate the
 # others), counted with callgrind once each.
 INSTRUCTION_ROWS = ["authctl token", "authctl token (kernel keyring)", "authctl token (file store)",
                     "authctl token (file store, unlocked)", "authctl kube-token", "authctl kube-token (kernel keyring)",
                     "authctl aws-credentials", "authctl aws-credentials (kernel keyring)", "authctl --version"]
-# `--only hot` (issue 39): the commands kubectl and the AWS CLI run before every request, on each
+# `--only hot`: the commands kubectl and the AWS CLI run before every request, on each
 # store, with `--version` and `whoami` beside them.
 HOT_ROWS = ["authctl token", "authctl token (kernel keyring)", "authctl token (file store, unlocked)",
             "authctl kube-token", "authctl kube-token (kernel keyring)", "authctl aws-credentials",
@@ -322,7 +322,7 @@ def main() -> int:
 
         refresh_token_file()
 
-        # The other stores (issue 19): a profile each, signed in once; `token --profile` reads it.
+        # The other stores: a profile each, signed in once; `token --profile` reads it.
         # The file store's passphrase comes from a file (as on a CI runner).
         passphrase = work / "store-passphrase"
         passphrase.touch(mode=0o600)
@@ -337,7 +337,7 @@ def main() -> int:
                       file=sys.stderr)
                 return 1
 
-        # Issue 30: the file store with the key agent. The scrypt row finds no agent (an empty
+        # The file store with the key agent. The scrypt row finds no agent (an empty
         # runtime directory of its own); the agent row gets one `unlock` first and no passphrase.
         no_agent_run, agent_run = work / "no-agent-run", work / "agent-run"
         for d in (no_agent_run, agent_run):

@@ -317,7 +317,7 @@ check "No request reached the emulator for that refused sign-in" test "$(request
 step "A new account: sign up (SignUp); the pool emails a confirmation code" 0 "$NEW_USER_PASSWORD" signup --username "$NEW_USER" --attribute "email=$NEW_USER@example.com" --password-stdin
 CODE=$(sent_code "$NEW_USER")
 show "The code in $NEW_USER's mailbox (read from the emulator)" echo "$CODE"
-# The code on standard input, never on argv (other local users read argv; issue 22, finding 2).
+# The code on standard input, never on argv (other local users read argv).
 step "Confirm the account with the code on standard input (ConfirmSignUp)" 0 "$CODE" confirm-signup --username "$NEW_USER" --code-stdin
 step "Sign in as the new account" 0 "$NEW_USER_PASSWORD" signin --username "$NEW_USER" --password-stdin
 step "Who am I: the new account" 0 "" whoami

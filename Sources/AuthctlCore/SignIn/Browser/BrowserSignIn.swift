@@ -134,7 +134,7 @@ package struct BrowserSignIn: SignInFlow {
                 connection = conn
             }
             // A redirect that is not this sign-in's (no state, another state) is answered and
-            // ignored: anyone could send one, and it must not end the sign-in (finding 3).
+            // ignored: anyone could send one, and it must not end the sign-in.
             if !callback.isForState(request.state) {
                 connection?.respond(
                     status: "400 Bad Request",

@@ -15,7 +15,7 @@ import Glibc
 /// user can connect to a loopback port, so each peer's uid is looked up
 /// (`PeerCredentials`) and another user's request is answered 403 and otherwise ignored.
 /// Connections are served side by side, each with its own deadline, so a slow one cannot hold
-/// the others up or keep authctl past its own deadline (finding 3).
+/// the others up or keep authctl past its own deadline.
 package final class LoopbackListener {
     package let port: UInt16
     package let path: String
@@ -41,7 +41,7 @@ package final class LoopbackListener {
         }
         // ::1 too, for browsers that try it first for "localhost". A machine without IPv6 has only
         // 127.0.0.1; but where ::1 exists and the port is taken there, the browser may go to
-        // whoever holds it (finding 4): that fails as a taken IPv4 port does.
+        // whoever holds it: that fails as a taken IPv4 port does.
         do {
             sockets.append(try LoopbackSocket.listen(family: AF_INET6, port: port))
         } catch  where !Self.noIPv6Loopback(error.errno) {
