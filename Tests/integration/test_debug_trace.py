@@ -258,7 +258,8 @@ def test_other_stores_are_traced(pool, keyrings, logged, store):
     cli = Cli(pool, keyrings("nobus", "bare"), logged.endpoint)
     extra = {"AUTHCTL_STORE_PASSPHRASE_FILE": passphrase_file(cli)} if store == "file" else {}
     mark = logged.mark()
-    r = cli.signin("alice", None, "--store", store, "--debug", **extra)
+    # The scrypt of a debug build on a machine running three workers took over 30 s.
+    r = cli.signin("alice", None, "--store", store, "--debug", timeout=120, **extra)
     assert r.code == 0, r
     lines = check_trace(r, logged, mark, [ALICE_PASSWORD, PASSPHRASE])
     assert any(f" store store={store} because=flag" in l for l in lines), lines
