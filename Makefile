@@ -170,6 +170,8 @@ fuzz-replay:
 # Side by side, in one run: authctl (release) against secret-tool, a static FoundationEssentials
 # hello world, pycognito and the AWS CLI, on a private emulator and keyring; then the SRP math.
 # Prints the table and records it in docs/performance.md (BENCH_ARGS= to only print it).
+# BENCH_ARGS="--baseline PATH": an earlier release build beside it in every row, and a
+# before/after table (printed only; docs/performance.md, "Before and after").
 bench: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --product authctl
 	$(SWIFT) build $(RELEASE_FLAGS) --scratch-path "$(BUILD_DIR)" --product authctl-bench

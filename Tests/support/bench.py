@@ -2,6 +2,7 @@
 """`make bench`: authctl side by side with its yardsticks, on this machine, in one run.
 
     python3 Tests/support/bench.py --authctl .build/release/authctl --hello PATH [--pairs 9] [--record FILE]
+                                   [--baseline PATH]
 
 Starts a private Cognito emulator (moto behind Tests/integration/fake_cognito.py, which checks the
 SRP proof for real) and a private Secret Service (gnome-keyring on its own session bus, temporary
@@ -34,11 +35,20 @@ Markdown table; --record FILE replaces the table between the `make bench` marker
 the date, machine and load). Wall-clock times on a shared machine are noisy: the pairs alternate
 so that load hits both sides alike, and the load average before and after is printed with them.
 A yardstick that is not installed is named, with how to install it, and its row is skipped.
+
+--baseline PATH: an earlier release build of authctl, run beside the one timed. Every row that
+runs authctl runs the baseline too, in the same alternating run (authctl, baseline, yardstick; the
+first two swap places every round), every row counted under callgrind is counted for both, and the
+ops rows run once on each; the report ends with a before/after table (printed, never recorded).
+Its verdict comes from the pairs (each round's after/before ratio): their median, their spread,
+and the median's distribution-free 95 % interval from their order statistics (NOISE_RULE). A row the baseline
+cannot run (it fails in the warm-up, e.g. on an option it lacks) is shown as n/a with its error.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import platform
@@ -167,6 +177,8 @@ class Row:
     check: object = None  # (row) -> bool
     missing: str = ""
     after_pair: object = None  # called after each pair (keeps the state each side needs)
+    base: Side | None = None  # the same command on the --baseline binary
+    base_missing: str = ""  # why the baseline could not run it
 
     @property
     def ratio(self) -> float | None:
@@ -204,14 +216,115 @@ def parallel_batch(argv: list[str], env: dict[str, str], count: int, cwd: Path, 
 
 def alternate(row: Row, pairs: int, warmup: int, spawn: str) -> None:
     for i in range(warmup + pairs):
-        for side in (row.a, row.b):
+        # authctl and its baseline swap places every round, so that neither always runs first.
+        for side in ((row.a, row.base) if i % 2 == 0 else (row.base, row.a)) + (row.b,):
             if side is None:
                 continue
-            sample = side.run(spawn)
+            try:
+                sample = side.run(spawn)
+            except RuntimeError as error:
+                # A baseline that fails in the warm-up lacks something this row needs: n/a, with why.
+                if side is not row.base or i >= warmup:
+                    raise
+                row.base, row.base_missing = None, str(error)
+                continue
             if i >= warmup:
                 side.samples.append(sample)
         if row.after_pair:
             row.after_pair()
+
+
+def baseline_twin(side: Side, baseline: str, env_map: dict[str, str]) -> Side:
+    """`side` with the baseline binary in argv[0]; the environment's values found in `env_map`
+    replaced (the baseline's own key agent directory), everything else the same."""
+    env = {key: env_map.get(value, value) for key, value in side.env.items()}
+    return dataclasses.replace(side, label=f"{side.label} (baseline)", argv=[baseline, *side.argv[1:]], env=env,
+                               samples=[])
+
+
+class BatchSide(Side):
+    """A side whose sample is one parallel batch (its wall time and largest peak RSS)."""
+
+    def run(self, spawn: str) -> Sample:
+        batch = parallel_batch(self.argv, self.env, PARALLEL_TOKENS, Path(self.env["HOME"]), spawn)
+        if batch.failed:
+            raise RuntimeError(f"{self.label} failed: {batch.failed} of {PARALLEL_TOKENS} exited non-zero")
+        return Sample(batch.wall_ms / 1000, int(batch.max_rss_mib * MIB))
+
+
+@dataclass
+class Compared:
+    """One line of the before/after table: the timed samples of both binaries (paired by round),
+    their instruction counts, or why the baseline has none."""
+    name: str
+    after: list[Sample]
+    before: list[Sample]
+    instructions_after: int | None = None
+    instructions_before: int | None = None
+    missing: str = ""
+    metric: str = "wall"  # "wall" or "cpu" (user + sys)
+
+
+NOISE_RULE = ("Verdict: each round's after/before ratio is one pair (the two ran next to each other, so load "
+              "hits both alike, and they swap places every round); shown: the pairs' median, their interquartile "
+              "range, and the noise: the median's 95 % interval from the pairs' own order statistics (the sign "
+              "test's interval, no assumption on how the noise is distributed: with 9 pairs, the 2nd smallest to "
+              "the 2nd largest). \"slower\": the whole interval above 1 (with 9 pairs, at least 8 slower); "
+              "\"faster\": below 1; otherwise \"same within noise\". Fewer than 6 pairs, or one run each, "
+              "get no verdict. Instructions: one callgrind run each, shown, not part of the verdict.")
+
+
+def median_interval(values: list[float]) -> tuple[float, float] | None:
+    """The distribution-free 95 % interval of the median of `values` (order statistics k and n+1-k,
+    k the largest with P(Binomial(n, 1/2) < k) <= 2.5 %), or None when n is too small for one."""
+    import math
+
+    n, k, tail = len(values), 0, 0.0
+    while tail + math.comb(n, k) / 2 ** n <= 0.025:
+        tail += math.comb(n, k) / 2 ** n
+        k += 1
+    if k == 0:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[n - k]
+
+
+def seconds_of(sample: Sample, metric: str) -> float:
+    return sample.cpu_seconds if metric == "cpu" else sample.seconds
+
+
+def compared_line(c: Compared) -> str:
+    if c.missing:
+        return f"| {c.name} | n/a: {c.missing} | | | | | | | n/a |"
+    after = [seconds_of(s, c.metric) for s in c.after]
+    before = [seconds_of(s, c.metric) for s in c.before]
+    pairs = [a / b for a, b in zip(after, before) if b > 0]
+    if len(pairs) >= 2:
+        q1, median, q3 = statistics.quantiles(pairs, n=4, method="inclusive")
+        interval = median_interval(pairs)
+        if interval:
+            ratio = f"{median:.2f}× ({q1:.2f}–{q3:.2f}; {interval[0]:.2f}–{interval[1]:.2f})"
+            verdict = "**slower**" if interval[0] > 1 else "faster" if interval[1] < 1 else "same within noise"
+        else:
+            ratio = f"{median:.2f}× ({q1:.2f}–{q3:.2f})"
+            verdict = f"not judged ({len(pairs)} pairs)"
+    else:
+        ratio = f"{pairs[0]:.2f}× (one run each)" if pairs else "—"
+        verdict = "not judged (one run each)"
+    if c.instructions_after and c.instructions_before:
+        counts = (f"{c.instructions_before / 1e6:.1f} M | {c.instructions_after / 1e6:.1f} M | "
+                  f"{c.instructions_after / c.instructions_before:.2f}×")
+    else:
+        counts = "— | — | —"
+    rss = f"{statistics.median(s.max_rss for s in c.before) / MIB:.1f} / {statistics.median(s.max_rss for s in c.after) / MIB:.1f} MiB"
+    return (f"| {c.name} | {statistics.median(before) * 1000:.1f} ms | {statistics.median(after) * 1000:.1f} ms | "
+            f"{ratio} | {counts} | {rss} | {verdict} |")
+
+
+def comparison_table(lines: list[Compared]) -> str:
+    return ("| row | before | after | ratio after/before (IQR of the pairs; 95 % interval) | instructions before | after | ratio | "
+            "peak RSS before / after | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+            + "\n".join(compared_line(c) for c in lines) + "\n\n" + NOISE_RULE)
 
 
 def loadavg() -> str:
@@ -251,10 +364,17 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=9, help="timed A/B pairs per row (default 9)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed pairs first (default 2)")
     parser.add_argument("--record", help="replace the `make bench` section of this Markdown file with the results")
+    parser.add_argument("--baseline", help="an earlier release build of authctl, run beside --authctl in every row; "
+                                           "adds a before/after table (printed, not recorded)")
     parser.add_argument("--only", choices=["ops", "hot"],
                         help="run only these rows (ops: the bulk sign-out and containment at the quota; hot: token, "
                              "kube-token and aws-credentials on each store, --version and whoami; printed, not recorded)")
     args = parser.parse_args()
+    if args.baseline:
+        if not os.access(args.baseline, os.X_OK):
+            print(f"bench: no executable baseline {args.baseline}", file=sys.stderr)
+            return 1
+        args.baseline = str(Path(args.baseline).resolve())
     if args.only == "ops":
         return ops_bench(args)
 
@@ -349,6 +469,14 @@ def main() -> int:
         if unlocked.returncode != 0:
             print(f"bench: authctl unlock failed ({unlocked.returncode}): {unlocked.stderr.strip()}", file=sys.stderr)
             return 1
+        # The baseline's rows that use the key agent talk to an agent of its own, unlocked by it
+        # (when it cannot, those rows fail in their warm-up and show as n/a).
+        base_agent_run = work / "baseline-agent-run"
+        base_env_map = {str(agent_run): str(base_agent_run)}
+        if args.baseline:
+            base_agent_run.mkdir(mode=0o700)
+            subprocess.run([args.baseline, "unlock"], env={**unlock_env, "XDG_RUNTIME_DIR": str(base_agent_run)},
+                           capture_output=True, cwd=keyring.home)
 
         def secret_tool() -> Side | None:
             return (Side("secret-tool lookup", ["secret-tool", "lookup", "bench", "yardstick"], tool_env)
@@ -405,6 +533,9 @@ def main() -> int:
         ]
         if args.only == "hot":
             rows = [row for row in rows if row.a.label in HOT_ROWS]
+        if args.baseline:
+            for row in rows:
+                row.base = baseline_twin(row.a, args.baseline, base_env_map)
         load_before = loadavg()
         for row in rows:
             print(f"bench: {row.name}: {args.warmup} warm-up + {args.pairs} timed pairs", file=sys.stderr)
@@ -428,6 +559,21 @@ def main() -> int:
         if signin_row:
             lines += whole_run_rows(signin_row, [authctl, "token", "--profile", "file"], agent_env, keyring.home, spawn)
         table = "\n".join(lines)
+        compared = []
+        if args.baseline:
+            batch_side = BatchSide(f"{PARALLEL_TOKENS} parallel authctl token (file store, unlocked)",
+                                   [authctl, "token", "--profile", "file"], agent_env)
+            batches = Row(batch_side.label, batch_side, None, base=baseline_twin(batch_side, args.baseline, base_env_map))
+            if signin_row:
+                print(f"bench: {batches.name}, after and before: {args.warmup} warm-up + {args.pairs} timed pairs",
+                      file=sys.stderr)
+                alternate(batches, args.pairs, args.warmup, spawn)
+            compared = [Compared(row.a.label, row.a.samples, row.base.samples if row.base else [],
+                                 missing=row.base_missing and f"the baseline failed: {row.base_missing}")
+                        for row in rows + ([batches] if signin_row else [])]
+            if signin_row and signin_row.base:
+                compared.append(Compared("authctl signin, CPU time (user + sys)", signin_row.a.samples,
+                                         signin_row.base.samples, metric="cpu"))
 
         # Instruction counts of the rows that run no Python (the emulator's and the yardsticks'
         # Python would dominate the others), one run each: repeatable whatever the load.
@@ -437,6 +583,12 @@ def main() -> int:
             if row.a.label not in INSTRUCTION_ROWS:
                 continue
             a = row.a.instructions(without_debug_info(row.a.argv[0], work))
+            if row.base:
+                base_work = work / "baseline"
+                base_work.mkdir(exist_ok=True)
+                line = next(c for c in compared if c.name == row.a.label)
+                line.instructions_after = a
+                line.instructions_before = row.base.instructions(without_debug_info(row.base.argv[0], base_work))
             if row.b and row.b.label not in yardstick_counts:
                 yardstick_counts[row.b.label] = row.b.instructions(without_debug_info(row.b.argv[0], work))
             b = yardstick_counts.get(row.b.label) if row.b else None
@@ -445,6 +597,9 @@ def main() -> int:
                                                                           if b else "— | — |"))
         # Locked only now: the unlocked row is counted under callgrind above, through the same agent.
         subprocess.run([authctl, "lock"], env=agent_env, capture_output=True, cwd=keyring.home)
+        if args.baseline:
+            subprocess.run([args.baseline, "lock"], env={**agent_env, "XDG_RUNTIME_DIR": str(base_agent_run)},
+                           capture_output=True, cwd=keyring.home)
         if counted:
             table += ("\n\nInstructions executed by the whole process (valgrind --tool=callgrind, one run each):\n\n"
                       "| command | authctl | yardstick | ratio |\n|---|---:|---:|---:|\n" + "\n".join(counted))
@@ -466,6 +621,14 @@ def main() -> int:
         print(report)
         if missing:
             print("\nskipped: " + "; ".join(missing))
+        if args.baseline:
+            if args.srp_bench:
+                compared.append(Compared("SRP client math (authctl-bench)", [], [],
+                                         missing="authctl-bench is another program; --baseline names an authctl"))
+            print(f"\nBefore/after: before is --baseline {args.baseline} ({os.path.getsize(args.baseline) / MIB:.1f} MiB, "
+                  f"{shared_libraries(args.baseline)} shared libraries in `ldd`), after is --authctl {authctl}; "
+                  f"medians of wall-clock time (CPU time where named) and of ru_maxrss.\n")
+            print(comparison_table(compared))
         if args.record and args.only != "hot":
             record(Path(args.record), report)
             print(f"\nbench: recorded in {args.record}", file=sys.stderr)
@@ -570,12 +733,35 @@ def ops_bench(args) -> int:
                   f"| `authctl ops signout --group` at `--rate {OPS_RATE}`, fake quota {OPS_RATE}/s (floor: users / 25 + listing) | {summary['done']} | "
                   f"{seconds:.1f} s | {floor:.1f} s | {ratio:.3f}× | ≤ 1.10× | {'yes' if ratio <= 1.10 else '**no**'} | "
                   f"{summary['throttled']} | {summary['failed']} | {rss / MIB:.1f} MiB |")
+        # The baseline once on each run, after authctl: its own state directory (a checkpoint of
+        # the first run must not make it resume) and its own users to contain.
+        base_env = {**env, "XDG_STATE_HOME": str(work / "state-baseline")}
+        if args.baseline:
+            print(f"bench ops: the same sign-out with the baseline {args.baseline}...", file=sys.stderr)
+            base_run = spawned(spawn, [args.baseline, *argv[1:]], base_env, "the baseline's sign-out run")
+            if base_run is None:
+                return 1
         contained = contain_rows(direct, pool, fake, env, spawn, work, args.authctl)
         if contained is None:
             return 1
-        report += "\n" + contained
+        report += "\n" + contained[0]
+        compared = []
+        if args.baseline:
+            base_contained = contain_rows(direct, pool, fake, base_env, spawn, work, args.baseline, prefix="base")
+            if base_contained is None:
+                return 1
+            compared = [
+                Compared(f"authctl ops signout --group, {OPS_USERS} users (floor {floor:.1f} s)",
+                         [Sample(seconds, rss)], [Sample(base_run[1], base_run[2])]),
+                Compared(f"authctl ops contain --users-file, {CONTAIN_USERS} users", [contained[1]], [base_contained[1]]),
+                Compared(f"authctl ops contain, dry run of {CONTAIN_FILE_USERS:,} names", [contained[2]],
+                         [base_contained[2]]),
+            ]
         print()
         print(report)
+        if compared:
+            print(f"\nBefore/after (ops): before is --baseline {args.baseline}, after is --authctl {args.authctl}.\n")
+            print(comparison_table(compared))
         if args.record:
             record(Path(args.record), report, OPS_START_MARK, OPS_END_MARK, "## Latest `make bench` ops row")
             print(f"\nbench: recorded in {args.record}", file=sys.stderr)
@@ -587,13 +773,15 @@ def ops_bench(args) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path, authctl: str) -> str | None:
-    """`authctl ops contain` of CONTAIN_USERS users (a users file) at the fake's UserUpdate and
-    UserRead quotas, against the floor of the slower category; then the peak memory of a dry run
-    over a file of CONTAIN_FILE_USERS names. Two rows of the ops table, or None when a run failed."""
+def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path, authctl: str,
+                 prefix: str = "mal") -> tuple[str, Sample, Sample] | None:
+    """`authctl ops contain` of CONTAIN_USERS users (a users file; their names begin with `prefix`)
+    at the fake's UserUpdate and UserRead quotas, against the floor of the slower category; then the
+    peak memory of a dry run over a file of CONTAIN_FILE_USERS names. Two rows of the ops table and
+    the two runs' samples, or None when a run failed."""
     from concurrent.futures import ThreadPoolExecutor
 
-    names = [f"mal-{i:05d}" for i in range(CONTAIN_USERS)]
+    names = [f"{prefix}-{i:05d}" for i in range(CONTAIN_USERS)]
 
     def one(name: str) -> None:
         direct.admin_create_user(UserPoolId=pool.pool_id, Username=name, MessageAction="SUPPRESS",
@@ -613,6 +801,7 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
     if run is None:
         return None
     summary, seconds, rss = run
+    contain_sample = Sample(seconds, rss)
     floor = max(CONTAIN_USERS * CONTAIN_UPDATES / OPS_RATE, CONTAIN_USERS * CONTAIN_READS / CONTAIN_READ_QUOTA)
     ratio = seconds / floor
     row = (f"| `authctl ops contain --users-file` at `--rate {OPS_RATE}`, fake quotas {OPS_RATE}/s updates, "
@@ -630,7 +819,7 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
     dry, seconds, rss = run
     row += (f"\n| `authctl ops contain --users-file` of {CONTAIN_FILE_USERS:,} names, dry run (the selection counted) | "
             f"{dry['selected']} | {seconds:.1f} s | | | flat memory | | | | {rss / MIB:.1f} MiB |")
-    return row
+    return row, contain_sample, Sample(seconds, rss)
 
 
 def spawned(spawn: str, argv: list[str], env: dict[str, str], what: str):
