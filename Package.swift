@@ -3,7 +3,8 @@
 // Dependencies point one way: authctl (entry point, commands) -> AuthctlCore -> {LocalFormats,
 // CognitoClient, SecureStore, SecurityKey};
 // CognitoClient -> CCurl (libcurl) and COpenSSL (big integers); SecureStore -> CLibSecret, CKeyutils
-// (keyctl system calls) and swift-crypto (the age file format's primitives);
+// (keyctl system calls), COpenSSL (the Secret Service's key exchange) and swift-crypto (the age file
+// format's primitives, the Secret Service's HKDF and AES);
 // LocalFormats (what authctl keeps and hands out locally: config.toml's profiles, the session and
 // pending-challenge records of the Secret Service, the otpauth URI and its QR code; pure parsing
 // and encoding, never printing, exiting or ArgumentParser, so Fuzz/ can link it) -> CognitoClient,
@@ -95,6 +96,8 @@ let package = Package(
             dependencies: [
                 "CLibSecret",
                 "CKeyutils",
+                // The Secret Service's Diffie-Hellman for direct reads (SecretServiceDirectRead).
+                "COpenSSL",
                 // scrypt, HKDF, HMAC and ChaCha20-Poly1305 for the age-format file store.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -27,24 +27,59 @@ public final class SecretServiceStore: SecretStore, Sendable {
     /// Seconds one operation (read, write or delete) may take.
     public let timeout: Double
     private let environment: [String: String]
+    private let direct: SecretServiceDirectRead?
+    private let observer: SecretServiceObserver?
 
     /// - Parameters:
     ///   - timeout: seconds one operation may take before `.timeout` is thrown.
     ///   - environment: used only to decide whether a session bus can exist
     ///     (`DBUS_SESSION_BUS_ADDRESS`, or a socket at `$XDG_RUNTIME_DIR/bus`); when none
     ///     can, every call throws `.unavailable` without touching libsecret (which could
-    ///     otherwise try to autolaunch a bus). libsecret itself always connects with the
-    ///     process environment.
+    ///     otherwise try to autolaunch a bus), and to find the bus for direct reads.
+    ///     libsecret itself always connects with the process environment.
+    ///   - directReads: reads go over a private D-Bus connection first (`SecretServiceDirectRead`)
+    ///     and through libsecret only when that connection cannot answer. False: libsecret only.
+    ///   - observer: told how each read was made (`--debug`).
     public init(
         timeout: Double = 5,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        directReads: Bool = true,
+        observer: SecretServiceObserver? = nil
     ) {
         self.timeout = timeout
         self.environment = environment
+        direct = directReads ? SecretServiceDirectRead(environment: environment) : nil
+        self.observer = observer
     }
 
     public func read(_ key: SecretKey) throws -> String? {
         try requireSessionBus()
+        var detour: SecretServiceDetour?
+        if let direct {
+            var attributes = [("kind", key.kind), ("profile", key.profile)]
+            if !key.clientId.isEmpty { attributes.append(("client_id", key.clientId)) }
+            let deadline = AgentSocket.milliseconds() + UInt64(min(max(timeout, 0), 86_400) * 1000)
+            let outcome: SecretServiceDirectRead.Outcome
+            do {
+                outcome = try direct.lookup(attributes: attributes, schema: Self.schema, deadline: deadline)
+            } catch {
+                throw SecureStoreError(kind: .timeout, message: SecretServiceMessages.timeout(timeout))
+            }
+            switch outcome {
+            case .found(var bytes):
+                defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+                observer?(.read(direct: true, libsecretBecause: nil))
+                return String(decoding: bytes, as: UTF8.self)
+            case .absent:
+                observer?(.read(direct: true, libsecretBecause: nil))
+                return nil
+            case .locked:
+                detour = .locked
+            case .declined(let failure):
+                detour = SecretServiceDetour(failure)
+            }
+        }
+        observer?(.read(direct: false, libsecretBecause: detour))
         let kind = key.kind
         let profile = key.profile
         let clientId: String? = key.clientId.isEmpty ? nil : key.clientId
@@ -125,6 +160,9 @@ public final class SecretServiceStore: SecretStore, Sendable {
         }
         return keys.sorted { $0.kind < $1.kind }
     }
+
+    /// The schema CLibSecret's items carry (libsecret stores it as the `xdg:schema` attribute).
+    static let schema = "io.github.authctl.Secret"
 
     // MARK: - Session bus
 
@@ -209,4 +247,15 @@ extension LibsecretFailure {
     static let unknown = LibsecretFailure(
         domain: "", code: 0, remoteName: nil,
         message: "unknown error", stage: .call)
+}
+
+extension SecretServiceDetour {
+    init(_ failure: DBusConnectionFailure) {
+        switch failure {
+        case .unsupportedAddress: self = .address
+        case .cannotConnect, .rejected, .closed, .timedOut: self = .connection
+        case .wire, .errorReply: self = .answer
+        case .unexpectedAnswer: self = .answer
+        }
+    }
 }

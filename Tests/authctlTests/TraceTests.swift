@@ -33,6 +33,8 @@ final class TraceTests: XCTestCase {
             .lock(.session, taken: true, waited: 0.1),
             .passphrase(from: StaticWord(PassphraseOrigin.file("/run/secrets/p").traceName)),
             .fileStore(.agent(.open, answer: .notHeld)), .fileStore(.agent(.seal, answer: nil)),
+            .secretService(.read(direct: true, libsecretBecause: nil)),
+            .secretService(.read(direct: false, libsecretBecause: .locked)),
         ]
         XCTAssertEqual(bareStrings(in: (name: "a secret", 1)), [".name"], "the walk finds a string")
         for event in samples {

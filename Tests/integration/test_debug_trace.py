@@ -159,6 +159,8 @@ def test_refresh_and_token_trace_in_text(signed_in, logged):
     assert r.code == 0, r
     lines = check_trace(r, logged, mark, [ALICE_PASSWORD, r.out.strip()])
     assert not any(" request " in l for l in lines), lines
+    # Read over authctl's own connection to the bus, not through libsecret.
+    assert any(l.endswith(" secret-service-read via=direct") for l in lines), lines
     # kubectl's credential plugin, whose command line is kubectl's: the environment turns it on.
     r = cli.run("kube-token", AUTHCTL_DEBUG="json")
     assert r.code == 0, r

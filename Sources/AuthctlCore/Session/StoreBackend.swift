@@ -121,7 +121,9 @@ package final class StoreBackend {
         return { kind, opening in
             switch kind {
             case .secretService:
-                return SecretServiceStore(timeout: 5)
+                var observer: SecretServiceObserver?
+                if let trace = opening.trace { observer = { trace.record(.secretService($0)) } }
+                return SecretServiceStore(timeout: 5, observer: observer)
             case .kernelKeyring:
                 return KernelKeyringStore(namespace: StoreLocations.keyringNamespace(environment: opening.environment))
             case .file:

@@ -197,6 +197,8 @@ package enum TraceEvent: Sendable {
     case passphrase(from: StaticWord)
     /// The file store asked its key agent (kinds of request and answer only).
     case fileStore(FileStoreEvent)
+    /// How the Secret Service store read an item: directly, or through libsecret and why.
+    case secretService(SecretServiceEvent)
     case service(ServiceEvent)
     case cache(CacheKind, hit: Bool)
     /// A challenge of a sign-in and the answerer taking it.
@@ -219,6 +221,7 @@ package enum TraceEvent: Sendable {
         case .storeCheck: return "store-check"
         case .passphrase: return "passphrase"
         case .fileStore: return "key-agent"
+        case .secretService: return "secret-service-read"
         case .service(.exchange): return "request"
         case .service(.retry): return "retry"
         case .cache(_, let hit): return hit ? "cache-hit" : "cache-miss"
@@ -264,6 +267,9 @@ package enum TraceEvent: Sendable {
                 ("request", .word(StaticWord(request.traceName))),
                 ("answer", .word(StaticWord(answer?.traceName ?? "none"))),
             ]
+        case .secretService(.read(let direct, let detour)):
+            return [("via", .word(StaticWord(direct ? "direct" : "libsecret")))]
+                + (detour.map { [("because", .word(StaticWord($0.traceName)))] } ?? [])
         case .cache(let kind, _):
             return [("cache", .word(StaticWord(kind)))]
         case .challenge(let challenge, let answerer):
