@@ -39,7 +39,7 @@ A yardstick that is not installed is named, with how to install it, and its row 
 --baseline PATH: an earlier release build of authctl, run beside the one timed. Every row that
 runs authctl runs the baseline too, in the same alternating run (authctl, baseline, yardstick; the
 first two swap places every round), every row counted under callgrind is counted for both, and the
-ops rows run once on each; the report ends with a before/after table (printed, never recorded).
+ops sign-out and containment run once on each (their dry run in pairs); the report ends with a before/after table (printed, never recorded).
 Its verdict comes from the pairs (each round's after/before ratio): their median, their spread,
 and the median's distribution-free 95 % interval from their order statistics (NOISE_RULE). A row the baseline
 cannot run (it fails in the warm-up, e.g. on an option it lacks) is shown as n/a with its error.
@@ -293,6 +293,10 @@ def seconds_of(sample: Sample, metric: str) -> float:
     return sample.cpu_seconds if metric == "cpu" else sample.seconds
 
 
+def duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds >= 10 else f"{seconds * 1000:.1f} ms"
+
+
 def compared_line(c: Compared) -> str:
     if c.missing:
         return f"| {c.name} | n/a: {c.missing} | | | | | | | n/a |"
@@ -317,7 +321,7 @@ def compared_line(c: Compared) -> str:
     else:
         counts = "— | — | —"
     rss = f"{statistics.median(s.max_rss for s in c.before) / MIB:.1f} / {statistics.median(s.max_rss for s in c.after) / MIB:.1f} MiB"
-    return (f"| {c.name} | {statistics.median(before) * 1000:.1f} ms | {statistics.median(after) * 1000:.1f} ms | "
+    return (f"| {c.name} | {duration(statistics.median(before))} | {duration(statistics.median(after))} | "
             f"{ratio} | {counts} | {rss} | {verdict} |")
 
 
@@ -750,12 +754,19 @@ def ops_bench(args) -> int:
             base_contained = contain_rows(direct, pool, fake, base_env, spawn, work, args.baseline, prefix="base")
             if base_contained is None:
                 return 1
+            # The dry run takes a second: alternating pairs of it, like the rows of the main table.
+            dry_side = Side(f"authctl ops contain, dry run of {CONTAIN_FILE_USERS:,} names", contained[2], env)
+            dry = Row(dry_side.label, dry_side, None, base=baseline_twin(dry_side, args.baseline, {
+                env["XDG_STATE_HOME"]: base_env["XDG_STATE_HOME"]}))
+            print(f"bench ops: {dry.name}, after and before: {args.warmup} warm-up + {args.pairs} timed pairs",
+                  file=sys.stderr)
+            alternate(dry, args.pairs, args.warmup, spawn)
             compared = [
                 Compared(f"authctl ops signout --group, {OPS_USERS} users (floor {floor:.1f} s)",
                          [Sample(seconds, rss)], [Sample(base_run[1], base_run[2])]),
                 Compared(f"authctl ops contain --users-file, {CONTAIN_USERS} users", [contained[1]], [base_contained[1]]),
-                Compared(f"authctl ops contain, dry run of {CONTAIN_FILE_USERS:,} names", [contained[2]],
-                         [base_contained[2]]),
+                Compared(dry.name, dry.a.samples, dry.base.samples if dry.base else [],
+                         missing=dry.base_missing and f"the baseline failed: {dry.base_missing}"),
             ]
         print()
         print(report)
@@ -774,11 +785,11 @@ def ops_bench(args) -> int:
 
 
 def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path, authctl: str,
-                 prefix: str = "mal") -> tuple[str, Sample, Sample] | None:
+                 prefix: str = "mal") -> tuple[str, Sample, list[str]] | None:
     """`authctl ops contain` of CONTAIN_USERS users (a users file; their names begin with `prefix`)
     at the fake's UserUpdate and UserRead quotas, against the floor of the slower category; then the
-    peak memory of a dry run over a file of CONTAIN_FILE_USERS names. Two rows of the ops table and
-    the two runs' samples, or None when a run failed."""
+    peak memory of a dry run over a file of CONTAIN_FILE_USERS names. Two rows of the ops table,
+    the contain run's sample and the dry run's argv, or None when a run failed."""
     from concurrent.futures import ThreadPoolExecutor
 
     names = [f"{prefix}-{i:05d}" for i in range(CONTAIN_USERS)]
@@ -819,7 +830,7 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
     dry, seconds, rss = run
     row += (f"\n| `authctl ops contain --users-file` of {CONTAIN_FILE_USERS:,} names, dry run (the selection counted) | "
             f"{dry['selected']} | {seconds:.1f} s | | | flat memory | | | | {rss / MIB:.1f} MiB |")
-    return row, contain_sample, Sample(seconds, rss)
+    return row, contain_sample, argv
 
 
 def spawned(spawn: str, argv: list[str], env: dict[str, str], what: str):
