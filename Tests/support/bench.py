@@ -38,11 +38,12 @@ A yardstick that is not installed is named, with how to install it, and its row 
 
 --baseline PATH: an earlier release build of authctl, run beside the one timed. Every row that
 runs authctl runs the baseline too, in the same alternating run (authctl, baseline, yardstick; the
-first two swap places every round), every row counted under callgrind is counted for both, and the
-ops sign-out and containment run once on each (their dry run in pairs); the report ends with a before/after table (printed, never recorded).
-Its verdict comes from the pairs (each round's after/before ratio): their median, their spread,
-and the median's distribution-free 95 % interval from their order statistics (NOISE_RULE). A row the baseline
-cannot run (it fails in the warm-up, e.g. on an option it lacks) is shown as n/a with its error.
+first two swap places every round), every row counted under callgrind is counted for both, and
+the ops sign-out and containment run once on each (their dry run in pairs); the report ends with
+a before/after table (printed, never recorded). Its verdict comes from the pairs (each round's
+after/before ratio): their median and the median's distribution-free 95 % interval from their
+order statistics (NOISE_RULE). A row the baseline cannot run (it fails in the warm-up, e.g. on an
+option it lacks) is shown as n/a with its error.
 """
 
 from __future__ import annotations
