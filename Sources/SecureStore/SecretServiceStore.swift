@@ -67,7 +67,7 @@ public final class SecretServiceStore: SecretStore, Sendable {
             }
             switch outcome {
             case .found(var bytes):
-                defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+                defer { bytes.wipe() }
                 observer?(.read(direct: true, libsecretBecause: nil))
                 return String(decoding: bytes, as: UTF8.self)
             case .absent:

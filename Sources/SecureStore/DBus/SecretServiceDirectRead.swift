@@ -8,6 +8,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads one authctl item from the Secret Service over a private D-Bus connection, without
 /// libsecret, for the commands that run before every kubectl or AWS CLI request.
@@ -134,7 +137,7 @@ final class SecretServiceDirectRead: Sendable {
         guard var shared = try? exchange.sharedSecret(peer: peer) else {
             throw .unexpectedAnswer("the service's public key is not in the group")
         }
-        defer { shared.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { shared.wipe() }
         let key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: shared), salt: [UInt8](), info: [UInt8](), outputByteCount: 16)
         return (path, key)
@@ -169,7 +172,7 @@ struct DiffieHellmanGroup2 {
             repeat {
                 for index in random.indices { random[index] = generator.next() }
             } while random.dropLast().allSatisfy({ $0 == 0 }) && random.last! < 2
-            defer { random.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+            defer { random.wipe() }
             try self.init(privateExponent: random)
         }
 
@@ -239,4 +242,14 @@ private final class OwnedBigNum {
     }
 
     deinit { authctl_bn_clear_free(pointer) }
+}
+
+extension [UInt8] {
+    /// Zeroes the bytes in place (a secret's copy, before the array goes), with a call the
+    /// optimiser may not drop as a dead store.
+    mutating func wipe() {
+        withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+        }
+    }
 }
