@@ -65,7 +65,7 @@ final class SecretServiceDirectRead: Sendable {
         guard let address else { return .declined(.unsupportedAddress) }
         let result = session.withLock { held -> Result<Outcome, DBusConnectionFailure> in
             do throws(DBusConnectionFailure) {
-                if held == nil { held = Session(connection: try DBusConnection(address: address, deadline: deadline)) }
+                if held == nil { held = Session(connection: try DBusConnection.open(address, deadline: deadline)) }
                 return .success(
                     try Self.lookup(in: &held!, attributes: attributes + [("xdg:schema", schema)], deadline: deadline))
             } catch {
