@@ -80,7 +80,7 @@ FUZZ_BUILD_DIR ?= $(CURDIR)/.build-fuzz
 # Corpora, logs and crashes of the runs: not under FUZZ_BUILD_DIR, where new files made SwiftPM
 # plan again and rebuild everything (3 min) on the next `make fuzz`.
 FUZZ_WORK_DIR ?= $(CURDIR)/.build-fuzz-runs
-FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after webauthn config-toml stored-session pending-challenge otpauth-qr agent-message age-header ops-checkpoint ops-audit
+FUZZ_TARGETS ?= http-headers service-answer oauth-answer oauth-redirect identity-answer jwt jwks retry-after webauthn config-toml stored-session pending-challenge otpauth-qr agent-message dbus-message endpoint-request age-header ops-checkpoint ops-audit
 
 .PHONY: lint format release sysroot dist rpm test-portable repro-check deb all build deps test unit integration demo bench install install-files man clean fuzz fuzz-build fuzz-smoke fuzz-replay
 

@@ -9,7 +9,10 @@ enum FuzzTargets {
         local, _ in
         local
     }
-    .merging(StateFormatTargets.all) { local, _ in local }.merging([
+    .merging(StateFormatTargets.all) { local, _ in local }
+    .merging(DBusMessageTargets.all) { local, _ in local }
+    .merging(EndpointRequestTargets.all) { local, _ in local }
+    .merging([
         "http-headers": httpHeaders,
         "service-answer": serviceAnswer,
         "oauth-answer": oauthAnswer,

@@ -11,9 +11,12 @@ import Foundation
 import Glibc
 #endif
 
-/// `SecretStore` over the freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet)
-/// through libsecret.
+/// `SecretStore` over the freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet).
 ///
+/// - Reads go first over a private D-Bus connection with an encrypted session
+///   (`SecretServiceDirectRead`), which loads neither libsecret nor GLib; what it cannot read (a
+///   locked item, another kind of bus address, an error answer) is read through libsecret.
+///   Writes, deletions and listings go through libsecret.
 /// - One item per `kind` + `profile`, in the default collection, with the schema
 ///   `io.github.authctl.Secret` and the attributes `kind`, `profile`, `user_pool_id`,
 ///   `client_id`. The secret is stored as `text/plain`.
@@ -67,7 +70,7 @@ public final class SecretServiceStore: SecretStore, Sendable {
             }
             switch outcome {
             case .found(var bytes):
-                defer { bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+                defer { bytes.wipe() }
                 observer?(.read(direct: true, libsecretBecause: nil))
                 return String(decoding: bytes, as: UTF8.self)
             case .absent:

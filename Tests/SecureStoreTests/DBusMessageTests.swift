@@ -12,7 +12,10 @@ final class DBusMessageTests: XCTestCase {
             [],
             [.string("dh-ietf1024-sha256-aes128-cbc-pkcs7"), .variant(.bytes(Array(0..<130)))],
             [.stringDictionary([("kind", "session"), ("profile", "é ü"), ("xdg:schema", "io.github.authctl.Secret")])],
-            [.array(.objectPath, [.objectPath("/org/freedesktop/secrets/collection/login/1")]), .array(.objectPath, [])],
+            [
+                .array(.objectPath, [.objectPath("/org/freedesktop/secrets/collection/login/1")]),
+                .array(.objectPath, []),
+            ],
             [.structure([.objectPath("/s/1"), .bytes([1, 2, 3]), .bytes([]), .string("text/plain")])],
             [
                 .byte(7), .boolean(true), .int16(-2), .uint16(65535), .int32(-70000), .uint32(1 << 31),
@@ -96,10 +99,12 @@ final class DBusMessageTests: XCTestCase {
     }
 
     func testSignatures() throws {
-        XCTAssertEqual(try DBusType.parse(signature: "a{ss}oay(oayays)"), [
-            .array(.dictEntry(key: .string, value: .string)), .objectPath, .array(.byte),
-            .structure([.objectPath, .array(.byte), .array(.byte), .string]),
-        ])
+        XCTAssertEqual(
+            try DBusType.parse(signature: "a{ss}oay(oayays)"),
+            [
+                .array(.dictEntry(key: .string, value: .string)), .objectPath, .array(.byte),
+                .structure([.objectPath, .array(.byte), .array(.byte), .string]),
+            ])
         for bad in ["{ss}", "a{vs}", "a{s}", "a{sss}", "()", "(s", "a", "z", String(repeating: "a", count: 33) + "y"] {
             XCTAssertThrowsError(try DBusType.parse(signature: bad), bad)
         }
@@ -107,7 +112,9 @@ final class DBusMessageTests: XCTestCase {
 
     func testObjectPaths() {
         for good in ["/", "/org/freedesktop/secrets", "/a_b/C9"] { XCTAssertTrue(DBusReader.isObjectPath(good), good) }
-        for bad in ["", "org", "/a/", "//a", "/a//b", "/a-b", "/é"] { XCTAssertFalse(DBusReader.isObjectPath(bad), bad) }
+        for bad in ["", "org", "/a/", "//a", "/a//b", "/a-b", "/é"] {
+            XCTAssertFalse(DBusReader.isObjectPath(bad), bad)
+        }
     }
 
     func testSessionBusAddresses() {

@@ -40,19 +40,22 @@ extension SecretServiceStoreTests {
             Array(repeating: .read(direct: true, libsecretBecause: nil), count: secrets.count + 2))
     }
 
-    /// Every new connection makes its own key exchange; each must give the same bytes (a shared
-    /// secret that starts with a zero byte, 1 in 256, is where an unpadded key would differ).
+    /// Every new connection makes its own key exchange; each must give the same bytes. A shared
+    /// secret that starts with a zero byte (1 in 256) is where an unpadded key would differ: the
+    /// item would not decrypt, and the read would go through libsecret because of the `answer`.
+    /// (A connection the loaded machine drops now and then is tolerated, and shown.)
     func testManyKeyExchangesAllReadTheSameSecret() throws {
         let key = session(uniqueProfile())
         let secret = #"{"accessToken":"a.b.c","refreshToken":"r"}"#
         try store.write(key, label: "exchanges", secret: secret)
-        var directReads = 0
+        var detours: [SecretServiceEvent] = []
         for _ in 0..<300 {
             let (fresh, events) = observedStore()
             XCTAssertEqual(try fresh.read(key), secret)
-            if events.all == [.read(direct: true, libsecretBecause: nil)] { directReads += 1 }
+            detours += events.all.filter { $0 != .read(direct: true, libsecretBecause: nil) }
         }
-        XCTAssertEqual(directReads, 300)
+        XCTAssertFalse(detours.contains(.read(direct: false, libsecretBecause: .answer)), "\(detours)")
+        XCTAssertLessThanOrEqual(detours.count, 3, "\(detours)")
     }
 
     /// A bus address the direct reader does not speak: libsecret reads it, and says so.

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+import os
+import re
+import subprocess
 import time
 
 import pytest
@@ -78,3 +81,29 @@ def test_no_store_works_without_a_secret_service(pool, fake, keyrings):
     assert r.code == 0, r
     assert r.json()["accessToken"]
     assert files_holding(cli.keyring, ["eyJ"]) == []
+
+
+def test_a_locked_keyring_is_left_to_libsecret(signed_in):
+    """authctl reads items over its own bus connection only when they are unlocked: with the
+    collection locked (the Secret Service's own Lock call, no prompt), the read goes through
+    libsecret, which cannot unlock it without a prompter and says so (exit 78)."""
+    cli = signed_in
+    env = {"PATH": os.environ["PATH"], **cli.keyring.env}
+
+    def call(method: str, *args: str) -> str:
+        proc = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.secrets",
+                               "--object-path", "/org/freedesktop/secrets",
+                               "--method", f"org.freedesktop.Secret.Service.{method}", *args],
+                              env=env, capture_output=True, text=True, timeout=20)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    r = cli.run("--debug", "token")
+    assert r.code == 0, r
+    assert " secret-service-read via=direct" in r.err, r.err
+    collection = re.search(r"objectpath '([^']+)'", call("ReadAlias", "default")).group(1)
+    call("Lock", f"['{collection}']")
+    r = cli.run("--debug", "token")
+    assert r.code == 78, r
+    assert "locked" in r.err, r
+    assert " secret-service-read via=libsecret because=locked" in r.err, r.err

@@ -108,20 +108,22 @@ final class DBusConnection {
 
     /// Connects, authenticates and says `Hello`, all by `deadline` (milliseconds of
     /// `AgentSocket.milliseconds()`).
-    init(address: DBusAddress, deadline: UInt64) throws(DBusConnectionFailure) {
-        socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    static func open(_ address: DBusAddress, deadline: UInt64) throws(DBusConnectionFailure) -> DBusConnection {
+        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw .cannotConnect(errno) }
-        do {
-            try connect(address)
-            try authenticate(deadline: deadline)
-            let hello = try send(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                interface: "org.freedesktop.DBus", member: "Hello", body: [], preamble: Array("BEGIN\r\n".utf8))
-            _ = try answer(to: hello, deadline: deadline)
-        } catch {
-            close(socket)
-            throw error
-        }
+        // Owned from here on: whatever fails below, the connection's deinit closes it once.
+        let connection = DBusConnection(socket: socket)
+        try connection.connect(address)
+        try connection.authenticate(deadline: deadline)
+        let hello = try connection.send(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "Hello", body: [], preamble: Array("BEGIN\r\n".utf8))
+        _ = try connection.answer(to: hello, deadline: deadline)
+        return connection
+    }
+
+    private init(socket: Int32) {
+        self.socket = socket
     }
 
     deinit { close(socket) }

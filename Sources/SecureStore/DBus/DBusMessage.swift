@@ -11,7 +11,7 @@ import Foundation
 /// Everything read is bounded before it is used: a message's size against `maximumSize`,
 /// each length against what is left, the nesting depth against the specification's limits,
 /// strings as UTF-8 without NUL, object paths and signatures by their grammar.
-enum DBusType: Equatable, Sendable {
+package enum DBusType: Equatable, Sendable {
     case byte, boolean, int16, uint16, int32, uint32, int64, uint64, double
     case string, objectPath, signature, unixFD, variant
     indirect case array(DBusType)
@@ -119,7 +119,7 @@ enum DBusType: Equatable, Sendable {
 }
 
 /// One D-Bus value.
-indirect enum DBusValue: Equatable, Sendable {
+package indirect enum DBusValue: Equatable, Sendable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -200,7 +200,7 @@ indirect enum DBusValue: Equatable, Sendable {
     }
 }
 
-enum DBusWireError: Error, Equatable {
+package enum DBusWireError: Error, Equatable {
     /// Not D-Bus as the specification writes it: a length past the end, bad padding, bad UTF-8.
     case malformed(String)
     /// A message larger than the reader accepts.
@@ -208,15 +208,18 @@ enum DBusWireError: Error, Equatable {
 }
 
 /// A D-Bus message: its header's fields and its body.
-struct DBusMessage: Equatable, Sendable {
+package struct DBusMessage: Equatable, Sendable {
     enum Kind: UInt8, Sendable {
-        case methodCall = 1, methodReturn = 2, error = 3, signal = 4
+        case methodCall = 1
+        case methodReturn = 2
+        case error = 3
+        case signal = 4
     }
 
     static let noReplyExpected: UInt8 = 0x1
 
     /// What authctl reads: its answers are a few kilobytes; the specification allows 128 MiB.
-    static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
     var kind: Kind
     var flags: UInt8 = 0
@@ -241,7 +244,7 @@ struct DBusMessage: Equatable, Sendable {
 
     // MARK: - Encoding (little-endian)
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var fields: [DBusValue] = []
         func field(_ code: UInt8, _ value: DBusValue?) {
             if let value { fields.append(.structure([.byte(code), .variant(value)])) }
@@ -271,7 +274,7 @@ struct DBusMessage: Equatable, Sendable {
 
     /// The whole message's length from its first 16 bytes, checked against `maximumSize` before
     /// anything else is read.
-    static func length(ofPrefix prefix: [UInt8]) throws -> Int {
+    package static func length(ofPrefix prefix: [UInt8]) throws -> Int {
         guard prefix.count >= 16 else { throw DBusWireError.malformed("a message shorter than its fixed header") }
         let little: Bool
         switch prefix[0] {
@@ -292,7 +295,7 @@ struct DBusMessage: Equatable, Sendable {
     }
 
     /// Decodes one whole message (`length(ofPrefix:)` bytes).
-    static func decode(_ bytes: [UInt8]) throws -> DBusMessage {
+    package static func decode(_ bytes: [UInt8]) throws -> DBusMessage {
         let total = try length(ofPrefix: bytes)
         guard bytes.count == total else { throw DBusWireError.malformed("a message whose length is not its header's") }
         var reader = DBusReader(bytes: bytes, little: bytes[0] == UInt8(ascii: "l"))

@@ -8,6 +8,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads one authctl item from the Secret Service over a private D-Bus connection, without
 /// libsecret, for the commands that run before every kubectl or AWS CLI request.
@@ -62,7 +65,7 @@ final class SecretServiceDirectRead: Sendable {
         guard let address else { return .declined(.unsupportedAddress) }
         let result = session.withLock { held -> Result<Outcome, DBusConnectionFailure> in
             do throws(DBusConnectionFailure) {
-                if held == nil { held = Session(connection: try DBusConnection(address: address, deadline: deadline)) }
+                if held == nil { held = Session(connection: try DBusConnection.open(address, deadline: deadline)) }
                 return .success(
                     try Self.lookup(in: &held!, attributes: attributes + [("xdg:schema", schema)], deadline: deadline))
             } catch {
@@ -134,7 +137,7 @@ final class SecretServiceDirectRead: Sendable {
         guard var shared = try? exchange.sharedSecret(peer: peer) else {
             throw .unexpectedAnswer("the service's public key is not in the group")
         }
-        defer { shared.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { shared.wipe() }
         let key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: shared), salt: [UInt8](), info: [UInt8](), outputByteCount: 16)
         return (path, key)
@@ -149,6 +152,8 @@ struct DiffieHellmanGroup2 {
             + "8E3404DDEF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B"
             + "0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF")
 
+    static let exponentBytes = 32
+
     enum Failure: Error { case arithmetic, peerNotInGroup }
 
     /// One ephemeral key pair; its private exponent stays in a constant-time BIGNUM and is
@@ -157,15 +162,17 @@ struct DiffieHellmanGroup2 {
         private let privateKey: OwnedBigNum
         let publicKey: [UInt8]
 
+        /// The private exponent is 256 random bits. The group's strength is 80 bits whatever the
+        /// exponent's length; NIST SP 800-56A (rev. 3, 5.6.1.1.4) asks a safe-prime group's key
+        /// for at least twice that, 160 bits. libsecret draws 1023 bits, which costs each of the
+        /// two exponentiations four times as much and buys nothing the group does not cap.
         convenience init() throws {
-            // 1023 random bits (below the prime, as libsecret draws them), never 0 or 1.
-            var random = [UInt8](repeating: 0, count: DiffieHellmanGroup2.prime.count)
+            var random = [UInt8](repeating: 0, count: DiffieHellmanGroup2.exponentBytes)
             var generator = SystemRandomNumberGenerator()
             repeat {
                 for index in random.indices { random[index] = generator.next() }
-                random[0] &= 0x7F
             } while random.dropLast().allSatisfy({ $0 == 0 }) && random.last! < 2
-            defer { random.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+            defer { random.wipe() }
             try self.init(privateExponent: random)
         }
 
@@ -235,4 +242,14 @@ private final class OwnedBigNum {
     }
 
     deinit { authctl_bn_clear_free(pointer) }
+}
+
+extension [UInt8] {
+    /// Zeroes the bytes in place (a secret's copy, before the array goes), with a call the
+    /// optimiser may not drop as a dead store.
+    mutating func wipe() {
+        withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+        }
+    }
 }
