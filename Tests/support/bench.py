@@ -808,7 +808,7 @@ def contain_rows(direct, pool, fake, env: dict[str, str], spawn: str, work: Path
     fake.set_config(quota={"UserUpdate": OPS_RATE, "UserList": OPS_LIST_QUOTA, "UserRead": CONTAIN_READ_QUOTA})
     argv = [str(Path(authctl).resolve()), "ops", "contain", "--users-file", str(users), "--execute", "--yes",
             "--rate", str(OPS_RATE), "--output", "json"]
-    print(f"bench ops: authctl ops contain of {CONTAIN_USERS} users...", file=sys.stderr)
+    print(f"bench ops: {authctl} ops contain of {CONTAIN_USERS} users ({prefix}-*)...", file=sys.stderr)
     run = spawned(spawn, argv, env, "the contain run")
     if run is None:
         return None
