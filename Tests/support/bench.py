@@ -227,7 +227,9 @@ def alternate(row: Row, pairs: int, warmup: int, spawn: str) -> None:
                 # A baseline that fails in the warm-up lacks something this row needs: n/a, with why.
                 if side is not row.base or i >= warmup:
                     raise
-                row.base, row.base_missing = None, str(error)
+                row.base = None
+                # bench-spawn's own report line says only how it ended.
+                row.base_missing = re.sub(r"\s*bench-spawn \d+ \d+ (\d+) \d+\s*$", r" (exit status \1)", str(error))
                 continue
             if i >= warmup:
                 side.samples.append(sample)
