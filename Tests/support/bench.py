@@ -413,6 +413,7 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
         return 1
     moto = fake = keyring = identity = None
+    agents: list[tuple[str, dict[str, str]]] = []  # the key agents unlocked, each (binary, environment)
     try:
         print("bench: starting the emulator (moto + fake_cognito) and a private keyring...", file=sys.stderr)
         moto = harness.MotoServer(work).start()
@@ -474,6 +475,7 @@ def main() -> int:
         agent_env = {**env, "XDG_RUNTIME_DIR": str(agent_run)}
         unlock_env = {**store_env, "XDG_RUNTIME_DIR": str(agent_run), "AUTHCTL_UNLOCK_AFTER_PROMPT": "0"}
         unlocked = subprocess.run([authctl, "unlock"], env=unlock_env, capture_output=True, text=True, cwd=keyring.home)
+        agents.append((authctl, agent_env))
         if unlocked.returncode != 0:
             print(f"bench: authctl unlock failed ({unlocked.returncode}): {unlocked.stderr.strip()}", file=sys.stderr)
             return 1
@@ -485,6 +487,7 @@ def main() -> int:
             base_agent_run.mkdir(mode=0o700)
             subprocess.run([args.baseline, "unlock"], env={**unlock_env, "XDG_RUNTIME_DIR": str(base_agent_run)},
                            capture_output=True, cwd=keyring.home)
+            agents.append((args.baseline, {**agent_env, "XDG_RUNTIME_DIR": str(base_agent_run)}))
 
         def secret_tool() -> Side | None:
             return (Side("secret-tool lookup", ["secret-tool", "lookup", "bench", "yardstick"], tool_env)
@@ -607,10 +610,7 @@ def main() -> int:
                 counted.append(f"| {row.a.label} | {a / 1e6:.1f} M | " + (f"{row.b.label}: {b / 1e6:.1f} M | {a / b:.2f}× |"
                                                                           if b else "— | — |"))
         # Locked only now: the unlocked row is counted under callgrind above, through the same agent.
-        subprocess.run([authctl, "lock"], env=agent_env, capture_output=True, cwd=keyring.home)
-        if args.baseline:
-            subprocess.run([args.baseline, "lock"], env={**agent_env, "XDG_RUNTIME_DIR": str(base_agent_run)},
-                           capture_output=True, cwd=keyring.home)
+        lock_agents(agents)
         if counted:
             table += ("\n\nInstructions executed by the whole process (valgrind --tool=callgrind, one run each):\n\n"
                       "| command | authctl | yardstick | ratio |\n|---|---:|---:|---:|\n" + "\n".join(counted))
@@ -644,12 +644,20 @@ def main() -> int:
             record(Path(args.record), report)
             print(f"\nbench: recorded in {args.record}", file=sys.stderr)
     finally:
+        lock_agents(agents)  # a run that failed midway must not leave agents holding keys behind
         for stop in (keyring and keyring.cleanup, identity and identity.stop, fake and fake.stop, moto and moto.stop):
             if stop:
                 stop()
         shutil.rmtree(work, ignore_errors=True)
     # The ops row, on an emulator of its own (its quota must not slow the rows above).
     return 0 if args.only == "hot" else ops_bench(args)
+
+
+def lock_agents(agents: list[tuple[str, dict[str, str]]]) -> None:
+    """`authctl lock` for each agent unlocked (an agent that holds nothing after holding keys exits)."""
+    while agents:
+        binary, env = agents.pop()
+        subprocess.run([binary, "lock"], env=env, capture_output=True, cwd=env.get("HOME"))
 
 
 def whole_run_rows(signin_row: Row, parallel_argv: list[str], env: dict[str, str], cwd: Path, spawn: str) -> list[str]:
