@@ -53,9 +53,11 @@ def no_raw_controls(text: str) -> bool:
 
 @pytest.mark.parametrize("args", [["token"], ["whoami", "--output", "json"], ["status"]])
 def test_a_closed_pipe_exits_141_quietly(signed_in, args):
-    """stdout is a pipe whose reader has gone (its read end closed before authctl writes). libsecret
-    has made GLib ignore SIGPIPE, so the write fails with EPIPE: before the fix FileHandle trapped
-    (exit 132, SIGILL). Now: exit 141, as a shell reports a pipeline's writer, and nothing on stderr."""
+    """stdout is a pipe whose reader has gone (its read end closed before authctl writes). authctl
+    ignores SIGPIPE, so the write fails with EPIPE: FileHandle used to trap on it (exit 132,
+    SIGILL), and a command that never loaded libsecret (which made GLib ignore SIGPIPE) used to die
+    by the signal (-13). Now: exit 141, as a shell reports a pipeline's writer, and nothing on
+    stderr."""
     cli = signed_in
     read_end, write_end = os.pipe()
     os.close(read_end)
@@ -293,8 +295,12 @@ def interrupted_refresh(cli: Cli, fake, signo: int) -> tuple[int, str, list[dict
     port = int(fake.endpoint.rstrip("/").rsplit(":", 1)[1])
     mark = fake.mark()
     env = cli.env()
+    # A test run started in the background by a non-interactive shell inherits SIGINT and SIGQUIT
+    # ignored (as every background job does), and an ignored signal stays ignored across exec:
+    # authctl would then rightly finish and exit 0. The signal's default is what is tested here.
     proc = subprocess.Popen([str(authctl_bin()), "token"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=env["HOME"], start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, cwd=env["HOME"], start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signo, signal.SIG_DFL))
     signalled = False
     try:
         wait_for_connection(port)

@@ -33,7 +33,7 @@ package enum ChildProcess {
         Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })
     }
 
-    /// What exec would otherwise hand down: the Swift runtime ignores SIGPIPE (an ignored signal
+    /// What exec would otherwise hand down: authctl ignores SIGPIPE (an ignored signal
     /// stays ignored across exec, so `authctl exec -- yes | head -1` would never end on SIGPIPE),
     /// and descriptors opened by libcurl and D-Bus (the live connection to Cognito among them).
     package static func prepareForExec(keeping inherited: Set<Int32>) {
@@ -124,7 +124,7 @@ package enum ServedChild {
         var none = sigset_t()
         sigemptyset(&none)
         posix_spawnattr_setsigmask(attributes, &none)
-        // The Swift runtime ignores SIGPIPE, and an ignored signal stays ignored across exec.
+        // authctl ignores SIGPIPE, and an ignored signal stays ignored across exec.
         var defaults = sigset_t()
         sigemptyset(&defaults)
         for signal in passedOn + [SIGPIPE] { sigaddset(&defaults, signal) }

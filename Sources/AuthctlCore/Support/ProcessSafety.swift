@@ -14,6 +14,14 @@ package enum ProcessSafety {
         _ = authctl_forbid_core_dumps()
     }
 
+    /// At start-up: a reader that went away is EPIPE from write(2), which `StandardStreams` turns
+    /// into exit 141 quietly, not a death by SIGPIPE. (GLib used to set this when libsecret
+    /// loaded; commands that never load it need it too.) `ChildProcess` restores the default for
+    /// the commands `exec` runs.
+    package static func ignoreBrokenPipes() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
     /// From here SIGINT, SIGTERM and SIGHUP wait until `releaseTermination`: a request whose
     /// answer must be stored (a rotating refresh) is sent, answered and stored whole. Handlers that
     /// record the signal, not a blocked mask: libsecret, GLib and libcurl run threads of their own,
@@ -29,9 +37,9 @@ package enum ProcessSafety {
     }
 }
 
-/// Output with write(2). Foundation's FileHandle traps on EPIPE, and once libsecret has run GLib
-/// has set SIGPIPE to ignored, so a reader that went away (`authctl token | head -c0`) used to
-/// crash authctl.
+/// Output with write(2). Foundation's FileHandle traps on EPIPE, and SIGPIPE is ignored
+/// (`ProcessSafety.ignoreBrokenPipes`), so a reader that went away (`authctl token | head -c0`)
+/// used to crash authctl.
 package enum StandardStreams {
     /// The exit status when the reader of stdout has gone: what a shell reports for a process
     /// killed by SIGPIPE (128 + 13), so `set -o pipefail` sees that the output was not delivered.

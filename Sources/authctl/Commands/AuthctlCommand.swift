@@ -51,6 +51,7 @@ enum LiveRun {
         directoryWrite: Bool, _ work: (CommandContext) throws -> Void
     ) throws {
         ProcessSafety.forbidCoreDumps()
+        ProcessSafety.ignoreBrokenPipes()
         let host = ProcessHost.live()
         var options = invocation
         options.mayPrompt = mayPrompt(host.environment)
