@@ -162,11 +162,6 @@ public enum SocketActivation {
 
     /// A path from the kernel, shown with anything but printable ASCII escaped.
     static func describe(_ bytes: [UInt8]) -> String {
-        bytes.map { (0x21...0x7E).contains($0) ? String(UnicodeScalar($0)) : "\\x" + hex($0) }.joined()
-    }
-
-    private static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+        bytes.map { (0x21...0x7E).contains($0) ? String(UnicodeScalar($0)) : "\\x" + Hex.encode([$0]) }.joined()
     }
 }

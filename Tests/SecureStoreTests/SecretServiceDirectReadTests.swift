@@ -7,13 +7,14 @@ import XCTest
 /// gnome-keyring-daemon as the rest of SecretServiceStoreTests: they must find what libsecret
 /// finds, byte for byte, say how they read it, and leave to libsecret what they cannot do.
 extension SecretServiceStoreTests {
-    /// A store whose reads are recorded, over `environment` (the private bus by default).
-    func observedStore(
-        environment: [String: String]? = nil, timeout: Double = 10
-    ) -> (SecretServiceStore, EventLog) {
+    /// A store whose reads are recorded. Its direct reads go to `busAddress` (the private bus by
+    /// default); libsecret always reaches the private bus, this process's own.
+    func observedStore(busAddress: String? = nil, timeout: Double = 10) -> (SecretServiceStore, EventLog) {
         let events = EventLog()
+        var environment = service.environment
+        if let busAddress { environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress }
         let store = SecretServiceStore(
-            timeout: timeout, environment: environment ?? service.environment,
+            timeout: timeout, environment: environment,
             observer: { event in events.append(event) })
         return (store, events)
     }
@@ -62,9 +63,7 @@ extension SecretServiceStoreTests {
     func testAnAddressItDoesNotSpeakIsLeftToLibsecret() throws {
         let key = session(uniqueProfile())
         try store.write(key, label: "address", secret: "through libsecret")
-        var environment = service.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:tmpdir=/tmp"
-        let (store, events) = observedStore(environment: environment)
+        let (store, events) = observedStore(busAddress: "unix:tmpdir=/tmp")
         XCTAssertEqual(try store.read(key), "through libsecret")
         XCTAssertEqual(events.all, [.read(direct: false, libsecretBecause: .address)])
     }
@@ -76,9 +75,7 @@ extension SecretServiceStoreTests {
         try store.write(key, label: "rejected", secret: "still read")
         let fake = try FakeBusSocket(answer: Array("REJECTED DBUS_COOKIE_SHA1\r\n".utf8))
         defer { fake.stop() }
-        var environment = service.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(fake.path)"
-        let (store, events) = observedStore(environment: environment)
+        let (store, events) = observedStore(busAddress: "unix:path=\(fake.path)")
         XCTAssertEqual(try store.read(key), "still read")
         XCTAssertEqual(events.all, [.read(direct: false, libsecretBecause: .connection)])
     }
@@ -88,9 +85,7 @@ extension SecretServiceStoreTests {
     func testABusThatNeverAnswersTimesOutOnce() throws {
         let fake = try FakeBusSocket(answer: nil)
         defer { fake.stop() }
-        var environment = service.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(fake.path)"
-        let (store, events) = observedStore(environment: environment, timeout: 0.5)
+        let (store, events) = observedStore(busAddress: "unix:path=\(fake.path)", timeout: 0.5)
         let start = Date()
         XCTAssertThrowsError(try store.read(session(uniqueProfile()))) { error in
             XCTAssertEqual((error as? SecureStoreError)?.kind, .timeout)

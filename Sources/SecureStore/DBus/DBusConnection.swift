@@ -78,21 +78,13 @@ enum DBusAddress: Equatable {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+            guard let high = iterator.next().flatMap(Hex.value(of:)), let low = iterator.next().flatMap(Hex.value(of:))
+            else {
                 return nil
             }
             bytes.append(high << 4 | low)
         }
         return bytes
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 }
 
@@ -152,11 +144,7 @@ final class DBusConnection {
     /// The specification's SASL exchange: a NUL byte (which carries our credentials), then
     /// `AUTH EXTERNAL <our uid in hex>`; the bus answers `OK <guid>` or `REJECTED`.
     private func authenticate(deadline: UInt64) throws(DBusConnectionFailure) {
-        let uid = Array(String(getuid()).utf8)
-        let hexUID = uid.map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
-        }.joined()
+        let hexUID = Hex.encode(String(getuid()).utf8)
         guard AgentSocket.send(socket, [0] + Array("AUTH EXTERNAL \(hexUID)\r\n".utf8)) else { throw .closed }
         var line: [UInt8] = []
         while !(line.count >= 2 && line[line.count - 2] == 0x0D && line[line.count - 1] == 0x0A) {

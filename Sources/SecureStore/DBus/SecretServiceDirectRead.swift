@@ -147,10 +147,10 @@ final class SecretServiceDirectRead: Sendable {
 /// The 1024-bit MODP group of RFC 2409 (the second Oakley group, generator 2), which the Secret
 /// Service's `dh-ietf1024-…` algorithm names, over OpenSSL's BIGNUM.
 struct DiffieHellmanGroup2 {
-    static let prime: [UInt8] = hexBytes(
+    static let prime: [UInt8] = Hex.decode(
         "FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A0879"
             + "8E3404DDEF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B"
-            + "0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF")
+            + "0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF")!
 
     static let exponentBytes = 32
 
@@ -213,11 +213,6 @@ struct DiffieHellmanGroup2 {
             _ = authctl_bn_bn2bin(result.pointer, buffer.baseAddress! + (prime.count - count))
         }
         return bytes
-    }
-
-    private static func hexBytes(_ hex: String) -> [UInt8] {
-        let digits = Array(hex.utf8).map { $0 <= 0x39 ? $0 - 0x30 : $0 - 0x41 + 10 }
-        return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
     }
 }
 
